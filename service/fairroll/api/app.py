@@ -1,0 +1,114 @@
+"""The Litestar application factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Tag
+from litestar.plugins.prometheus import PrometheusConfig
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+import fairroll
+from fairroll.api.controllers.ops import HealthController, MetricsController
+from fairroll.api.controllers.tables import KeysController, TablesController
+from fairroll.api.controllers.tft import TftController
+from fairroll.api.problems import exception_handlers
+from fairroll.api.rolls import Roller
+from fairroll.api.settings import Settings
+from fairroll.audit import AuditStore, load_signer
+
+__all__ = ["create_app", "create_app_from_env"]
+
+OPENAPI_TAGS = [
+    Tag(name="tft", description="TFT contests between characters (Richard Smith, 2002)."),
+    Tag(name="audit", description="The signed, hash-chained roll log of each table."),
+    Tag(name="operations", description="Health probes for orchestrators."),
+]
+
+
+def create_app(settings: Settings) -> Litestar:
+    """Build the app. Redis is opened on startup and closed on shutdown."""
+    signer = load_signer(
+        key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        redis = Redis.from_url(
+            settings.redis_url,
+            socket_timeout=settings.redis_timeout_seconds,
+            socket_connect_timeout=settings.redis_timeout_seconds,
+            health_check_interval=30,
+        )
+        store = AuditStore(redis, signer)
+        with suppress(RedisError):  # else published on the first append; /readyz tells
+            await store.publish_key()
+        app.state.redis = redis
+        app.state.store = store
+        app.state.roller = Roller(store)
+        try:
+            yield
+        finally:
+            await redis.aclose()
+
+    prometheus = PrometheusConfig(
+        app_name="fairroll",
+        prefix="fairroll_http",
+        group_path=True,
+        exclude=["/metrics", "/schema"],
+    )
+    return Litestar(
+        route_handlers=[
+            TftController,
+            TablesController,
+            KeysController,
+            HealthController,
+            MetricsController,
+        ],
+        dependencies={
+            "redis": Provide(_provide_redis, sync_to_thread=False),
+            "store": Provide(_provide_store, sync_to_thread=False),
+            "roller": Provide(_provide_roller, sync_to_thread=False),
+        },
+        lifespan=[lifespan],
+        middleware=[prometheus.middleware],
+        exception_handlers=exception_handlers,
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="fairroll",
+            version=fairroll.__version__,
+            description=(
+                "Verifiable dice for tabletop systems. Every roll is replayable from its seed "
+                "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered."
+            ),
+            tags=OPENAPI_TAGS,
+            path="/schema",
+            use_handler_docstrings=False,
+        ),
+    )
+
+
+def create_app_from_env() -> Litestar:
+    """Factory for ASGI servers: settings from the environment."""
+    return create_app(Settings.from_env())
+
+
+def _provide_redis(state: State) -> Redis:
+    redis: Redis = state.redis
+    return redis
+
+
+def _provide_store(state: State) -> AuditStore:
+    store: AuditStore = state.store
+    return store
+
+
+def _provide_roller(state: State) -> Roller:
+    roller: Roller = state.roller
+    return roller

@@ -1,0 +1,1 @@
+"""One controller per system, plus tables (audit trail), keys and operations."""

@@ -1,0 +1,124 @@
+"""Reading a table's audit trail back: entries, one entry, NDJSON export, verification."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+import msgspec
+from litestar import Controller, get
+from litestar.exceptions import NotFoundException
+from litestar.params import Parameter
+from litestar.response import Stream
+
+from fairroll.api.problems import problem_responses
+from fairroll.audit import AuditStore, Entry, PublicKey, VerifyReport, verify_entries
+from fairroll.mechanics import replay_entry
+
+__all__ = ["KeysController", "TablesController"]
+
+Seq = Annotated[int, Parameter(ge=1, le=2**53, description="The entry's sequence number.")]
+After = Annotated[
+    int, Parameter(ge=0, le=2**53, description="Return entries with seq greater than this.")
+]
+Limit = Annotated[int, Parameter(ge=1, le=500, description="Most entries in one page.")]
+TablePath = Annotated[
+    str,
+    Parameter(
+        min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="The table's name."
+    ),
+]
+
+
+class EntryPage(msgspec.Struct, frozen=True, kw_only=True):
+    """A page of entries; ``next_after`` is the ``after`` of the next page (null at the end)."""
+
+    table: str
+    head_seq: int
+    entries: list[Entry]
+    next_after: int | None
+
+
+class TablesController(Controller):
+    path = "/v1/tables/{table:str}"
+    tags = ("audit",)
+
+    @get(
+        "/entries",
+        operation_id="listTableEntries",
+        summary="Read a table's audit entries, a page at a time",
+        responses=problem_responses(422),
+    )
+    async def list_entries(
+        self, table: TablePath, store: AuditStore, after: After = 0, limit: Limit = 100
+    ) -> EntryPage:
+        head = await store.head(table)
+        entries = await store.entries(table, after=after, limit=limit)
+        last = entries[-1].seq if entries else after
+        return EntryPage(
+            table=table,
+            head_seq=head.seq,
+            entries=entries,
+            next_after=last if entries and last < head.seq else None,
+        )
+
+    @get(
+        "/entries/{seq:int}",
+        operation_id="getTableEntry",
+        summary="Read one audit entry by its seq",
+        responses=problem_responses(404, 422),
+    )
+    async def get_entry(self, table: TablePath, seq: Seq, store: AuditStore) -> Entry:
+        entry = await store.entry(table, seq)
+        if entry is None:
+            raise NotFoundException(f"table {table!r} has no entry {seq}")
+        return entry
+
+    @get(
+        "/export",
+        operation_id="exportTable",
+        summary="Export a table's whole audit trail as NDJSON, one entry a line",
+        media_type="application/x-ndjson",
+        responses=problem_responses(422),
+    )
+    async def export(self, table: TablePath, store: AuditStore) -> Stream:
+        await store.head(table)  # answer 503 before streaming when Redis is down
+
+        async def lines() -> AsyncIterator[bytes]:
+            async for raw in store.raw_entries(table):
+                yield raw + b"\n"
+
+        return Stream(lines(), media_type="application/x-ndjson")
+
+    @get(
+        "/verification",
+        operation_id="verifyTable",
+        summary="Verify a table's chain, signatures, seeds and outcomes on the server",
+        responses=problem_responses(422),
+    )
+    async def verify(self, table: TablePath, store: AuditStore) -> VerifyReport:
+        head = await store.head(table)
+        keys = {key.key_id: key.public_key for key in await store.public_keys()}
+        lines = [raw async for raw in store.raw_entries(table)]
+        return verify_entries(
+            lines,
+            keys=keys,
+            replay=replay_entry,
+            table=table,
+            head=(head.seq, head.entry_hash),
+        )
+
+
+class KeyList(msgspec.Struct, frozen=True, kw_only=True):
+    """Every public key that has signed entries, by key id."""
+
+    keys: list[PublicKey]
+
+
+class KeysController(Controller):
+    path = "/v1/keys"
+    tags = ("audit",)
+
+    @get(operation_id="listPublicKeys", summary="The public keys that sign audit entries")
+    async def list_keys(self, store: AuditStore) -> KeyList:
+        return KeyList(keys=await store.public_keys())

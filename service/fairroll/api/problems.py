@@ -1,0 +1,206 @@
+"""RFC 9457 problem+json responses for every error the API returns."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.types import ExceptionHandlersMap
+from redis.exceptions import RedisError
+
+from fairroll.audit import StoreUnavailableError
+from fairroll.randomness import DiceError
+from fairroll.rules import RuleError
+
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "InvalidParam",
+    "Problem",
+    "exception_handlers",
+    "problem_responses",
+]
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+_TYPE = "urn:fairroll:problem:"
+logger = logging.getLogger("fairroll.api")
+
+
+class InvalidParam(msgspec.Struct, frozen=True, kw_only=True):
+    """One field at fault: its location (``a.attribute``, ``dice.b[2]``) and why."""
+
+    name: str
+    reason: str
+
+
+class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An RFC 9457 problem document."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    invalid_params: list[InvalidParam] | None = None
+
+
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI declarations of the problem responses a handler can return."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            media_type=PROBLEM_MEDIA_TYPE,
+            description=_DESCRIPTIONS[status],
+            generate_examples=False,
+        )
+        for status in statuses
+    }
+
+
+def _respond(
+    request: Request[Any, Any, Any],
+    *,
+    status: int,
+    slug: str,
+    title: str,
+    detail: str,
+    params: list[InvalidParam] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[Problem]:
+    return Response(
+        Problem(
+            type=_TYPE + slug,
+            title=title,
+            status=status,
+            detail=detail,
+            instance=request.url.path,
+            invalid_params=params,
+        ),
+        status_code=status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=headers,
+    )
+
+
+def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    params = [
+        InvalidParam(name=_field_of(item), reason=_reason_of(item, exc))
+        for item in extra
+        if isinstance(item, dict)
+    ]
+    detail = "; ".join(f"{p.name}: {p.reason}" for p in params) or exc.detail
+    return _respond(
+        request,
+        status=422,
+        slug="invalid-request",
+        title="The request breaks the schema",
+        detail=detail,
+        params=params or None,
+    )
+
+
+def _reason_of(item: dict[str, Any], exc: ValidationException) -> str:
+    return str(item.get("message", exc.detail))
+
+
+def _field_of(item: dict[str, Any]) -> str:
+    """The dotted field a validation error is about: ``a.attribute``, ``b.zz``."""
+    key = str(item.get("key") or "")
+    path = "" if key in ("", "data") else key
+    message = str(item.get("message", ""))
+    if message.startswith(("Object missing required field", "Object contains unknown field")):
+        named = message.split("`")[1] if message.count("`") >= 2 else ""
+        return f"{path}.{named}" if path else named
+    return path or "body"
+
+
+def _rule(request: Request[Any, Any, Any], exc: RuleError | DiceError) -> Response[Problem]:
+    slug = "invalid-dice" if isinstance(exc, DiceError) else "rule-violation"
+    title = "The supplied dice do not fit" if isinstance(exc, DiceError) else "Against the rules"
+    return _respond(
+        request,
+        status=422,
+        slug=slug,
+        title=title,
+        detail=str(exc),
+        params=[InvalidParam(name=exc.field, reason=str(exc))],
+    )
+
+
+def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    logger.warning("audit store unavailable: %s", exc)
+    return _respond(
+        request,
+        status=503,
+        slug="audit-store-unavailable",
+        title="The audit store is unavailable",
+        detail=(
+            "The audit store (Redis) did not answer; no roll is made that cannot be "
+            "recorded. Retry shortly."
+        ),
+        headers={"Retry-After": "1"},
+    )
+
+
+def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+    if isinstance(exc, ValidationException):
+        return _validation(request, exc)
+    status = exc.status_code
+    title = _TITLES.get(status, "Request failed")
+    slug = title.lower().replace(" ", "-")
+    if status == 400 and "malformed" in exc.detail:
+        title, slug = "Malformed JSON", "malformed-json"
+    return _respond(
+        request,
+        status=status,
+        slug=slug,
+        title=title,
+        detail=exc.detail,
+        headers=exc.headers,
+    )
+
+
+def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _respond(
+        request,
+        status=500,
+        slug="internal-error",
+        title="Internal error",
+        detail="fairroll failed to handle this request; it has been logged.",
+    )
+
+
+exception_handlers: ExceptionHandlersMap = {
+    HTTPException: _http,
+    RuleError: _rule,
+    DiceError: _rule,
+    StoreUnavailableError: _unavailable,
+    RedisError: _unavailable,
+    Exception: _internal,
+}
+
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Request body too large",
+    415: "Unsupported media type",
+    429: "Too many requests",
+    500: "Internal error",
+    503: "Service unavailable",
+}
+
+_DESCRIPTIONS = {
+    400: "Malformed JSON.",
+    404: "No such table entry.",
+    413: "The request body is larger than the server accepts.",
+    422: "The request breaks the schema or the rules; `invalid_params` names the field.",
+    503: "The audit store is unreachable; nothing was rolled or recorded.",
+}

@@ -1,0 +1,82 @@
+"""Rolling through a mechanic: pick the dice source, resolve, record, then answer."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from fairroll.api.envelope import RollEnvelope, receipt_of
+from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
+from fairroll.audit import AuditStore, Draft, Entry, StoreUnavailableError
+from fairroll.mechanics import Mechanic
+from fairroll.randomness import SeededDice, SuppliedDice, new_seed
+from fairroll.rules import RuleError
+
+__all__ = ["Roller"]
+
+InputT = TypeVar("InputT", bound=msgspec.Struct)
+OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
+
+
+@dataclass(frozen=True, slots=True)
+class Rolled(Generic[OutcomeT]):
+    """A resolved, recorded roll."""
+
+    outcome: OutcomeT
+    entry: Entry
+
+    def envelope(self) -> dict[str, Any]:
+        """The shared response fields, ready to splat into a mechanic's response."""
+        return {
+            "mechanic": self.entry.mechanic,
+            "source": self.entry.source,
+            "seed": self.entry.seed,
+            "dice": self.entry.dice,
+            "receipt": receipt_of(self.entry),
+        }
+
+
+class Roller:
+    """Resolves a request with its mechanic and records it before returning."""
+
+    def __init__(self, store: AuditStore) -> None:
+        self.store = store
+
+    async def roll(
+        self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
+    ) -> Rolled[OutcomeT]:
+        if request.seed is not None and request.dice is not None:
+            raise RuleError(
+                "give a seed (the service rolls) or dice (you rolled), not both", field="dice"
+            )
+        source: SeededDice | SuppliedDice
+        if request.dice is not None:
+            source = SuppliedDice(request.dice)
+        else:
+            source = SeededDice(request.seed or new_seed())
+        mechanic_input = mechanic.input_of(request)
+        outcome = mechanic.resolve(mechanic_input, source)
+        if isinstance(source, SuppliedDice):
+            source.check_all_used()
+        draft = Draft(
+            table=request.table,
+            mechanic=mechanic.name,
+            request=mechanic_input,
+            source="supplied" if isinstance(source, SuppliedDice) else "seeded",
+            seed=source.seed if isinstance(source, SeededDice) else None,
+            dice=source.dice,
+            outcome=outcome,
+        )
+        started = time.perf_counter()
+        try:
+            entry = await self.store.append(draft)
+        except StoreUnavailableError:
+            AUDIT_ERRORS.inc()
+            raise
+        AUDIT_APPEND_SECONDS.observe(time.perf_counter() - started)
+        ROLLS.labels(mechanic.name).inc()
+        DICE.labels(mechanic.name).inc(len(draft.dice))
+        return Rolled(outcome, entry)

@@ -1,0 +1,47 @@
+"""Settings, read from the environment in this one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Settings"]
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """How one fairroll process runs.
+
+    ``redis_url``: the audit store (``redis://``, ``rediss://`` or ``unix://``).
+    ``signing_key`` / ``signing_key_file``: the Ed25519 key (PEM or base64 seed).
+    ``dev_key_dir``: where a development key is created and kept when no key is given.
+    ``max_body_bytes``: the largest request body accepted (413 beyond).
+    """
+
+    redis_url: str = DEFAULT_REDIS_URL
+    signing_key: str | None = None
+    signing_key_file: Path | None = None
+    dev_key_dir: Path | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    redis_timeout_seconds: float = 2.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read ``REDIS_URL``, ``FAIRROLL_SIGNING_KEY``, ``FAIRROLL_SIGNING_KEY_FILE``,
+        ``FAIRROLL_DEV_KEY_DIR``, ``FAIRROLL_MAX_BODY_BYTES``, ``FAIRROLL_REDIS_TIMEOUT``."""
+        env = os.environ if env is None else env
+        key_file = env.get("FAIRROLL_SIGNING_KEY_FILE")
+        dev_dir = env.get("FAIRROLL_DEV_KEY_DIR")
+        return cls(
+            redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
+            signing_key=env.get("FAIRROLL_SIGNING_KEY") or None,
+            signing_key_file=Path(key_file) if key_file else None,
+            dev_key_dir=Path(dev_dir) if dev_dir else None,
+            max_body_bytes=int(env.get("FAIRROLL_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
+            redis_timeout_seconds=float(env.get("FAIRROLL_REDIS_TIMEOUT", "2.0")),
+        )

@@ -1,0 +1,21 @@
+"""The hash-chained, signed roll log: entry format, signing, Redis store, verifier."""
+
+from fairroll.audit.entry import Draft, Entry, Head, Source
+from fairroll.audit.signing import PublicKey, Signer, load_signer
+from fairroll.audit.store import AppendConflictError, AuditStore, StoreUnavailableError
+from fairroll.audit.verify import VerifyReport, verify_entries
+
+__all__ = [
+    "AppendConflictError",
+    "AuditStore",
+    "Draft",
+    "Entry",
+    "Head",
+    "PublicKey",
+    "Signer",
+    "Source",
+    "StoreUnavailableError",
+    "VerifyReport",
+    "load_signer",
+    "verify_entries",
+]

@@ -1,0 +1,137 @@
+"""Ed25519 signing keys: loading, key ids, signing and checking entry hashes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+
+import msgspec
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from fairroll.audit.entry import ENTRY_VERSION, Body, Draft, Entry, Head, chain_hash, signed_message
+
+__all__ = [
+    "PublicKey",
+    "Signer",
+    "key_id_of",
+    "load_signer",
+    "seal",
+    "verify_signature",
+]
+
+
+class PublicKey(msgspec.Struct, frozen=True, kw_only=True):
+    """A public key as served by ``GET /v1/keys``: raw 32 bytes, base64."""
+
+    key_id: str
+    algorithm: str = "Ed25519"
+    public_key: str
+
+
+class Signer:
+    """Holds the server's private key; signs entry hashes."""
+
+    __slots__ = ("_private", "key_id", "public_key")
+
+    def __init__(self, private: Ed25519PrivateKey) -> None:
+        self._private = private
+        raw = private.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        self.key_id = key_id_of(raw)
+        self.public_key = PublicKey(key_id=self.key_id, public_key=base64.b64encode(raw).decode())
+
+    @classmethod
+    def generate(cls) -> Signer:
+        return cls(Ed25519PrivateKey.generate())
+
+    def sign(self, entry_hash: str) -> str:
+        """Return the base64 signature of ``entry_hash``."""
+        return base64.b64encode(self._private.sign(signed_message(entry_hash))).decode()
+
+    def private_pem(self) -> bytes:
+        return self._private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+
+
+def key_id_of(raw_public_key: bytes) -> str:
+    """``ed25519:`` plus the first 16 hex digits of SHA-256 of the raw public key."""
+    return "ed25519:" + hashlib.sha256(raw_public_key).hexdigest()[:16]
+
+
+def load_signer(*, key: str | None, key_file: Path | None, dev_dir: Path | None) -> Signer:
+    """Load the signing key, in this order of preference.
+
+    ``key``: a PEM (PKCS#8) private key, or the 32-byte Ed25519 seed in base64.
+    ``key_file``: a file holding either form. ``dev_dir``: read or create
+    ``signing-key.pem`` there (development: beside the embedded Redis data).
+    With none of them, an ephemeral key is generated: it is still published in
+    Redis, so entries it signed keep verifying after a restart.
+    """
+    if key:
+        return Signer(_parse_private(key.encode()))
+    if key_file is not None:
+        return Signer(_parse_private(key_file.read_bytes()))
+    if dev_dir is not None:
+        path = dev_dir / "signing-key.pem"
+        if path.exists():
+            return Signer(_parse_private(path.read_bytes()))
+        signer = Signer.generate()
+        dev_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(signer.private_pem())
+        return signer
+    return Signer.generate()
+
+
+def seal(draft: Draft, head: Head, signer: Signer, time: str) -> Entry:
+    """Chain ``draft`` onto ``head``: give it the next seq, hash it and sign it."""
+    body = Body(
+        v=ENTRY_VERSION,
+        table=draft.table,
+        seq=head.seq + 1,
+        time=time,
+        mechanic=draft.mechanic,
+        request=draft.request,
+        source=draft.source,
+        seed=draft.seed,
+        dice=draft.dice,
+        outcome=draft.outcome,
+        prev_hash=head.entry_hash,
+        key_id=signer.key_id,
+    )
+    entry_hash = chain_hash(head.entry_hash, body)
+    return Entry(
+        **msgspec.structs.asdict(body), entry_hash=entry_hash, signature=signer.sign(entry_hash)
+    )
+
+
+def verify_signature(public_key_b64: str, entry_hash: str, signature_b64: str) -> bool:
+    """True when ``signature_b64`` is a valid signature of ``entry_hash`` by the key."""
+    try:
+        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64, validate=True))
+        key.verify(base64.b64decode(signature_b64, validate=True), signed_message(entry_hash))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def _parse_private(data: bytes) -> Ed25519PrivateKey:
+    text = data.strip()
+    if text.startswith(b"-----BEGIN"):
+        key = serialization.load_pem_private_key(text, password=None)
+        if not isinstance(key, Ed25519PrivateKey):
+            raise ValueError("the signing key must be an Ed25519 key")
+        return key
+    raw = base64.b64decode(text, validate=True)
+    if len(raw) != 32:
+        raise ValueError("a base64 signing key must decode to the 32-byte Ed25519 seed")
+    return Ed25519PrivateKey.from_private_bytes(raw)

@@ -1,0 +1,163 @@
+"""The Redis store of the audit trail: one stream and one head key per table.
+
+Keys share the table's hash tag, so a table lives in one Redis Cluster slot::
+
+    fairroll:{<table>}:log    stream; entry seq N has stream id "N-0", field "e" = entry JSON
+    fairroll:{<table>}:head   "<seq>:<entry_hash>" of the last entry
+    fairroll:keys             hash key_id -> public key JSON (every key that ever signed)
+
+An append is a compare-and-append Lua script: it adds the entry only if the
+head is still the one the entry was chained on, so concurrent writers in any
+number of processes never fork the chain or reuse a seq. Within one process
+appends to a table are serialised and the head is cached, so the script
+succeeds first time unless another process wrote in between; then the entry
+is re-chained on the head the script returned and tried again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from collections.abc import AsyncIterator
+from typing import cast
+
+import msgspec
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
+from fairroll.audit.signing import PublicKey, Signer, seal
+
+__all__ = ["AppendConflictError", "AuditStore", "StoreUnavailableError"]
+
+KEYS_HASH = "fairroll:keys"
+PAGE = 500
+MAX_ATTEMPTS = 64
+_LOCK_STRIPES = 256
+_HEAD_CACHE = 10_000
+
+_APPEND = """
+local head = redis.call('GET', KEYS[2]) or ''
+if head ~= ARGV[1] then
+  return {0, head}
+end
+redis.call('XADD', KEYS[1], ARGV[2] .. '-0', 'e', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4])
+return {1, ARGV[4]}
+"""
+
+_Row = tuple[bytes, dict[bytes, bytes]]
+_entry_decoder = msgspec.json.Decoder(Entry)
+_encoder = msgspec.json.Encoder()
+
+
+class StoreUnavailableError(Exception):
+    """Redis could not be reached or answered with an error; nothing was acknowledged."""
+
+
+class AppendConflictError(StoreUnavailableError):
+    """Other writers kept moving the head; the entry was not appended."""
+
+
+class AuditStore:
+    """Appends and reads signed entries in Redis."""
+
+    def __init__(self, redis: Redis, signer: Signer) -> None:
+        self.redis = redis
+        self.signer = signer
+        self._append = redis.register_script(_APPEND)
+        self._locks = [asyncio.Lock() for _ in range(_LOCK_STRIPES)]
+        self._heads: dict[str, Head] = {}
+        self._key_published = False
+
+    async def append(self, draft: Draft) -> Entry:
+        """Chain, sign and store ``draft``; return the entry once Redis holds it."""
+        table = draft.table
+        keys = [_log_key(table), _head_key(table)]
+        try:
+            if not self._key_published:
+                await self.publish_key()
+            async with self._locks[zlib.crc32(table.encode()) % _LOCK_STRIPES]:
+                head = self._heads.get(table) or await self.head(table)
+                for _ in range(MAX_ATTEMPTS):
+                    entry = seal(draft, head, self.signer, now_rfc3339())
+                    new_head = f"{entry.seq}:{entry.entry_hash}"
+                    ok, current = await self._append(
+                        keys=keys,
+                        args=[_head_value(head), entry.seq, _encoder.encode(entry), new_head],
+                    )
+                    if ok:
+                        self._remember(table, Head(entry.seq, entry.entry_hash))
+                        return entry
+                    head = _parse_head(current)
+        except RedisError as exc:
+            self._heads.pop(table, None)
+            raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
+        self._heads.pop(table, None)
+        raise AppendConflictError(f"table {table!r} is too busy; the roll was not recorded")
+
+    async def publish_key(self) -> None:
+        """Publish this server's public key so any replica can serve it."""
+        await self.redis.hset(
+            KEYS_HASH, self.signer.key_id, _encoder.encode(self.signer.public_key)
+        )
+        self._key_published = True
+
+    async def public_keys(self) -> list[PublicKey]:
+        raw = await self.redis.hgetall(KEYS_HASH)
+        keys = [msgspec.json.decode(value, type=PublicKey) for value in raw.values()]
+        return sorted(keys, key=lambda key: key.key_id)
+
+    async def head(self, table: str) -> Head:
+        value = await self.redis.get(_head_key(table))
+        return _parse_head(value or b"")
+
+    async def entry(self, table: str, seq: int) -> Entry | None:
+        rows = await self._range(table, f"{seq}-0", f"{seq}-0", 1)
+        return _entry_decoder.decode(rows[0][1][b"e"]) if rows else None
+
+    async def entries(self, table: str, *, after: int = 0, limit: int = PAGE) -> list[Entry]:
+        """Up to ``limit`` entries with seq greater than ``after``, in order."""
+        rows = await self._range(table, f"{after + 1}-0", "+", limit)
+        return [_entry_decoder.decode(fields[b"e"]) for _, fields in rows]
+
+    async def raw_entries(self, table: str, *, after: int = 0) -> AsyncIterator[bytes]:
+        """Every stored entry's JSON from seq ``after + 1``, a page at a time."""
+        start = f"{after + 1}-0"
+        while True:
+            rows = await self._range(table, start, "+", PAGE)
+            for _, fields in rows:
+                yield fields[b"e"]
+            if len(rows) < PAGE:
+                return
+            last_seq = int(rows[-1][0].split(b"-")[0])
+            start = f"{last_seq + 1}-0"
+
+    async def _range(self, table: str, start: str, end: str, count: int) -> list[_Row]:
+        rows = await self.redis.xrange(_log_key(table), start, end, count=count)
+        return cast(list[_Row], rows or [])
+
+    def _remember(self, table: str, head: Head) -> None:
+        if len(self._heads) >= _HEAD_CACHE:
+            self._heads.clear()
+        self._heads[table] = head
+
+
+def _log_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:log"
+
+
+def _head_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:head"
+
+
+def _head_value(head: Head) -> str:
+    return "" if head.seq == 0 else f"{head.seq}:{head.entry_hash}"
+
+
+def _parse_head(value: bytes | str) -> Head:
+    text = value.decode() if isinstance(value, bytes) else value
+    if not text:
+        return Head.empty()
+    seq, entry_hash = text.split(":", 1)
+    return Head(int(seq), entry_hash)

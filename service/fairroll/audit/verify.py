@@ -1,0 +1,215 @@
+"""Check a table's chain entry by entry and name the first bad seq.
+
+Works on the stored JSON of each entry (an NDJSON export, or the store), so
+the checks are the ones any other verifier can make from the bytes alone:
+
+1. the line is a JSON object with the entry fields;
+2. seq continues the previous entry's (the first full export starts at 1);
+3. prev_hash is the previous entry's entry_hash (GENESIS_HASH at seq 1);
+4. entry_hash is SHA-256(prev_hash bytes || canonical JSON of the body);
+5. the signature verifies with the public key named by key_id;
+6. a seeded entry's dice re-derive from its seed, die by die;
+7. optionally, ``replay`` re-resolves the request from the recorded dice and
+   the outcome must come out identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
+from fairroll.audit.signing import verify_signature
+from fairroll.randomness import MAX_SIDES, derive_face
+
+__all__ = ["Replay", "VerifyReport", "verify_entries"]
+
+#: Re-resolve an entry: (mechanic, request, source, seed, dice) -> (dice, outcome) as JSON values.
+Replay = Callable[[dict[str, Any]], tuple[Any, Any]]
+
+_REQUIRED = {
+    "v": int,
+    "table": str,
+    "seq": int,
+    "time": str,
+    "mechanic": str,
+    "source": str,
+    "dice": list,
+    "prev_hash": str,
+    "key_id": str,
+    "entry_hash": str,
+    "signature": str,
+}
+
+
+class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
+    """The verdict on a chain: ``ok``, or the first bad seq and why."""
+
+    ok: bool
+    entries: int
+    first_seq: int | None = None
+    last_seq: int | None = None
+    head_hash: str | None = None
+    first_bad_seq: int | None = None
+    reason: str | None = None
+    signatures_checked: bool
+    outcomes_replayed: bool
+
+
+class _BadEntryError(Exception):
+    def __init__(self, seq: int | None, reason: str) -> None:
+        super().__init__(reason)
+        self.seq = seq
+        self.reason = reason
+
+
+def verify_entries(
+    lines: Iterable[bytes | str],
+    *,
+    keys: Mapping[str, str] | None,
+    replay: Replay | None = None,
+    table: str | None = None,
+    head: tuple[int, str] | None = None,
+) -> VerifyReport:
+    """Verify entries given as JSON texts, in chain order.
+
+    ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the
+    signature check (the report says so). ``table`` pins the table name.
+    ``head`` (seq, entry_hash) is where the chain must end: a shorter chain
+    was truncated, a different hash was rewritten.
+    """
+    count = 0
+    first_seq: int | None = None
+    prev: dict[str, Any] | None = None
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            expected_seq = prev["seq"] + 1 if prev else None
+            entry = _parse(line, expected_seq)
+            seq: int = entry["seq"]
+            if prev is None:
+                first_seq = seq
+            _check_entry(entry, prev, keys, replay, table)
+            prev = entry
+            count += 1
+        if head is not None:
+            _check_head(prev, head)
+    except _BadEntryError as bad:
+        return VerifyReport(
+            ok=False,
+            entries=count,
+            first_seq=first_seq,
+            last_seq=prev["seq"] if prev else None,
+            head_hash=prev["entry_hash"] if prev else None,
+            first_bad_seq=bad.seq,
+            reason=bad.reason,
+            signatures_checked=keys is not None,
+            outcomes_replayed=replay is not None,
+        )
+    return VerifyReport(
+        ok=True,
+        entries=count,
+        first_seq=first_seq,
+        last_seq=prev["seq"] if prev else None,
+        head_hash=prev["entry_hash"] if prev else None,
+        signatures_checked=keys is not None,
+        outcomes_replayed=replay is not None,
+    )
+
+
+def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
+    try:
+        entry = msgspec.json.decode(line)
+    except msgspec.DecodeError as exc:
+        raise _BadEntryError(expected_seq, f"not a JSON entry: {exc}") from None
+    if not isinstance(entry, dict):
+        raise _BadEntryError(expected_seq, "not a JSON object")
+    seq = entry.get("seq")
+    at = seq if isinstance(seq, int) and not isinstance(seq, bool) else expected_seq
+    for name, kind in _REQUIRED.items():
+        value = entry.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _BadEntryError(at, f"field {name!r} is missing or not a {kind.__name__}")
+    return entry
+
+
+def _check_entry(
+    entry: dict[str, Any],
+    prev: dict[str, Any] | None,
+    keys: Mapping[str, str] | None,
+    replay: Replay | None,
+    table: str | None,
+) -> None:
+    seq: int = entry["seq"]
+    if prev is None:
+        if seq == 1 and entry["prev_hash"] != GENESIS_HASH:
+            raise _BadEntryError(seq, "the first entry does not chain on the genesis hash")
+    else:
+        if seq != prev["seq"] + 1:
+            raise _BadEntryError(
+                prev["seq"] + 1, f"seq {prev['seq'] + 1} is missing: found seq {seq}"
+            )
+        if entry["prev_hash"] != prev["entry_hash"]:
+            raise _BadEntryError(seq, "prev_hash does not match the previous entry's entry_hash")
+        if entry["table"] != prev["table"]:
+            raise _BadEntryError(seq, "the entry belongs to another table")
+    if table is not None and entry["table"] != table:
+        raise _BadEntryError(seq, f"the entry belongs to table {entry['table']!r}, not {table!r}")
+    body = {name: value for name, value in entry.items() if name not in _UNHASHED}
+    try:
+        recomputed = chain_hash(entry["prev_hash"], body)
+    except ValueError:
+        raise _BadEntryError(seq, "prev_hash is not hex") from None
+    if recomputed != entry["entry_hash"]:
+        raise _BadEntryError(seq, "entry_hash does not match the entry's content")
+    if keys is not None:
+        public_key = keys.get(entry["key_id"])
+        if public_key is None:
+            raise _BadEntryError(seq, f"unknown signing key {entry['key_id']!r}")
+        if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
+            raise _BadEntryError(seq, "the signature does not verify")
+    if entry["source"] == "seeded":
+        _check_seeded_dice(entry)
+    elif entry["source"] != "supplied":
+        raise _BadEntryError(seq, f"unknown dice source {entry['source']!r}")
+    if replay is not None:
+        try:
+            dice, outcome = replay(entry)
+        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
+            raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
+        if canonical(dice) != canonical(entry["dice"]):
+            raise _BadEntryError(seq, "replaying the request rolls different dice")
+        if canonical(outcome) != canonical(entry.get("outcome")):
+            raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
+
+
+def _check_head(last: dict[str, Any] | None, head: tuple[int, str]) -> None:
+    head_seq, head_hash = head
+    last_seq = last["seq"] if last else 0
+    if last_seq < head_seq:
+        raise _BadEntryError(
+            last_seq + 1, f"the chain ends at seq {last_seq} but its head is seq {head_seq}"
+        )
+    if last is not None and last_seq == head_seq and last["entry_hash"] != head_hash:
+        raise _BadEntryError(last_seq, "the last entry is not the head the store recorded")
+
+
+def _check_seeded_dice(entry: dict[str, Any]) -> None:
+    seq: int = entry["seq"]
+    seed = entry.get("seed")
+    if not isinstance(seed, str):
+        raise _BadEntryError(seq, "a seeded entry has no seed")
+    key = seed.encode()
+    for position, die in enumerate(entry["dice"]):
+        sides = die.get("sides") if isinstance(die, dict) else None
+        face = die.get("face") if isinstance(die, dict) else None
+        if not isinstance(sides, int) or not 2 <= sides <= MAX_SIDES:
+            raise _BadEntryError(seq, f"die {position} has no valid sides")
+        if face != derive_face(key, position, sides):
+            raise _BadEntryError(seq, f"die {position} does not derive from the seed")
+
+
+_UNHASHED = frozenset({"entry_hash", "signature"})

@@ -1,0 +1,171 @@
+"""``fairroll serve | openapi | verify``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["main"]
+
+APP_FACTORY = "fairroll.api.app:create_app_from_env"
+SERVERS = ("granian", "uvicorn")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fairroll", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", default=os.environ.get("FAIRROLL_HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("FAIRROLL_PORT", "8000")))
+    serve.add_argument(
+        "--server",
+        choices=SERVERS,
+        default=os.environ.get("FAIRROLL_SERVER", "granian"),
+        help="ASGI server (granian measured faster on the roll endpoint)",
+    )
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("FAIRROLL_DATA_DIR", ".fairroll")),
+        help="embedded Redis data and the development signing key (without REDIS_URL)",
+    )
+
+    openapi = commands.add_parser("openapi", help="print or write the OpenAPI spec")
+    openapi.add_argument("--output", "-o", type=Path, help="write here instead of stdout")
+
+    verify = commands.add_parser("verify", help="verify an NDJSON export offline")
+    verify.add_argument("file", type=Path, help="export of one table (NDJSON), or - for stdin")
+    verify.add_argument(
+        "--keys",
+        type=Path,
+        help="public keys as served by GET /v1/keys (JSON); without it signatures go unchecked",
+    )
+    verify.add_argument(
+        "--no-replay", action="store_true", help="skip re-resolving each outcome from its dice"
+    )
+
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args.host, args.port, args.server, args.data_dir)
+    if args.command == "openapi":
+        return _openapi(args.output)
+    return _verify(args.file, args.keys, replay=not args.no_replay)
+
+
+def _serve(host: str, port: int, server: str, data_dir: Path) -> int:
+    from fairroll.redis_server import RedisServer  # noqa: PLC0415 - only serve needs it
+
+    if os.environ.get("REDIS_URL"):
+        _run_server(host, port, server)
+        return 0
+    embedded = RedisServer(data_dir / "redis").start()
+    os.environ["REDIS_URL"] = embedded.url
+    os.environ.setdefault("FAIRROLL_DEV_KEY_DIR", str(data_dir))
+    print(f"fairroll: embedded Redis at {embedded.url} (data in {data_dir})", file=sys.stderr)
+    try:
+        _run_server(host, port, server)
+    finally:
+        embedded.stop()
+    return 0
+
+
+def _run_server(host: str, port: int, server: str) -> None:
+    if server == "uvicorn":
+        import uvicorn  # noqa: PLC0415
+
+        uvicorn.run(
+            APP_FACTORY,
+            factory=True,
+            host=host,
+            port=port,
+            loop="uvloop",
+            http="httptools" if _has("httptools") else "h11",
+            access_log=False,
+            timeout_graceful_shutdown=10,
+        )
+        return
+    from granian import Granian  # noqa: PLC0415
+    from granian.constants import Interfaces, Loops  # noqa: PLC0415
+
+    Granian(
+        APP_FACTORY,
+        address=host,
+        port=port,
+        interface=Interfaces.ASGI,
+        factory=True,
+        workers=1,
+        loop=Loops.uvloop,
+        log_access=False,
+    ).serve()
+
+
+def _openapi(output: Path | None) -> int:
+    text = openapi_text()
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+    return 0
+
+
+def openapi_text() -> str:
+    """The spec as committed in openapi/openapi.json: indented, keys sorted, final newline."""
+    from fairroll.api.app import create_app  # noqa: PLC0415
+    from fairroll.api.settings import Settings  # noqa: PLC0415
+
+    spec = create_app(Settings()).openapi_schema.to_schema()
+    return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _verify(file: Path, keys_file: Path | None, *, replay: bool) -> int:
+    from fairroll.audit import verify_entries  # noqa: PLC0415
+    from fairroll.mechanics import replay_entry  # noqa: PLC0415
+
+    keys: dict[str, str] | None = None
+    if keys_file is not None:
+        try:
+            served = json.loads(keys_file.read_text())
+            keys = {key["key_id"]: key["public_key"] for key in served["keys"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
+            return 2
+    with _lines(file) as lines:
+        report = verify_entries(lines, keys=keys, replay=replay_entry if replay else None)
+    if report.ok:
+        checked = (
+            "chain, seeds" + (", signatures" if keys else "") + (", outcomes" if replay else "")
+        )
+        print(
+            f"OK: {report.entries} entries (seq {report.first_seq}..{report.last_seq}); "
+            f"checked {checked}; head {report.head_hash}"
+        )
+        if keys is None:
+            print("warning: signatures NOT checked; pass --keys keys.json from GET /v1/keys")
+        return 0
+    print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
+    return 1
+
+
+@contextmanager
+def _lines(file: Path) -> Iterator[Iterable[bytes]]:
+    if str(file) == "-":
+        yield sys.stdin.buffer
+        return
+    with file.open("rb") as handle:
+        yield handle
+
+
+def _has(module: str) -> bool:
+    import importlib.util  # noqa: PLC0415
+
+    return importlib.util.find_spec(module) is not None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,62 @@
+"""The registry of resolution mechanics: name, input type and rules function.
+
+The HTTP layer rolls through it, and the verifier replays recorded entries
+through it, so an audited outcome is checked against the same rules code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from fairroll.randomness import DiceSource, SeededDice, SuppliedDice
+from fairroll.rules import tft
+
+__all__ = ["MECHANICS", "TFT_CONTEST", "Mechanic", "replay_entry"]
+
+InputT = TypeVar("InputT", bound=msgspec.Struct)
+OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
+
+
+@dataclass(frozen=True, slots=True)
+class Mechanic(Generic[InputT, OutcomeT]):
+    """One resolution mechanic: ``resolve(input, dice)`` gives the outcome."""
+
+    name: str
+    input_type: type[InputT]
+    resolve: Callable[[InputT, DiceSource], OutcomeT]
+
+    def input_of(self, request: object) -> InputT:
+        """The mechanic's own fields of an HTTP request (a subclass of the input type)."""
+        fields = self.input_type.__struct_fields__
+        return self.input_type(**{name: getattr(request, name) for name in fields})
+
+
+TFT_CONTEST: Mechanic[tft.Contest, tft.ContestOutcome] = Mechanic(
+    "tft.contest", tft.Contest, tft.resolve_contest
+)
+
+MECHANICS: Mapping[str, Mechanic[Any, Any]] = {m.name: m for m in (TFT_CONTEST,)}
+
+
+def replay_entry(entry: dict[str, Any]) -> tuple[Any, Any]:
+    """Re-resolve a recorded entry from its request and dice; return (dice, outcome) as JSON."""
+    mechanic = MECHANICS.get(entry["mechanic"])
+    if mechanic is None:
+        raise ValueError(f"unknown mechanic {entry['mechanic']!r}")
+    request = msgspec.convert(entry["request"], mechanic.input_type)
+    source: SeededDice | SuppliedDice
+    if entry["source"] == "seeded":
+        source = SeededDice(entry["seed"])
+    else:
+        grouped: dict[str, list[int]] = {}
+        for die in entry["dice"]:
+            grouped.setdefault(die["group"], []).append(die["face"])
+        source = SuppliedDice(grouped)
+    outcome = mechanic.resolve(request, source)
+    if isinstance(source, SuppliedDice):
+        source.check_all_used()
+    return msgspec.to_builtins(source.dice), msgspec.to_builtins(outcome)

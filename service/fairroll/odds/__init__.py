@@ -1,0 +1,1 @@
+"""Exact outcome probabilities per mechanic, computed by fairroll's own engines."""

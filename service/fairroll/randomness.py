@@ -1,0 +1,189 @@
+"""The published derivation of die faces from seed material, and dice sources.
+
+A die face is a pure function of the seed, the die's position in the roll and
+its number of sides (``docs/randomness.md`` states it byte by byte)::
+
+    key   = UTF-8 bytes of the seed string
+    msg   = b"fairroll/die/v1" || u32be(position) || u32be(sides) || u32be(counter)
+    block = HMAC-SHA256(key, msg)
+
+Each 32-byte block is read as four big-endian unsigned 64-bit words; the
+first word below ``2**64 - 2**64 % sides`` gives ``face = word % sides + 1``.
+Words at or above that limit are rejected, so every face is exactly equally
+likely. Counter 0 is tried first, then 1, 2, ...
+
+>>> derive_faces("fairroll", sides=6, count=5)
+(4, 4, 6, 4, 4)
+
+Rules never see a random number generator: they ask a :class:`DiceSource` for
+dice by group, and the source records every die it hands out, in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Protocol
+
+import msgspec
+
+__all__ = [
+    "DOMAIN",
+    "MAX_SEED_LENGTH",
+    "MAX_SIDES",
+    "DiceError",
+    "DiceSource",
+    "Die",
+    "Seed",
+    "SeededDice",
+    "SuppliedDice",
+    "derive_face",
+    "derive_faces",
+    "new_seed",
+]
+
+#: Domain-separation prefix of every HMAC message; bump the version to change the scheme.
+DOMAIN = b"fairroll/die/v1"
+MAX_SEED_LENGTH = 256
+MAX_SIDES = 1000
+
+Seed = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=MAX_SEED_LENGTH,
+        description="Seed string; the same seed and the same request give the same dice.",
+        examples=["campaign-7/session-3/roll-12"],
+    ),
+]
+
+
+class Die(msgspec.Struct, frozen=True, kw_only=True):
+    """One die as rolled: which group it belongs to, its size and its face."""
+
+    group: str
+    sides: int
+    face: int
+
+
+class DiceError(ValueError):
+    """Supplied dice that do not fit the roll (a wrong count, a face out of range)."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class DiceSource(Protocol):
+    """Where a rule gets its dice from. Every die handed out is kept in ``dice``."""
+
+    @property
+    def dice(self) -> tuple[Die, ...]: ...
+
+    def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
+        """Roll ``count`` dice of ``sides`` sides for ``group`` and return their faces."""
+        ...
+
+
+def derive_face(key: bytes, position: int, sides: int) -> int:
+    """Return the face (1..sides) of the die at ``position`` for the HMAC ``key``."""
+    if not 2 <= sides <= MAX_SIDES:
+        raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
+    limit = _WORD_SPACE - _WORD_SPACE % sides
+    prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
+    counter = 0
+    while True:
+        block = hmac.digest(key, prefix + counter.to_bytes(4, "big"), hashlib.sha256)
+        for start in range(0, 32, 8):
+            word = int.from_bytes(block[start : start + 8], "big")
+            if word < limit:
+                return word % sides + 1
+        counter += 1
+
+
+def derive_faces(seed: str, *, sides: int, count: int, start: int = 0) -> tuple[int, ...]:
+    """Return the faces of ``count`` dice of ``sides`` sides at positions ``start``..."""
+    key = seed.encode()
+    return tuple(derive_face(key, position, sides) for position in range(start, start + count))
+
+
+def new_seed() -> str:
+    """Draw a fresh seed: 32 bytes from the operating system, as 64 hex digits."""
+    return secrets.token_hex(32)
+
+
+class SeededDice:
+    """Dice derived from a seed; positions count up across all groups in call order."""
+
+    __slots__ = ("_dice", "_key", "seed")
+
+    def __init__(self, seed: str) -> None:
+        self.seed = seed
+        self._key = seed.encode()
+        self._dice: list[Die] = []
+
+    @property
+    def dice(self) -> tuple[Die, ...]:
+        return tuple(self._dice)
+
+    def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
+        start = len(self._dice)
+        faces = tuple(derive_face(self._key, start + i, sides) for i in range(count))
+        self._dice.extend(Die(group=group, sides=sides, face=face) for face in faces)
+        return faces
+
+
+class SuppliedDice:
+    """Faces rolled elsewhere (physical dice, a VTT's 3D dice), handed out by group in order.
+
+    A rule that asks for more dice of a group than were supplied, a face outside
+    the die, or supplied dice left unused when the rule is done, is a
+    :class:`DiceError` naming the group and the index.
+    """
+
+    __slots__ = ("_dice", "_next", "_supplied")
+
+    def __init__(self, supplied: Mapping[str, Sequence[int]]) -> None:
+        self._supplied = {group: tuple(faces) for group, faces in supplied.items()}
+        self._next = dict.fromkeys(self._supplied, 0)
+        self._dice: list[Die] = []
+
+    @property
+    def dice(self) -> tuple[Die, ...]:
+        return tuple(self._dice)
+
+    def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
+        faces = self._supplied.get(group, ())
+        start = self._next.get(group, 0)
+        if start + count > len(faces):
+            raise DiceError(
+                f"this roll needs {start + count} dice in group {group!r}, "
+                f"but {len(faces)} were supplied",
+                field=f"dice.{group}",
+            )
+        taken = faces[start : start + count]
+        for index, face in enumerate(taken, start):
+            if not 1 <= face <= sides:
+                raise DiceError(
+                    f"dice.{group}[{index}] is {face}, but a d{sides} shows 1..{sides}",
+                    field=f"dice.{group}[{index}]",
+                )
+        self._next[group] = start + count
+        self._dice.extend(Die(group=group, sides=sides, face=face) for face in taken)
+        return taken
+
+    def check_all_used(self) -> None:
+        """Raise :class:`DiceError` if a supplied group holds dice the roll did not use."""
+        for group, faces in self._supplied.items():
+            used = self._next[group]
+            if used != len(faces):
+                raise DiceError(
+                    f"{len(faces)} dice were supplied in group {group!r}, "
+                    f"but this roll uses {used}",
+                    field=f"dice.{group}",
+                )
+
+
+_WORD_SPACE = 1 << 64
