@@ -41,6 +41,7 @@ __all__ = [
     "SuppliedDice",
     "derive_face",
     "derive_faces",
+    "face_from_block",
     "new_seed",
 ]
 
@@ -91,16 +92,30 @@ def derive_face(key: bytes, position: int, sides: int) -> int:
     """Return the face (1..sides) of the die at ``position`` for the HMAC ``key``."""
     if not 2 <= sides <= MAX_SIDES:
         raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
-    limit = _WORD_SPACE - _WORD_SPACE % sides
     prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
     counter = 0
     while True:
         block = hmac.digest(key, prefix + counter.to_bytes(4, "big"), hashlib.sha256)
-        for start in range(0, 32, 8):
-            word = int.from_bytes(block[start : start + 8], "big")
-            if word < limit:
-                return word % sides + 1
+        face = face_from_block(block, sides)
+        if face is not None:
+            return face
         counter += 1
+
+
+def face_from_block(block: bytes, sides: int) -> int | None:
+    """The face given by the first accepted 64-bit word of ``block``, or None if all are rejected.
+
+    >>> face_from_block(bytes(32), 6)
+    1
+    >>> face_from_block(b"\\xff" * 32, 6) is None  # 2**64 - 1 is at or above the limit
+    True
+    """
+    limit = _WORD_SPACE - _WORD_SPACE % sides
+    for start in range(0, len(block), 8):
+        word = int.from_bytes(block[start : start + 8], "big")
+        if word < limit:
+            return word % sides + 1
+    return None
 
 
 def derive_faces(seed: str, *, sides: int, count: int, start: int = 0) -> tuple[int, ...]:
