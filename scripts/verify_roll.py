@@ -22,7 +22,9 @@ from pathlib import Path
 
 DOMAIN = b"fairroll/die/v1"
 WORD_SPACE = 2**64
-VECTOR_ROW = re.compile(r"^\| `(?P<seed>[^`]+)` \| (?P<sides>\d+) \| (?P<count>\d+) \| (?P<faces>[\d ]+) \|$")
+VECTOR_ROW = re.compile(
+    r"^\| `(?P<seed>[^`]+)` \| (?P<sides>\d+) \| (?P<count>\d+) \| (?P<faces>[\d ]+) \|$"
+)
 
 
 def face(key: bytes, position: int, sides: int) -> int:

@@ -50,8 +50,16 @@ class LiveServer:
         }
         self._log = log.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(self.port),
-             "--server", server],
+            [
+                sys.executable,
+                "-m",
+                "fairroll.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--server",
+                server,
+            ],
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

@@ -18,6 +18,7 @@ import fairroll
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.tables import KeysController, TablesController
 from fairroll.api.controllers.tft import TftController
+from fairroll.api.openapi import declare_closed_objects
 from fairroll.api.problems import exception_handlers
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
@@ -63,7 +64,7 @@ def create_app(settings: Settings) -> Litestar:
         group_path=True,
         exclude=["/metrics", "/schema"],
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             TftController,
             TablesController,
@@ -92,6 +93,8 @@ def create_app(settings: Settings) -> Litestar:
             use_handler_docstrings=False,
         ),
     )
+    declare_closed_objects(app)
+    return app
 
 
 def create_app_from_env() -> Litestar:

@@ -6,19 +6,22 @@ from fractions import Fraction
 from typing import Annotated, Protocol
 
 import msgspec
+from litestar.openapi.spec import OpenAPIType, Schema
+from litestar.params import Body
+from msgspec import UnsetType
 
 from fairroll.audit import Entry, Source
 from fairroll.randomness import Die, Seed
 
 __all__ = [
-    "GroupName",
+    "ROLL_BODY",
     "Probability",
     "Receipt",
     "RollEnvelope",
     "RollResponse",
     "Seed",
-    "SuppliedFaces",
     "TableName",
+    "faces_meta",
     "probability_of",
     "receipt_of",
 ]
@@ -33,17 +36,6 @@ TableName = Annotated[
         examples=["default"],
     ),
 ]
-GroupName = Annotated[str, msgspec.Meta(min_length=1, max_length=32, pattern=r"^[a-z_]+$")]
-Face = Annotated[int, msgspec.Meta(ge=1, le=1000)]
-SuppliedFaces = Annotated[
-    dict[GroupName, Annotated[list[Face], msgspec.Meta(max_length=64)]],
-    msgspec.Meta(
-        description=(
-            "Faces rolled elsewhere (physical or VTT dice), by group, in roll order. "
-            "The service adjudicates them and records them as supplied."
-        )
-    ),
-]
 
 
 class RollEnvelope(Protocol):
@@ -51,18 +43,46 @@ class RollEnvelope(Protocol):
     struct and declares these three (msgspec structs take one base with fields)::
 
         table: TableName = "default"
-        seed: Seed | None = None
-        dice: SuppliedFaces | None = None
+        seed: Seed | UnsetType = UNSET
+        dice: <Mechanic>Dice | UnsetType = UNSET   # one field per dice group
+
+    and its handler declares ``data: Annotated[<Mechanic>Request, ROLL_BODY]``.
     """
 
     @property
     def table(self) -> str: ...
 
     @property
-    def seed(self) -> str | None: ...
+    def seed(self) -> str | UnsetType: ...
 
     @property
-    def dice(self) -> dict[str, list[int]] | None: ...
+    def dice(self) -> msgspec.Struct | UnsetType:
+        """Faces rolled elsewhere, one field per dice group (a mechanic's ``...Dice`` struct)."""
+        ...
+
+
+#: A roll body gives a seed (the service rolls) or dice (rolled elsewhere), never both.
+ROLL_BODY = Body(
+    description="Mechanic fields, plus optional table, seed (replay) or supplied dice.",
+    schema_extra={"not": Schema(required=["seed", "dice"])},
+)
+
+
+def faces_meta(sides: int, max_dice: int) -> msgspec.Meta:
+    """Limits of a list of supplied d``sides`` faces, spelt out for the OpenAPI spec too.
+
+    The server validates each face through the item type (``Annotated[int,
+    Meta(ge=1, le=sides)]``); Litestar does not render item constraints, so the
+    item schema is given explicitly.
+    """
+    return msgspec.Meta(
+        min_length=1,
+        max_length=max_dice,
+        description=f"Faces of d{sides}s rolled elsewhere, in roll order.",
+        extra_json_schema={
+            "extra": {"items": Schema(type=OpenAPIType.INTEGER, minimum=1, maximum=sides)}
+        },
+    )
 
 
 class Receipt(msgspec.Struct, frozen=True, kw_only=True):

@@ -152,7 +152,7 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
     status = exc.status_code
     title = _TITLES.get(status, "Request failed")
     slug = title.lower().replace(" ", "-")
-    if status == 400 and "malformed" in exc.detail:
+    if status == 400:  # schema breaches are ValidationExceptions (422): this is the body
         title, slug = "Malformed JSON", "malformed-json"
     return _respond(
         request,
@@ -198,7 +198,7 @@ _TITLES = {
 }
 
 _DESCRIPTIONS = {
-    400: "Malformed JSON.",
+    400: "Malformed request: the body is not valid JSON.",
     404: "No such table entry.",
     413: "The request body is larger than the server accepts.",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",

@@ -48,15 +48,15 @@ class Roller:
     async def roll(
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
     ) -> Rolled[OutcomeT]:
-        if request.seed is not None and request.dice is not None:
-            raise RuleError(
-                "give a seed (the service rolls) or dice (you rolled), not both", field="dice"
-            )
         source: SeededDice | SuppliedDice
-        if request.dice is not None:
-            source = SuppliedDice(request.dice)
+        if isinstance(request.dice, msgspec.Struct):
+            if isinstance(request.seed, str):
+                raise RuleError(
+                    "give a seed (the service rolls) or dice (you rolled), not both", field="dice"
+                )
+            source = SuppliedDice(msgspec.structs.asdict(request.dice))
         else:
-            source = SeededDice(request.seed or new_seed())
+            source = SeededDice(request.seed if isinstance(request.seed, str) else new_seed())
         mechanic_input = mechanic.input_of(request)
         outcome = mechanic.resolve(mechanic_input, source)
         if isinstance(source, SuppliedDice):

@@ -17,6 +17,7 @@ is re-chained on the head the script returned and tried again.
 from __future__ import annotations
 
 import asyncio
+import random
 import zlib
 from collections.abc import AsyncIterator
 from typing import cast
@@ -32,7 +33,7 @@ __all__ = ["AppendConflictError", "AuditStore", "StoreUnavailableError"]
 
 KEYS_HASH = "fairroll:keys"
 PAGE = 500
-MAX_ATTEMPTS = 64
+MAX_ATTEMPTS = 100
 _LOCK_STRIPES = 256
 _HEAD_CACHE = 10_000
 
@@ -79,7 +80,7 @@ class AuditStore:
                 await self.publish_key()
             async with self._locks[zlib.crc32(table.encode()) % _LOCK_STRIPES]:
                 head = self._heads.get(table) or await self.head(table)
-                for _ in range(MAX_ATTEMPTS):
+                for attempt in range(MAX_ATTEMPTS):
                     entry = seal(draft, head, self.signer, now_rfc3339())
                     new_head = f"{entry.seq}:{entry.entry_hash}"
                     ok, current = await self._append(
@@ -90,6 +91,8 @@ class AuditStore:
                         self._remember(table, Head(entry.seq, entry.entry_hash))
                         return entry
                     head = _parse_head(current)
+                    # Another writer moved the head: back off with jitter so no writer starves.
+                    await asyncio.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))  # noqa: S311
         except RedisError as exc:
             self._heads.pop(table, None)
             raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc

@@ -1,7 +1,7 @@
 """TFT contests between characters (Richard Smith, 2002): highest-die contests.
 
-Each side rolls d6s, ``attribute // 3`` plus one per helpful talent (or a count
-the GM names). Both sides sort high to low and compare pair by pair; tied pairs
+Each side rolls d6s: ``attribute // 3`` (or a count the GM names) plus one per
+helpful talent. Both sides sort high to low and compare pair by pair; tied pairs
 are discarded from the top, and the first untied pair decides. All dice tied,
 or one side out of dice after the ties, is a contest without a victor. With the
 optional rule, the victor gains one level of victory per remaining die higher
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
@@ -38,7 +39,7 @@ Side = Literal["a", "b"]
 NoVictorReason = Literal["all_dice_tied", "ran_out_of_dice"]
 
 DIE_SIDES = 6
-#: Most dice one side may roll: attribute 60 // 3 plus four talents.
+#: Most dice one side may roll: attribute 60 // 3 (or dice_count 20) plus four talents.
 MAX_DICE = 24
 
 Attribute = Annotated[
@@ -54,19 +55,19 @@ Talents = Annotated[
 DiceCount = Annotated[
     int,
     msgspec.Meta(
-        ge=1, le=MAX_DICE, description="An explicit number of dice, instead of an attribute."
+        ge=1, le=20, description="An explicit number of dice instead of an attribute's // 3."
     ),
 ]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
 class Contestant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One side of a contest: an attribute plus talents, or an explicit dice count."""
+    """One side of a contest: an attribute or an explicit dice count (exactly one), plus talents."""
 
     name: Name | None = None
-    attribute: Attribute | None = None
+    attribute: Attribute | UnsetType = UNSET
+    dice_count: DiceCount | UnsetType = UNSET
     talents: Talents = 0
-    dice_count: DiceCount | None = None
 
 
 class Contest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -103,20 +104,19 @@ class ContestOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def dice_count(contestant: Contestant, side: Side) -> int:
-    """Return how many dice ``contestant`` rolls: attribute // 3 + talents, or dice_count.
+    """Return how many dice ``contestant`` rolls: (attribute // 3 or dice_count) + talents.
 
     >>> dice_count(Contestant(attribute=16, talents=2), "a")  # Roth, Master Thief
     7
     """
-    if contestant.dice_count is not None:
-        if contestant.attribute is not None or contestant.talents:
+    if contestant.dice_count is not UNSET:
+        if contestant.attribute is not UNSET:
             raise RuleError(
-                f"contestant {side} gives dice_count and an attribute or talents; "
-                "give either dice_count, or attribute (plus talents)",
+                f"contestant {side} gives both an attribute and a dice_count; give one of them",
                 field=f"{side}.dice_count",
             )
-        return contestant.dice_count
-    if contestant.attribute is None:
+        return contestant.dice_count + contestant.talents
+    if contestant.attribute is UNSET:
         raise RuleError(
             f"contestant {side} needs an attribute (dice = attribute // 3 + talents) "
             "or a dice_count",

@@ -47,7 +47,7 @@ class TablesController(Controller):
         "/entries",
         operation_id="listTableEntries",
         summary="Read a table's audit entries, a page at a time",
-        responses=problem_responses(422),
+        responses=problem_responses(400, 422),
     )
     async def list_entries(
         self, table: TablePath, store: AuditStore, after: After = 0, limit: Limit = 100
@@ -66,7 +66,7 @@ class TablesController(Controller):
         "/entries/{seq:int}",
         operation_id="getTableEntry",
         summary="Read one audit entry by its seq",
-        responses=problem_responses(404, 422),
+        responses=problem_responses(400, 404, 422),
     )
     async def get_entry(self, table: TablePath, seq: Seq, store: AuditStore) -> Entry:
         entry = await store.entry(table, seq)
@@ -79,7 +79,7 @@ class TablesController(Controller):
         operation_id="exportTable",
         summary="Export a table's whole audit trail as NDJSON, one entry a line",
         media_type="application/x-ndjson",
-        responses=problem_responses(422),
+        responses=problem_responses(400, 422),
     )
     async def export(self, table: TablePath, store: AuditStore) -> Stream:
         await store.head(table)  # answer 503 before streaming when Redis is down
@@ -94,7 +94,7 @@ class TablesController(Controller):
         "/verification",
         operation_id="verifyTable",
         summary="Verify a table's chain, signatures, seeds and outcomes on the server",
-        responses=problem_responses(422),
+        responses=problem_responses(400, 422),
     )
     async def verify(self, table: TablePath, store: AuditStore) -> VerifyReport:
         head = await store.head(table)

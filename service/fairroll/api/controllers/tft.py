@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from typing import Annotated
 
 import msgspec
 from litestar import Controller, post
+from litestar.openapi.spec import Schema
+from msgspec import UNSET, UnsetType
 
 from fairroll.api.envelope import (
+    ROLL_BODY,
     Probability,
     RollResponse,
     Seed,
-    SuppliedFaces,
     TableName,
+    faces_meta,
     probability_of,
 )
 from fairroll.api.problems import problem_responses
@@ -25,12 +29,38 @@ from fairroll.rules import tft
 __all__ = ["TftController"]
 
 
-class ContestRequest(tft.Contest, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A contest between two characters (groups of supplied dice: ``a``, ``b``)."""
+D6Faces = Annotated[
+    list[Annotated[int, msgspec.Meta(ge=1, le=tft.DIE_SIDES)]],
+    faces_meta(tft.DIE_SIDES, tft.MAX_DICE),
+]
 
+
+#: A contestant gives exactly one of attribute and dice_count: say so in the spec.
+Contestant = Annotated[
+    tft.Contestant,
+    msgspec.Meta(
+        extra_json_schema={
+            "extra": {"one_of": [Schema(required=["attribute"]), Schema(required=["dice_count"])]}
+        }
+    ),
+]
+
+
+class ContestDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Faces rolled elsewhere (physical or VTT dice) for each side, in any order."""
+
+    a: D6Faces
+    b: D6Faces
+
+
+class ContestRequest(tft.Contest, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A contest between two characters."""
+
+    a: Contestant
+    b: Contestant
     table: TableName = "default"
-    seed: Seed | None = None
-    dice: SuppliedFaces | None = None
+    seed: Seed | UnsetType = UNSET
+    dice: ContestDice | UnsetType = UNSET
 
 
 class ContestResponse(RollResponse, frozen=True, kw_only=True):
@@ -45,8 +75,8 @@ class LevelOdds(msgspec.Struct, frozen=True, kw_only=True):
 class ContestOddsRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The two sides of a contest, as in a roll (no dice are rolled)."""
 
-    a: tft.Contestant
-    b: tft.Contestant
+    a: Contestant
+    b: Contestant
 
 
 class ContestOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
@@ -78,7 +108,9 @@ class TftController(Controller):
         status_code=200,
         responses=problem_responses(400, 413, 422, 503),
     )
-    async def roll_contest(self, data: ContestRequest, roller: Roller) -> ContestResponse:
+    async def roll_contest(
+        self, data: Annotated[ContestRequest, ROLL_BODY], roller: Roller
+    ) -> ContestResponse:
         rolled = await roller.roll(TFT_CONTEST, data)
         return ContestResponse(**rolled.envelope(), outcome=rolled.outcome)
 
