@@ -8,14 +8,17 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from redis.asyncio import Redis as AsyncRedis
 
 from fairroll.audit import AuditStore, Draft, Entry, Signer, verify_entries
-from fairroll.audit.entry import GENESIS_HASH, chain_hash
+from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import SeededDice
 from fairroll.redis_server import RedisServer
@@ -108,7 +111,7 @@ def test_writers_in_separate_processes_share_one_chain(
     script = textwrap.dedent(
         f"""
         import asyncio, sys
-        sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_audit import append_many
         asyncio.run(append_many({redis_server.url!r}, {table!r}, 40, int(sys.argv[1])))
         """
@@ -209,3 +212,32 @@ def test_dice_not_derived_from_the_seed_are_caught(chain: list[bytes]) -> None:
     report = verify_entries(resign(chain, SIGNER, reroll), keys=KEYS)
     assert (report.ok, report.first_bad_seq) == (False, 2)
     assert "seed" in (report.reason or "")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_canonical_json_is_what_any_json_library_writes_sorted_and_compact(value: Any) -> None:
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical(value) == expected.encode()
+
+
+def test_stdlib_script_checks_one_entry(chain: list[bytes], tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "scripts" / "verify_roll.py"
+    entry = tmp_path / "entry.json"
+    entry.write_bytes(chain[2])
+    good = subprocess.run(
+        [sys.executable, str(script), str(entry)], capture_output=True, text=True, check=False
+    )
+    assert good.returncode == 0, good.stdout
+    entry.write_bytes(chain[2].replace(b'"talents":2', b'"talents":1'))
+    bad = subprocess.run(
+        [sys.executable, str(script), str(entry)], capture_output=True, text=True, check=False
+    )
+    assert bad.returncode == 1
+    assert "entry_hash does not match" in bad.stdout
