@@ -17,10 +17,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from test_tft_odds import ContestEvaluator, flat  # noqa: E402
+import icepool
 
-import icepool  # noqa: E402
-from fairroll.odds.tft import contest_odds  # noqa: E402
+from fairroll.odds.tft import contest_odds
+from test_tft_odds import ContestEvaluator, flat
 
 CASES = [(3, 3), (7, 4), (10, 10), (12, 12)]
 
@@ -43,7 +43,8 @@ def icepool_case(a: int, b: int) -> dict[tuple[str, int], Fraction]:
 def main() -> None:
     print(f"{'case':>8} {'fairroll ms':>12} {'icepool ms':>11} {'icepool/fairroll':>17}")
     for a, b in CASES:
-        assert flat(contest_odds(a, b)) == icepool_case(a, b)
+        if flat(contest_odds(a, b)) != icepool_case(a, b):
+            raise SystemExit(f"engines disagree on {a}v{b}")
         ours = median_seconds(lambda a=a, b=b: contest_odds(a, b), 21)
         theirs = median_seconds(lambda a=a, b=b: icepool_case(a, b), 5)
         print(f"{a:>3}v{b:<4} {ours * 1e3:12.2f} {theirs * 1e3:11.1f} {theirs / ours:16.0f}x")
