@@ -17,11 +17,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio import Redis as AsyncRedis
 
-from fairroll.audit import AuditStore, Draft, Entry, Signer, verify_entries
+from fairroll.audit import AuditStore, Draft, Entry, Signer, StoreUnavailableError, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import SeededDice
-from fairroll.redis_server import RedisServer
+from fairroll.redis_server import RedisServer, free_port
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
 
 SIGNER = Signer.generate()
@@ -241,3 +241,43 @@ def test_stdlib_script_checks_one_entry(chain: list[bytes], tmp_path: Path) -> N
     )
     assert bad.returncode == 1
     assert "entry_hash does not match" in bad.stdout
+
+
+def test_concurrent_appends_in_one_process_are_group_committed_in_order(
+    redis_server: RedisServer, table: str
+) -> None:
+    async def burst() -> list[Entry]:
+        redis = AsyncRedis.from_url(redis_server.url)
+        store = AuditStore(redis, SIGNER)
+        try:
+            drafts = [contest_draft(table, f"burst-{i}") for i in range(150)]
+            return await asyncio.gather(*(store.append(draft) for draft in drafts))
+        finally:
+            await redis.aclose()
+
+    entries = asyncio.run(burst())
+    # Every caller gets its own entry, each seq once, and callers queued in order keep it.
+    assert [entry.seq for entry in entries] == list(range(1, 151))
+    assert [entry.seed for entry in entries] == [f"burst-{i}" for i in range(150)]
+    lines = asyncio.run(export(redis_server.url, table))
+    assert verify_entries(lines, keys=KEYS, replay=replay_entry).ok
+
+
+def test_every_queued_caller_hears_that_redis_is_down(tmp_path: Path, table: str) -> None:
+    server = RedisServer(tmp_path / "redis", port=free_port()).start()
+    url = server.url
+    server.stop()
+
+    async def burst() -> list[BaseException | Entry]:
+        redis = AsyncRedis.from_url(url, socket_connect_timeout=0.5)
+        store = AuditStore(redis, SIGNER)
+        try:
+            drafts = [contest_draft(table, f"down-{i}") for i in range(10)]
+            return await asyncio.gather(
+                *(store.append(draft) for draft in drafts), return_exceptions=True
+            )
+        finally:
+            await redis.aclose()
+
+    results = asyncio.run(burst())
+    assert all(isinstance(result, StoreUnavailableError) for result in results)

@@ -6,19 +6,23 @@ Keys share the table's hash tag, so a table lives in one Redis Cluster slot::
     fairroll:{<table>}:head   "<seq>:<entry_hash>" of the last entry
     fairroll:keys             hash key_id -> public key JSON (every key that ever signed)
 
-An append is a compare-and-append Lua script: it adds the entry only if the
-head is still the one the entry was chained on, so concurrent writers in any
-number of processes never fork the chain or reuse a seq. Within one process
-appends to a table are serialised and the head is cached, so the script
-succeeds first time unless another process wrote in between; then the entry
-is re-chained on the head the script returned and tried again.
+An append is a compare-and-append Lua script: it adds entries only if the
+head is still the one they were chained on, so concurrent writers in any
+number of processes never fork the chain or reuse a seq.
+
+Within one process, appends to a table are group-committed: while one batch
+is on its way to Redis, further drafts for that table queue up; the next
+batch chains all of them (up to ``MAX_BATCH``) in order and sends them in one
+script call. Each caller gets its entry only after the script that stored it
+succeeded. The head is cached, so the script succeeds first time unless
+another process wrote in between; then the batch is re-chained on the head
+the script returned and tried again, with jittered back-off.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-import zlib
 from collections.abc import AsyncIterator
 from typing import cast
 
@@ -34,7 +38,7 @@ __all__ = ["AppendConflictError", "AuditStore", "StoreUnavailableError"]
 KEYS_HASH = "fairroll:keys"
 PAGE = 500
 MAX_ATTEMPTS = 100
-_LOCK_STRIPES = 256
+MAX_BATCH = 64
 _HEAD_CACHE = 10_000
 
 _APPEND = """
@@ -42,12 +46,15 @@ local head = redis.call('GET', KEYS[2]) or ''
 if head ~= ARGV[1] then
   return {0, head}
 end
-redis.call('XADD', KEYS[1], ARGV[2] .. '-0', 'e', ARGV[3])
-redis.call('SET', KEYS[2], ARGV[4])
-return {1, ARGV[4]}
+for i = 3, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
+end
+redis.call('SET', KEYS[2], ARGV[2])
+return {1, ARGV[2]}
 """
 
 _Row = tuple[bytes, dict[bytes, bytes]]
+_Pending = tuple[Draft, "asyncio.Future[Entry]"]
 _entry_decoder = msgspec.json.Decoder(Entry)
 _encoder = msgspec.json.Encoder()
 
@@ -67,37 +74,77 @@ class AuditStore:
         self.redis = redis
         self.signer = signer
         self._append = redis.register_script(_APPEND)
-        self._locks = [asyncio.Lock() for _ in range(_LOCK_STRIPES)]
+        self._queues: dict[str, list[_Pending]] = {}
+        self._flushes: set[asyncio.Future[None]] = set()
         self._heads: dict[str, Head] = {}
         self._key_published = False
 
     async def append(self, draft: Draft) -> Entry:
         """Chain, sign and store ``draft``; return the entry once Redis holds it."""
-        table = draft.table
+        future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
+        queue = self._queues.get(draft.table)
+        if queue is not None:  # a flush for this table is running: it will take this one
+            queue.append((draft, future))
+            return await future
+        self._queues[draft.table] = [(draft, future)]
+        flush = asyncio.ensure_future(self._flush(draft.table))
+        self._flushes.add(flush)  # keep a reference: the flush outlives a cancelled caller
+        flush.add_done_callback(self._flushes.discard)
+        return await future
+
+    async def _flush(self, table: str) -> None:
+        """Commit the table's queued drafts, batch after batch, until none is left."""
+        queue = self._queues[table]
+        try:
+            while queue:
+                batch = queue[:MAX_BATCH]
+                del queue[:MAX_BATCH]
+                try:
+                    entries = await self._commit(table, [draft for draft, _ in batch])
+                except Exception as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(exc)
+                    continue
+                for (_, future), entry in zip(batch, entries, strict=True):
+                    if not future.done():
+                        future.set_result(entry)
+        finally:
+            del self._queues[table]
+
+    async def _commit(self, table: str, drafts: list[Draft]) -> list[Entry]:
         keys = [_log_key(table), _head_key(table)]
         try:
             if not self._key_published:
                 await self.publish_key()
-            async with self._locks[zlib.crc32(table.encode()) % _LOCK_STRIPES]:
-                head = self._heads.get(table) or await self.head(table)
-                for attempt in range(MAX_ATTEMPTS):
-                    entry = seal(draft, head, self.signer, now_rfc3339())
-                    new_head = f"{entry.seq}:{entry.entry_hash}"
-                    ok, current = await self._append(
-                        keys=keys,
-                        args=[_head_value(head), entry.seq, _encoder.encode(entry), new_head],
-                    )
-                    if ok:
-                        self._remember(table, Head(entry.seq, entry.entry_hash))
-                        return entry
-                    head = _parse_head(current)
-                    # Another writer moved the head: back off with jitter so no writer starves.
-                    await asyncio.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))  # noqa: S311
+            head = self._heads.get(table) or await self.head(table)
+            for attempt in range(MAX_ATTEMPTS):
+                entries = self._chain(drafts, head)
+                last = entries[-1]
+                args: list[str | bytes] = [_head_value(head), f"{last.seq}:{last.entry_hash}"]
+                for entry in entries:
+                    args += [f"{entry.seq}-0", _encoder.encode(entry)]
+                ok, current = await self._append(keys=keys, args=args)
+                if ok:
+                    self._remember(table, Head(last.seq, last.entry_hash))
+                    return entries
+                head = _parse_head(current)
+                # Another writer moved the head: back off with jitter so no writer starves.
+                await asyncio.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))  # noqa: S311
         except RedisError as exc:
             self._heads.pop(table, None)
             raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
         self._heads.pop(table, None)
         raise AppendConflictError(f"table {table!r} is too busy; the roll was not recorded")
+
+    def _chain(self, drafts: list[Draft], head: Head) -> list[Entry]:
+        entries = []
+        time = now_rfc3339()
+        for draft in drafts:
+            entry = seal(draft, head, self.signer, time)
+            entries.append(entry)
+            head = Head(entry.seq, entry.entry_hash)
+        return entries
 
     async def publish_key(self) -> None:
         """Publish this server's public key so any replica can serve it."""
