@@ -13,9 +13,9 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from fairroll.randomness import DiceSource, SeededDice, SuppliedDice
-from fairroll.rules import tft
+from fairroll.rules import fbc, tft
 
-__all__ = ["MECHANICS", "TFT_CONTEST", "Mechanic", "replay_entry"]
+__all__ = ["FBC_CONFLICT", "FBC_ROLL", "MECHANICS", "TFT_CONTEST", "Mechanic", "replay_entry"]
 
 InputT = TypeVar("InputT", bound=msgspec.Struct)
 OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
@@ -39,7 +39,14 @@ TFT_CONTEST: Mechanic[tft.Contest, tft.ContestOutcome] = Mechanic(
     "tft.contest", tft.Contest, tft.resolve_contest
 )
 
-MECHANICS: Mapping[str, Mechanic[Any, Any]] = {m.name: m for m in (TFT_CONTEST,)}
+FBC_ROLL: Mechanic[fbc.Roll, fbc.RollOutcome] = Mechanic("fbc.roll", fbc.Roll, fbc.resolve_roll)
+FBC_CONFLICT: Mechanic[fbc.Conflict, fbc.ConflictOutcome] = Mechanic(
+    "fbc.conflict", fbc.Conflict, fbc.resolve_conflict
+)
+
+MECHANICS: Mapping[str, Mechanic[Any, Any]] = {
+    m.name: m for m in (TFT_CONTEST, FBC_ROLL, FBC_CONFLICT)
+}
 
 
 def replay_entry(entry: dict[str, Any]) -> tuple[Any, Any]:

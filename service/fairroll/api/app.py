@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 import fairroll
+from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.tables import KeysController, TablesController
 from fairroll.api.controllers.tft import TftController
@@ -27,6 +28,7 @@ from fairroll.audit import AuditStore, load_signer
 __all__ = ["create_app", "create_app_from_env"]
 
 OPENAPI_TAGS = [
+    Tag(name="fbc", description="Faster, Better, Cheaper (Kirt A. Dankmyer, 2003)."),
     Tag(name="tft", description="TFT contests between characters (Richard Smith, 2002)."),
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
     Tag(name="operations", description="Health probes for orchestrators."),
@@ -66,6 +68,7 @@ def create_app(settings: Settings) -> Litestar:
     )
     app = Litestar(
         route_handlers=[
+            FbcController,
             TftController,
             TablesController,
             KeysController,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Annotated, Protocol
 
@@ -20,6 +21,7 @@ __all__ = [
     "RollEnvelope",
     "RollResponse",
     "Seed",
+    "SuppliedGroups",
     "TableName",
     "faces_meta",
     "probability_of",
@@ -36,6 +38,14 @@ TableName = Annotated[
         examples=["default"],
     ),
 ]
+
+
+class SuppliedGroups(Protocol):
+    """A mechanic's supplied-dice struct: it lists its faces by dice group."""
+
+    def groups(self) -> Mapping[str, Sequence[int]]:
+        """Faces by dice group, as the rules roll them."""
+        ...
 
 
 class RollEnvelope(Protocol):
@@ -56,8 +66,8 @@ class RollEnvelope(Protocol):
     def seed(self) -> str | UnsetType: ...
 
     @property
-    def dice(self) -> msgspec.Struct | UnsetType:
-        """Faces rolled elsewhere, one field per dice group (a mechanic's ``...Dice`` struct)."""
+    def dice(self) -> SuppliedGroups | UnsetType:
+        """Faces rolled elsewhere (a mechanic's ``...Dice`` struct)."""
         ...
 
 
@@ -68,7 +78,9 @@ ROLL_BODY = Body(
 )
 
 
-def faces_meta(sides: int, max_dice: int) -> msgspec.Meta:
+def faces_meta(
+    sides: int, max_dice: int, *, min_dice: int = 1, description: str | None = None
+) -> msgspec.Meta:
     """Limits of a list of supplied d``sides`` faces, spelt out for the OpenAPI spec too.
 
     The server validates each face through the item type (``Annotated[int,
@@ -76,9 +88,9 @@ def faces_meta(sides: int, max_dice: int) -> msgspec.Meta:
     item schema is given explicitly.
     """
     return msgspec.Meta(
-        min_length=1,
+        min_length=min_dice,
         max_length=max_dice,
-        description=f"Faces of d{sides}s rolled elsewhere, in roll order.",
+        description=description or f"Faces of d{sides}s rolled elsewhere, in roll order.",
         extra_json_schema={
             "extra": {"items": Schema(type=OpenAPIType.INTEGER, minimum=1, maximum=sides)}
         },

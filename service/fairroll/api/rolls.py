@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from msgspec import UnsetType
 
 from fairroll.api.envelope import RollEnvelope, receipt_of
 from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
@@ -49,12 +50,12 @@ class Roller:
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
     ) -> Rolled[OutcomeT]:
         source: SeededDice | SuppliedDice
-        if isinstance(request.dice, msgspec.Struct):
+        if not isinstance(request.dice, UnsetType):
             if isinstance(request.seed, str):
                 raise RuleError(
                     "give a seed (the service rolls) or dice (you rolled), not both", field="dice"
                 )
-            source = SuppliedDice(msgspec.structs.asdict(request.dice))
+            source = SuppliedDice(request.dice.groups())
         else:
             source = SeededDice(request.seed if isinstance(request.seed, str) else new_seed())
         mechanic_input = mechanic.input_of(request)

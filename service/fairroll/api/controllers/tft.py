@@ -52,6 +52,9 @@ class ContestDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     a: D6Faces
     b: D6Faces
 
+    def groups(self) -> dict[str, list[int]]:
+        return {"a": self.a, "b": self.b}
+
 
 class ContestRequest(tft.Contest, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A contest between two characters."""
