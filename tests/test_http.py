@@ -133,6 +133,13 @@ def test_supplied_dice_are_adjudicated_and_recorded_as_supplied(
             "dice",
         ),
         ({"a": {"dice_count": 1}, "b": {"dice_count": 1}, "seed": ""}, 422, "seed"),
+        # Strict JSON types: no 0 for false, no "16" for 16.
+        (
+            {"a": {"dice_count": 1}, "b": {"dice_count": 1}, "victory_levels": 0},
+            422,
+            "victory_levels",
+        ),
+        ({"a": {"attribute": "16"}, "b": {"dice_count": 1}}, 422, "a.attribute"),
         ({"a": {"dice_count": 1}, "b": {"dice_count": 1}, "table": "no spaces"}, 422, "table"),
     ],
 )
@@ -147,6 +154,12 @@ def test_bad_input_is_a_problem_naming_the_field_and_appends_nothing(
     assert problem["status"] == status
     assert field in [param["name"] for param in problem["invalid_params"]], problem
     assert head_seq(client, table) == 0
+
+
+def test_integral_numbers_are_integers(client: httpx.Client, table: str) -> None:
+    # JSON Schema counts 16.0 as the integer 16; so does the server.
+    body = {"table": table, "a": {"attribute": 16.0}, "b": {"dice_count": 4.0}}
+    assert client.post("/v1/tft/contests", json=body).status_code == 200
 
 
 def test_malformed_json_is_400(client: httpx.Client, table: str) -> None:

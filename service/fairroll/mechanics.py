@@ -13,9 +13,17 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from fairroll.randomness import DiceSource, SeededDice, SuppliedDice
-from fairroll.rules import fbc, tft
+from fairroll.rules import fbc, tft, tribute
 
-__all__ = ["FBC_CONFLICT", "FBC_ROLL", "MECHANICS", "TFT_CONTEST", "Mechanic", "replay_entry"]
+__all__ = [
+    "FBC_CONFLICT",
+    "FBC_ROLL",
+    "MECHANICS",
+    "TFT_CONTEST",
+    "TRIBUTE_TEST",
+    "Mechanic",
+    "replay_entry",
+]
 
 InputT = TypeVar("InputT", bound=msgspec.Struct)
 OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
@@ -44,8 +52,12 @@ FBC_CONFLICT: Mechanic[fbc.Conflict, fbc.ConflictOutcome] = Mechanic(
     "fbc.conflict", fbc.Conflict, fbc.resolve_conflict
 )
 
+TRIBUTE_TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
+    "tribute.test", tribute.Test, tribute.resolve_test
+)
+
 MECHANICS: Mapping[str, Mechanic[Any, Any]] = {
-    m.name: m for m in (TFT_CONTEST, FBC_ROLL, FBC_CONFLICT)
+    m.name: m for m in (TFT_CONTEST, FBC_ROLL, FBC_CONFLICT, TRIBUTE_TEST)
 }
 
 

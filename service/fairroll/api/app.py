@@ -19,16 +19,19 @@ from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.tables import KeysController, TablesController
 from fairroll.api.controllers.tft import TftController
+from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.openapi import declare_closed_objects
 from fairroll.api.problems import exception_handlers
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
+from fairroll.api.strict import strict_body
 from fairroll.audit import AuditStore, load_signer
 
 __all__ = ["create_app", "create_app_from_env"]
 
 OPENAPI_TAGS = [
     Tag(name="fbc", description="Faster, Better, Cheaper (Kirt A. Dankmyer, 2003)."),
+    Tag(name="tribute", description="Tribute's core dice mechanic (FOCUS, BURDEN, Profit, Waste)."),
     Tag(name="tft", description="TFT contests between characters (Richard Smith, 2002)."),
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
     Tag(name="operations", description="Health probes for orchestrators."),
@@ -70,6 +73,7 @@ def create_app(settings: Settings) -> Litestar:
         route_handlers=[
             FbcController,
             TftController,
+            TributeController,
             TablesController,
             KeysController,
             HealthController,
@@ -83,6 +87,7 @@ def create_app(settings: Settings) -> Litestar:
         lifespan=[lifespan],
         middleware=[prometheus.middleware],
         exception_handlers=exception_handlers,
+        before_request=strict_body,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="fairroll",

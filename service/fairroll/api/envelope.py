@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 import msgspec
 from litestar.openapi.spec import OpenAPIType, Schema
@@ -16,6 +16,7 @@ from fairroll.randomness import Die, Seed
 
 __all__ = [
     "ROLL_BODY",
+    "CountOdds",
     "Probability",
     "Receipt",
     "RollEnvelope",
@@ -23,9 +24,11 @@ __all__ = [
     "Seed",
     "SuppliedGroups",
     "TableName",
+    "counts_of",
     "faces_meta",
     "probability_of",
     "receipt_of",
+    "roll_body",
 ]
 
 TableName = Annotated[
@@ -71,11 +74,16 @@ class RollEnvelope(Protocol):
         ...
 
 
-#: A roll body gives a seed (the service rolls) or dice (rolled elsewhere), never both.
-ROLL_BODY = Body(
-    description="Mechanic fields, plus optional table, seed (replay) or supplied dice.",
-    schema_extra={"not": Schema(required=["seed", "dice"])},
-)
+def roll_body(**schema_extra: object) -> Any:
+    """The body of a roll: a seed (the service rolls) or dice (rolled elsewhere), never both;
+    ``schema_extra`` adds a mechanic's own cross-field constraints to the spec."""
+    return Body(
+        description="Mechanic fields, plus optional table, seed (replay) or supplied dice.",
+        schema_extra={"not": Schema(required=["seed", "dice"]), **schema_extra},
+    )
+
+
+ROLL_BODY = roll_body()
 
 
 def faces_meta(
@@ -126,6 +134,17 @@ class Probability(msgspec.Struct, frozen=True, kw_only=True):
 
 def probability_of(value: Fraction) -> Probability:
     return Probability(exact=f"{value.numerator}/{value.denominator}", value=float(value))
+
+
+class CountOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """The probability of one value of a count (successes, pool size, Profit ...)."""
+
+    value: int
+    probability: Probability
+
+
+def counts_of(distribution: Mapping[int, Fraction]) -> list[CountOdds]:
+    return [CountOdds(value=k, probability=probability_of(p)) for k, p in distribution.items()]
 
 
 def receipt_of(entry: Entry) -> Receipt:

@@ -11,10 +11,12 @@ from msgspec import UNSET, UnsetType
 
 from fairroll.api.envelope import (
     ROLL_BODY,
+    CountOdds,
     Probability,
     RollResponse,
     Seed,
     TableName,
+    counts_of,
     faces_meta,
     probability_of,
 )
@@ -96,11 +98,6 @@ class ConflictResponse(RollResponse, frozen=True, kw_only=True):
     outcome: fbc.ConflictOutcome
 
 
-class CountOdds(msgspec.Struct, frozen=True, kw_only=True):
-    value: int
-    probability: Probability
-
-
 class RollOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
     """Exact odds of each number of successes and of each pool size after the roll."""
 
@@ -146,8 +143,8 @@ class FbcController(Controller):
         odds = roll_odds(data)
         return RollOddsResponse(
             failure=probability_of(odds.successes.get(0, Fraction(0))),
-            successes=_counts(odds.successes),
-            new_pool=_counts(odds.new_pool),
+            successes=counts_of(odds.successes),
+            new_pool=counts_of(odds.new_pool),
         )
 
     @post(
@@ -189,7 +186,3 @@ class FbcController(Controller):
         self, data: fbc_characters.Advancement
     ) -> fbc_characters.AdvancementOutcome:
         return fbc_characters.advance(data)
-
-
-def _counts(distribution: dict[int, Fraction]) -> list[CountOdds]:
-    return [CountOdds(value=k, probability=probability_of(p)) for k, p in distribution.items()]

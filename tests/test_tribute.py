@@ -1,0 +1,297 @@
+"""Tribute (seed 001): tests, opposed tests, Profit and Waste under both rules, options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairroll.randomness import SeededDice, SuppliedDice
+from fairroll.rules import RuleError, tribute
+from fairroll.rules.tribute import OUTCOME_ORDER, all_choices, best_choice, resolve_test
+
+
+def a_test(**fields: Any) -> tribute.Test:
+    return tribute.Test(**{"reality": "d6", "rank": 0, **fields})
+
+
+def supplied(**groups: list[int]) -> SuppliedDice:
+    return SuppliedDice({key.replace("opponent_", "opponent."): v for key, v in groups.items()})
+
+
+# --- "Tweaking the Core Mechanic": the +5 on d6 example ---------------------------------
+
+
+def test_plus_five_on_d6_revised_gets_it_with_no_waste() -> None:
+    # "if you rolled FOCUS [3,4,5,6] and BURDEN [1,1] and you needed a +5, you could get it
+    #  with no Waste. There's no chance of Profit when you need a maximum roll"
+    test = a_test(focus=4, burden=2, difficulty=5)
+    outcome = resolve_test(test, supplied(focus=[3, 4, 5, 6], burden=[1, 1]))
+    chosen = outcome.actor.chosen
+    assert (chosen.focus, chosen.burden, chosen.result) == (6, 1, 5)
+    assert (outcome.outcome, chosen.profit, chosen.waste) == ("match", 0, 0)
+
+
+def test_plus_five_on_d6_classic_gets_automatic_profit() -> None:
+    # "you would automatically get 3 Profit on your Test if you succeeded, because every
+    #  FOCUS die would meet or exceed the BURDEN roll of 1"
+    test = a_test(focus=4, burden=3, difficulty=5, profit_rule="classic")
+    outcome = resolve_test(test, supplied(focus=[6, 4, 2, 3], burden=[1, 1, 1]))
+    assert (outcome.outcome, outcome.actor.chosen.profit, outcome.actor.chosen.waste) == (
+        "match",
+        3,
+        0,
+    )
+    assert outcome.actor.chosen_by == "rule"
+
+
+def test_choice_between_six_for_no_profit_and_three_for_three_profit() -> None:
+    # "if you rolled [3,4,5,6] on your FOCUS dice, you'd get to choose between using 6 and
+    #  getting no Profit, and using 3, and getting 3 Profit, or anything in between"
+    choices = all_choices((3, 4, 5, 6), (1,), need=-10, failure_counts=False)
+    by_focus = {c.focus: c.profit for c in choices}
+    assert by_focus == {3: 3, 4: 2, 5: 1, 6: 0}
+    # "you'd choose the most optimal option": all Win, so 3 with 3 Profit.
+    assert choices[0].focus == 3
+    # When only the 6 Wins, the 6 is used, and the undominated alternatives are offered.
+    outcome = resolve_test(
+        a_test(focus=4, difficulty=4, trash_is_treasure=True, failure_counts=True),
+        supplied(focus=[3, 4, 5, 6], burden=[1]),
+    )
+    assert (outcome.actor.chosen.focus, outcome.outcome) == (6, "win")
+    offered = {(c.focus, c.outcome, c.profit) for c in outcome.actor.alternatives}
+    assert offered == {(6, "win", 0), (5, "match", 1), (3, "fail", 3)}
+
+
+def test_a_named_choice_is_used_as_given() -> None:
+    test = a_test(focus=4, difficulty=-10, choice=tribute.ExplicitChoice(focus=6, burden=1))
+    outcome = resolve_test(test, supplied(focus=[3, 4, 5, 6], burden=[1]))
+    assert (outcome.actor.chosen.focus, outcome.actor.chosen_by) == (6, "request")
+    with pytest.raises(RuleError) as error:
+        bad = a_test(focus=4, difficulty=-10, choice=tribute.ExplicitChoice(focus=2, burden=1))
+        resolve_test(bad, supplied(focus=[3, 4, 5, 6], burden=[1]))
+    assert error.value.field == "choice.focus"
+
+
+# --- Option 1a's examples ---------------------------------------------------------------
+
+
+def example_1(rule: str) -> tribute.TestOutcome:
+    # "The Player rolls 3 FOCUS dice [5,3,2] and 2 BURDEN dice [5,5] ... The GM rolls 1
+    #  FOCUS die [4] and 1 BURDEN die [2], for a roll of +2"
+    test = a_test(
+        focus=3,
+        burden=2,
+        opponent=tribute.Opponent(name="GM", rank=0),
+        profit_rule=rule,
+        trash_is_treasure=True,
+        failure_counts=True,
+    )
+    dice = supplied(focus=[5, 3, 2], burden=[5, 5], opponent_focus=[4], opponent_burden=[2])
+    return resolve_test(test, dice)
+
+
+def test_option_1a_example_1_under_the_rule_text() -> None:
+    # The example says "a roll of 0 with 1 Profit": neither rule gives that.
+    # Revised: the Player cannot reach +2 (at best 5 - 5 = 0), so he Fails and, giving
+    # everything away, uses his 2 (Profit 2: the 5 and the 3) and a 5 (no Waste).
+    revised = example_1("revised")
+    assert revised.outcome == "fail"
+    assert revised.opposition_result == 2
+    assert (revised.actor.chosen.focus, revised.actor.chosen.burden) == (2, 5)
+    assert (revised.given_to_opposition.profit, revised.given_to_opposition.waste) == (2, 0)
+    assert revised.opposition_effect is not None
+    assert (revised.opposition_effect.profit, revised.opposition_effect.waste) == (0, 2)
+    # Classic: highest dice 5 - 5 = 0; the other 5 meets the highest FOCUS die: 1 Waste,
+    # which the GM receives as 1 Profit.
+    classic = example_1("classic")
+    assert (classic.actor.chosen.result, classic.outcome) == (0, "fail")
+    assert (classic.given_to_opposition.profit, classic.given_to_opposition.waste) == (0, 1)
+    assert classic.opposition_effect is not None
+    assert (classic.opposition_effect.profit, classic.opposition_effect.waste) == (1, 0)
+
+
+def example_2(rule: str) -> tribute.TestOutcome:
+    # "The Player rolls 2 FOCUS dice [3,3] and 3 BURDEN dice [6,5,1] for a result of -3
+    #  with 1 Waste. The GM rolls 1 FOCUS die [5] and 1 BURDEN die [1] for a roll of +4."
+    test = a_test(
+        focus=2,
+        burden=3,
+        opponent=tribute.Opponent(name="GM", rank=0),
+        profit_rule=rule,
+        trash_is_treasure=True,
+        failure_counts=True,
+    )
+    dice = supplied(focus=[3, 3], burden=[6, 5, 1], opponent_focus=[5], opponent_burden=[1])
+    return resolve_test(test, dice)
+
+
+def test_option_1a_example_2_follows_the_classic_rule() -> None:
+    classic = example_2("classic")
+    assert (classic.actor.chosen.result, classic.actor.chosen.waste) == (-3, 1)
+    assert classic.opposition_result == 4
+    # "the GM now has a roll of +4 with 1 Profit"
+    assert classic.opposition_effect is not None
+    assert classic.opposition_effect.profit == 1
+    # Under the revised rule the Player uses the 6 and has no Waste to give.
+    revised = example_2("revised")
+    assert (revised.actor.chosen.result, revised.actor.chosen.waste) == (-3, 0)
+    assert revised.opposition_effect is not None
+    assert revised.opposition_effect.profit == 0
+
+
+# --- reality levels, effects, options ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reality", "sides"), [("d4", 4), ("d6", 6), ("d8", 8), ("d10", 10), ("d12", 12)]
+)
+def test_reality_levels_roll_their_die(reality: str, sides: int) -> None:
+    dice = SeededDice(f"reality-{reality}")
+    outcome = resolve_test(a_test(reality=reality, focus=6, burden=6, difficulty=0), dice)
+    assert outcome.sides == sides
+    assert all(d.sides == sides and 1 <= d.face <= sides for d in dice.dice)
+    assert len(dice.dice) == 12
+
+
+@pytest.mark.parametrize(
+    ("effect_rank", "focus", "burden", "rank_after"),
+    [(5, [1, 4, 5, 6], [1], 5), (1, [6], [1, 2, 3, 4], 0), (3, [2, 5], [1, 3], 3)],
+)
+def test_effect_rank_after_profit_and_waste_stays_within_0_to_5(
+    effect_rank: int, focus: list[int], burden: list[int], rank_after: int
+) -> None:
+    # "Profit can't raise an Effect ... beyond 5"; "Waste can't lower ... below 0"
+    test = a_test(
+        focus=len(focus),
+        burden=len(burden),
+        difficulty=-20,
+        effect_rank=effect_rank,
+        choice=tribute.ExplicitChoice(focus=min(focus), burden=min(burden)),
+    )
+    outcome = resolve_test(test, supplied(focus=focus, burden=burden))
+    assert outcome.actor_effect.applies
+    assert outcome.actor_effect.rank_after == rank_after
+
+
+def test_failure_gives_no_effect_and_no_profit_without_option_1a() -> None:
+    # Classic: "If you Fail a Test, Waste is irrelevant- nothing happens."
+    outcome = resolve_test(a_test(difficulty=9, effect_rank=3), supplied(focus=[2], burden=[5]))
+    assert outcome.outcome == "fail"
+    assert not outcome.actor_effect.applies
+    assert (outcome.actor.chosen.profit, outcome.actor.chosen.waste) == (0, 0)
+
+
+def test_option_1_may_give_only_on_a_match() -> None:
+    # "Unless you're using 'Profit and Waste on a Failure', below, this only applies when
+    #  you Match."
+    match = resolve_test(
+        a_test(difficulty=3, trash_is_treasure=True), supplied(focus=[4], burden=[1])
+    )
+    assert (match.outcome, match.may_give_to_opposition) == ("match", True)
+    win = resolve_test(
+        a_test(difficulty=0, trash_is_treasure=True), supplied(focus=[4], burden=[1])
+    )
+    assert (win.outcome, win.may_give_to_opposition) == ("win", False)
+
+
+@pytest.mark.parametrize(
+    ("allocation", "by"),
+    [("standard", "roller"), ("leaf_on_the_wind", "gm"), ("enemy_mine", "opposition")],
+)
+def test_options_2_and_3_report_who_allocates(allocation: str, by: str) -> None:
+    outcome = resolve_test(a_test(difficulty=0, allocation=allocation), SeededDice("alloc"))
+    assert outcome.allocated_by == by
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({}, "difficulty"),
+        ({"difficulty": 1, "opponent": tribute.Opponent(rank=0)}, "difficulty"),
+        ({"difficulty": 1, "failure_counts": True}, "failure_counts"),
+        (
+            {
+                "difficulty": 1,
+                "profit_rule": "classic",
+                "choice": tribute.ExplicitChoice(focus=1, burden=1),
+            },
+            "choice",
+        ),
+    ],
+)
+def test_inconsistent_requests_are_rule_errors(fields: dict[str, Any], field: str) -> None:
+    with pytest.raises(RuleError) as error:
+        resolve_test(a_test(**fields), SeededDice("x"))
+    assert error.value.field == field
+
+
+# --- opposed tests ------------------------------------------------------------------------
+
+
+def test_opposed_test_match_applies_both_effects() -> None:
+    test = a_test(
+        rank=1,
+        opponent=tribute.Opponent(rank=2, effect_rank=2),
+        effect_rank=3,
+    )
+    # Actor 1 + 4 - 2 = 3; opponent at best 2 + 3 - 2 = 3: a Match.
+    outcome = resolve_test(
+        test, supplied(focus=[4], burden=[2], opponent_focus=[3], opponent_burden=[2])
+    )
+    assert outcome.outcome == "match"
+    assert outcome.actor_effect.applies
+    assert outcome.opposition_effect is not None and outcome.opposition_effect.applies
+
+
+opposed = st.builds(
+    lambda rank, o_rank, nf, nb, of, ob, rule: a_test(
+        reality="d8",
+        rank=rank,
+        focus=nf,
+        burden=nb,
+        opponent=tribute.Opponent(rank=o_rank, focus=of, burden=ob),
+        profit_rule=rule,
+        trash_is_treasure=True,
+        failure_counts=True,
+    ),
+    st.integers(-3, 3),
+    st.integers(-3, 3),
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.sampled_from(["revised", "classic"]),
+)
+
+
+@given(opposed, st.text(min_size=1, max_size=12))
+def test_opposed_outcome_is_the_comparison_of_final_results(test: tribute.Test, seed: str) -> None:
+    outcome = resolve_test(test, SeededDice(seed))
+    a = test.rank + outcome.actor.chosen.result
+    o = outcome.opposition_result
+    expected = "win" if a > o else "match" if a == o else "fail"
+    assert outcome.outcome == expected
+    assert outcome.opposition is not None
+    # Result identity on both sides.
+    assert outcome.actor.chosen.result == outcome.actor.chosen.focus - outcome.actor.chosen.burden
+    assert outcome.actor.chosen.focus in outcome.actor.focus_dice
+    assert outcome.actor.chosen.burden in outcome.actor.burden_dice
+    assert resolve_test(test, SeededDice(seed)) == outcome  # replay
+
+
+hands = st.lists(st.integers(1, 12), min_size=1, max_size=6).map(tuple)
+
+
+@given(hands, hands, st.integers(-12, 12), st.booleans())
+def test_revised_choice_is_never_worse_than_classic(
+    focus: tuple[int, ...], burden: tuple[int, ...], need: int, counts: bool
+) -> None:
+    revised = best_choice(focus, burden, need=need, rule="revised", failure_counts=counts)
+    classic = best_choice(focus, burden, need=need, rule="classic", failure_counts=counts)
+    assert OUTCOME_ORDER[revised.outcome] >= OUTCOME_ORDER[classic.outcome]
+    for choice in (revised, classic):
+        assert choice.profit >= 0 and choice.waste >= 0
+        assert choice.profit <= len(focus) - 1 and choice.waste <= len(burden) - 1
