@@ -55,6 +55,19 @@ def test_every_operation_has_an_id_summary_and_tag() -> None:
     assert "/metrics" not in spec["paths"]
 
 
+def test_component_names_are_unique_class_names() -> None:
+    # Litestar prefixes colliding names with their module; SDK generators would then name
+    # types after modules, and closed (additionalProperties: false) objects go unmarked.
+    components = json.loads(SPEC.read_text())["components"]["schemas"]
+    assert [key for key, value in components.items() if key != value.get("title")] == []
+
+
+def test_request_objects_refuse_unknown_fields() -> None:
+    components = json.loads(SPEC.read_text())["components"]["schemas"]
+    for name in ("TftContestRequest", "Contestant", "Contender", "Trait", "NewTrait", "TestDice"):
+        assert components[name]["additionalProperties"] is False, name
+
+
 @schema.parametrize()
 @settings(
     max_examples=25,

@@ -13,12 +13,15 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from fairroll.randomness import DiceSource, SeededDice, SuppliedDice
-from fairroll.rules import fbc, tft, tribute
+from fairroll.rules import fbc, stat_skill, tft, tribute
 
 __all__ = [
     "FBC_CONFLICT",
     "FBC_ROLL",
     "MECHANICS",
+    "STAT_SKILL_CHECK",
+    "STAT_SKILL_COMPLEX",
+    "STAT_SKILL_CONTEST",
     "TFT_CONTEST",
     "TRIBUTE_TEST",
     "Mechanic",
@@ -56,8 +59,27 @@ TRIBUTE_TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
     "tribute.test", tribute.Test, tribute.resolve_test
 )
 
+STAT_SKILL_CHECK: Mechanic[stat_skill.Check, stat_skill.CheckOutcome] = Mechanic(
+    "stat-skill.check", stat_skill.Check, stat_skill.resolve_check
+)
+STAT_SKILL_CONTEST: Mechanic[stat_skill.ContestedCheck, stat_skill.ContestedOutcome] = Mechanic(
+    "stat-skill.contest", stat_skill.ContestedCheck, stat_skill.resolve_contest
+)
+STAT_SKILL_COMPLEX: Mechanic[stat_skill.ComplexCheck, stat_skill.ComplexOutcome] = Mechanic(
+    "stat-skill.complex-check", stat_skill.ComplexCheck, stat_skill.resolve_complex_check
+)
+
 MECHANICS: Mapping[str, Mechanic[Any, Any]] = {
-    m.name: m for m in (TFT_CONTEST, FBC_ROLL, FBC_CONFLICT, TRIBUTE_TEST)
+    m.name: m
+    for m in (
+        TFT_CONTEST,
+        FBC_ROLL,
+        FBC_CONFLICT,
+        TRIBUTE_TEST,
+        STAT_SKILL_CHECK,
+        STAT_SKILL_CONTEST,
+        STAT_SKILL_COMPLEX,
+    )
 }
 
 

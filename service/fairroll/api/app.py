@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 import fairroll
 from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
+from fairroll.api.controllers.stat_skill import StatSkillController
 from fairroll.api.controllers.tables import KeysController, TablesController
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
@@ -31,6 +32,7 @@ __all__ = ["create_app", "create_app_from_env"]
 
 OPENAPI_TAGS = [
     Tag(name="fbc", description="Faster, Better, Cheaper (Kirt A. Dankmyer, 2003)."),
+    Tag(name="stat-skill", description="A 2d10 Stat + Skill system with threats and fate dice."),
     Tag(name="tribute", description="Tribute's core dice mechanic (FOCUS, BURDEN, Profit, Waste)."),
     Tag(name="tft", description="TFT contests between characters (Richard Smith, 2002)."),
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
@@ -72,6 +74,7 @@ def create_app(settings: Settings) -> Litestar:
     app = Litestar(
         route_handlers=[
             FbcController,
+            StatSkillController,
             TftController,
             TributeController,
             TablesController,

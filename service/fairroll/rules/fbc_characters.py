@@ -293,7 +293,14 @@ def _tidy(text: str) -> str:
 # --- advancement -----------------------------------------------------------------------------
 
 
-class NewTrait(msgspec.Struct, frozen=True, kw_only=True, tag="new_trait", tag_field="kind"):
+class NewTrait(
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag="new_trait",
+    tag_field="kind",
+    forbid_unknown_fields=True,
+):
     """Learn a new Trait with one of Faster/Better/Cheaper and a style: 1 XP."""
 
     name: Name
@@ -302,7 +309,12 @@ class NewTrait(msgspec.Struct, frozen=True, kw_only=True, tag="new_trait", tag_f
 
 
 class AddAdjective(
-    msgspec.Struct, frozen=True, kw_only=True, tag="add_adjective", tag_field="kind"
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag="add_adjective",
+    tag_field="kind",
+    forbid_unknown_fields=True,
 ):
     """One more of Faster/Better/Cheaper on a Trait: XP = its adjectives, style included."""
 
@@ -311,7 +323,12 @@ class AddAdjective(
 
 
 class RemoveNegative(
-    msgspec.Struct, frozen=True, kw_only=True, tag="remove_negative", tag_field="kind"
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag="remove_negative",
+    tag_field="kind",
+    forbid_unknown_fields=True,
 ):
     """Remove one negative adjective: XP = the Trait's negative adjectives."""
 
@@ -319,7 +336,14 @@ class RemoveNegative(
     adjective: NegativeAdjective
 
 
-class ChangeStyle(msgspec.Struct, frozen=True, kw_only=True, tag="change_style", tag_field="kind"):
+class ChangeStyle(
+    msgspec.Struct,
+    frozen=True,
+    kw_only=True,
+    tag="change_style",
+    tag_field="kind",
+    forbid_unknown_fields=True,
+):
     """Change one style adjective, free after a session."""
 
     trait: Name

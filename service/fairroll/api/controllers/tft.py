@@ -46,7 +46,7 @@ Contestant = Annotated[
 ]
 
 
-class ContestDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class TftContestDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Faces rolled elsewhere (physical or VTT dice) for each side, in any order."""
 
     a: D6Faces
@@ -56,17 +56,17 @@ class ContestDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
         return {"a": self.a, "b": self.b}
 
 
-class ContestRequest(tft.Contest, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class TftContestRequest(tft.Contest, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A contest between two characters."""
 
     a: Contestant
     b: Contestant
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
-    dice: ContestDice | UnsetType = UNSET
+    dice: TftContestDice | UnsetType = UNSET
 
 
-class ContestResponse(RollResponse, frozen=True, kw_only=True):
+class TftContestResponse(RollResponse, frozen=True, kw_only=True):
     outcome: tft.ContestOutcome
 
 
@@ -75,14 +75,14 @@ class LevelOdds(msgspec.Struct, frozen=True, kw_only=True):
     probability: Probability
 
 
-class ContestOddsRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class TftContestOddsRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The two sides of a contest, as in a roll (no dice are rolled)."""
 
     a: Contestant
     b: Contestant
 
 
-class ContestOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+class TftContestOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
     a_dice: int
     b_dice: int
     a_wins: Probability
@@ -112,10 +112,10 @@ class TftController(Controller):
         responses=problem_responses(400, 413, 422, 503),
     )
     async def roll_contest(
-        self, data: Annotated[ContestRequest, ROLL_BODY], roller: Roller
-    ) -> ContestResponse:
+        self, data: Annotated[TftContestRequest, ROLL_BODY], roller: Roller
+    ) -> TftContestResponse:
         rolled = await roller.roll(TFT_CONTEST, data)
-        return ContestResponse(**rolled.envelope(), outcome=rolled.outcome)
+        return TftContestResponse(**rolled.envelope(), outcome=rolled.outcome)
 
     @post(
         "/contests/odds",
@@ -124,16 +124,16 @@ class TftController(Controller):
         status_code=200,
         responses=problem_responses(400, 413, 422),
     )
-    async def contest_odds(self, data: ContestOddsRequest) -> ContestOddsResponse:
+    async def contest_odds(self, data: TftContestOddsRequest) -> TftContestOddsResponse:
         a_dice = tft.dice_count(data.a, "a")
         b_dice = tft.dice_count(data.b, "b")
         return _odds_response(a_dice, b_dice)
 
 
 @lru_cache(maxsize=1024)
-def _odds_response(a_dice: int, b_dice: int) -> ContestOddsResponse:
+def _odds_response(a_dice: int, b_dice: int) -> TftContestOddsResponse:
     odds: ContestOdds = contest_odds(a_dice, b_dice)
-    return ContestOddsResponse(
+    return TftContestOddsResponse(
         a_dice=a_dice,
         b_dice=b_dice,
         a_wins=probability_of(odds.a_wins),
