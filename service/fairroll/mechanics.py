@@ -13,9 +13,15 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from fairroll.randomness import DiceSource, SeededDice, SuppliedDice
-from fairroll.rules import fbc, stat_skill, tft, tribute
+from fairroll.rules import fast_battle, fbc, stat_skill, tft, tribute
 
 __all__ = [
+    "FAST_BATTLE_ATTACK",
+    "FAST_BATTLE_BATTLE",
+    "FAST_BATTLE_CHARACTER",
+    "FAST_BATTLE_INITIATIVE",
+    "FAST_BATTLE_LEVEL_UP",
+    "FAST_BATTLE_SPELL",
     "FBC_CONFLICT",
     "FBC_ROLL",
     "MECHANICS",
@@ -69,6 +75,25 @@ STAT_SKILL_COMPLEX: Mechanic[stat_skill.ComplexCheck, stat_skill.ComplexOutcome]
     "stat-skill.complex-check", stat_skill.ComplexCheck, stat_skill.resolve_complex_check
 )
 
+FAST_BATTLE_CHARACTER: Mechanic[fast_battle.NewCharacter, fast_battle.NewCharacterOutcome] = (
+    Mechanic("fast-battle.character", fast_battle.NewCharacter, fast_battle.resolve_new_character)
+)
+FAST_BATTLE_ATTACK: Mechanic[fast_battle.Attack, fast_battle.AttackOutcome] = Mechanic(
+    "fast-battle.attack", fast_battle.Attack, fast_battle.resolve_attack
+)
+FAST_BATTLE_SPELL: Mechanic[fast_battle.SpellCast, fast_battle.SpellOutcome] = Mechanic(
+    "fast-battle.spell", fast_battle.SpellCast, fast_battle.resolve_spell
+)
+FAST_BATTLE_INITIATIVE: Mechanic[fast_battle.Initiative, fast_battle.InitiativeOutcome] = Mechanic(
+    "fast-battle.initiative", fast_battle.Initiative, fast_battle.resolve_initiative
+)
+FAST_BATTLE_BATTLE: Mechanic[fast_battle.Battle, fast_battle.BattleOutcome] = Mechanic(
+    "fast-battle.battle", fast_battle.Battle, fast_battle.resolve_battle
+)
+FAST_BATTLE_LEVEL_UP: Mechanic[fast_battle.LevelUp, fast_battle.LevelUpOutcome] = Mechanic(
+    "fast-battle.level-up", fast_battle.LevelUp, fast_battle.resolve_level_up
+)
+
 MECHANICS: Mapping[str, Mechanic[Any, Any]] = {
     m.name: m
     for m in (
@@ -79,6 +104,12 @@ MECHANICS: Mapping[str, Mechanic[Any, Any]] = {
         STAT_SKILL_CHECK,
         STAT_SKILL_CONTEST,
         STAT_SKILL_COMPLEX,
+        FAST_BATTLE_CHARACTER,
+        FAST_BATTLE_ATTACK,
+        FAST_BATTLE_SPELL,
+        FAST_BATTLE_INITIATIVE,
+        FAST_BATTLE_BATTLE,
+        FAST_BATTLE_LEVEL_UP,
     )
 }
 

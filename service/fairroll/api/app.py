@@ -15,13 +15,14 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 import fairroll
+from fairroll.api.controllers.fast_battle import FastBattleController
 from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.stat_skill import StatSkillController
 from fairroll.api.controllers.tables import KeysController, TablesController
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
-from fairroll.api.openapi import declare_closed_objects
+from fairroll.api.openapi import declare_closed_objects, declare_integer_bounds
 from fairroll.api.problems import exception_handlers
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
@@ -31,6 +32,7 @@ from fairroll.audit import AuditStore, load_signer
 __all__ = ["create_app", "create_app_from_env"]
 
 OPENAPI_TAGS = [
+    Tag(name="fast-battle", description="The Fast Battle System (John Floren, 2005)."),
     Tag(name="fbc", description="Faster, Better, Cheaper (Kirt A. Dankmyer, 2003)."),
     Tag(name="stat-skill", description="A 2d10 Stat + Skill system with threats and fate dice."),
     Tag(name="tribute", description="Tribute's core dice mechanic (FOCUS, BURDEN, Profit, Waste)."),
@@ -73,6 +75,7 @@ def create_app(settings: Settings) -> Litestar:
     )
     app = Litestar(
         route_handlers=[
+            FastBattleController,
             FbcController,
             StatSkillController,
             TftController,
@@ -105,6 +108,7 @@ def create_app(settings: Settings) -> Litestar:
         ),
     )
     declare_closed_objects(app)
+    declare_integer_bounds(app)
     return app
 
 

@@ -8,7 +8,7 @@ import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
 
-__all__ = ["declare_closed_objects"]
+__all__ = ["declare_closed_objects", "declare_integer_bounds"]
 
 
 def declare_closed_objects(app: Litestar) -> None:
@@ -23,6 +23,37 @@ def declare_closed_objects(app: Litestar) -> None:
     for name, schema in components.items():
         if name in closed:
             schema.additional_properties = False
+
+
+def declare_integer_bounds(app: Litestar) -> None:
+    """Restore integer bounds Litestar drops on optional fields when a bound is 0.
+
+    (Litestar copies ``ge``/``le`` from a field's metadata only when the value is truthy,
+    so ``Annotated[int, Meta(ge=0)] | None`` reached the spec without its minimum.)
+    """
+    components = app.openapi_schema.components.schemas or {}
+    for cls in _request_structs(app):
+        schema = components.get(cls.__name__)
+        properties = getattr(schema, "properties", None) or {}
+        for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]
+            target = properties.get(field.encode_name)
+            bounds = _int_bounds(field.type)
+            if target is None or bounds is None or not hasattr(target, "minimum"):
+                continue
+            low, high = bounds
+            if low is not None and target.minimum is None:
+                target.minimum = low
+            if high is not None and target.maximum is None:
+                target.maximum = high
+
+
+def _int_bounds(info: msgspec.inspect.Type) -> tuple[int | None, int | None] | None:
+    if isinstance(info, msgspec.inspect.IntType):
+        return info.ge, info.le
+    if isinstance(info, msgspec.inspect.UnionType):
+        found = [b for t in info.types if (b := _int_bounds(t)) is not None]
+        return found[0] if len(found) == 1 else None
+    return None
 
 
 def _request_structs(app: Litestar) -> set[type[msgspec.Struct]]:

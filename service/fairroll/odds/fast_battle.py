@@ -1,0 +1,181 @@
+"""Odds of Fast Battle System attacks and two-fighter battles.
+
+An attack's damage is max(0, heads of AF coins - heads of FRW coins): exact, by
+convolving two binomials. A battle between two fighters is a Markov chain over
+(HP of each, healing potions each has drunk), fought turn by turn up to the
+turn cap: exact when that state space times the cap is small enough, else a
+seeded estimate (with its standard error) from battles fought by the rules.
+
+>>> odds = damage_odds(af=2, frw=1)
+>>> odds[0], odds[1], odds[2]
+(Fraction(1, 2), Fraction(3, 8), Fraction(1, 8))
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction
+from math import comb
+
+import msgspec
+
+from fairroll.randomness import SeededDice
+from fairroll.rules.fast_battle import (
+    Battle,
+    Combatant,
+    Effective,
+    current_hp,
+    effective,
+    planned_spell,
+    potion_item,
+    resolve_battle,
+)
+from fairroll.rules.fast_battle_items import Heal, Spell
+
+__all__ = ["EXACT_BUDGET", "BattleOdds", "battle_odds", "damage_odds", "spell_success"]
+
+#: Most (states x turns) solved exactly; beyond it the odds are estimated.
+EXACT_BUDGET = 100_000
+ESTIMATE_BATTLES = 200
+
+
+class BattleOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """Win probabilities; ``exact`` False means an estimate from ``battles`` seeded fights."""
+
+    exact: bool
+    first_wins: Fraction
+    second_wins: Fraction
+    turn_cap: Fraction
+    battles: int | None = None
+    standard_error: float | None = None
+    seed: str | None = None
+
+
+def damage_odds(*, af: int, frw: int) -> dict[int, Fraction]:
+    """Exact distribution of an attack's damage: max(0, Bin(af) - Bin(frw))."""
+    counts: defaultdict[int, int] = defaultdict(int)
+    for hits in range(af + 1):
+        for blocks in range(frw + 1):
+            counts[max(0, hits - blocks)] += comb(af, hits) * comb(frw, blocks)
+    total = 2 ** (af + frw)
+    return {damage: Fraction(n, total) for damage, n in sorted(counts.items())}
+
+
+def spell_success(caster: Effective, target: Effective, spell: Spell) -> Fraction:
+    """Probability that the spell is not nullified."""
+    bonus = caster.ma - spell.min_ma
+    ways = 0
+    for heads in range(spell.sp + 1):
+        for resist in range(target.frm + 1):
+            if 2 * (resist + target.mr) < heads + bonus:
+                ways += comb(spell.sp, heads) * comb(target.frm, resist)
+    return Fraction(ways, 2 ** (spell.sp + target.frm))
+
+
+def battle_odds(battle: Battle, *, seed: str = "fairroll-battle-odds") -> BattleOdds:
+    """Odds that the first or the second fighter (request order) wins a two-fighter battle."""
+    if len(battle.fighters) != 2:
+        raise ValueError("battle odds are for two fighters")
+    first, second = battle.fighters
+    scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(battle.fighters)]
+    heals = [_heals(f, i) for i, f in enumerate(battle.fighters)]
+    states = (current_hp(first) + 1) * (current_hp(second) + 1)
+    states *= (len(heals[0]) + 1) * (len(heals[1]) + 1)
+    if states * battle.max_turns > EXACT_BUDGET:
+        return _estimate(battle, seed)
+    plans = [
+        planned_spell(f, s, "tactic.cast") for f, s in zip(battle.fighters, scores, strict=True)
+    ]
+    moves = [_moves(scores[i], scores[1 - i], plans[i]) for i in range(2)]
+    orders = [(0, 1)] if scores[0].qk > scores[1].qk else [(1, 0)]
+    if scores[0].qk == scores[1].qk:
+        orders = [(0, 1), (1, 0)]  # a flip decides who goes first
+    wins = [Fraction(0), Fraction(0)]
+    cap = Fraction(0)
+    for order in orders:
+        won, capped = _chain(battle, order, moves, heals)
+        share = Fraction(1, len(orders))
+        wins = [w + share * x for w, x in zip(wins, won, strict=True)]
+        cap += share * capped
+    return BattleOdds(exact=True, first_wins=wins[0], second_wins=wins[1], turn_cap=cap)
+
+
+def _heals(fighter: Combatant, index: int) -> list[int]:
+    potions = [potion_item(p, f"fighters[{index}].potions") for p in fighter.potions]
+    return [p.effect.amount for p in potions if isinstance(p.effect, Heal)]
+
+
+def _moves(me: Effective, foe: Effective, spell: Spell | None) -> tuple[int, dict[int, int]]:
+    """(flips, damage -> ways out of 2**flips) of the fighter's non-potion action."""
+    if spell is not None:
+        flips = spell.sp + foe.frm
+        hit = spell_success(me, foe, spell) * 2**flips
+        return flips, {spell.damage: int(hit), 0: 2**flips - int(hit)}
+    if me.af == 0:
+        return 0, {0: 1}
+    flips = me.af + foe.frw
+    return flips, {d: int(p * 2**flips) for d, p in damage_odds(af=me.af, frw=foe.frw).items()}
+
+
+def _chain(
+    battle: Battle,
+    order: tuple[int, int],
+    moves: list[tuple[int, dict[int, int]]],
+    heals: list[list[int]],
+) -> tuple[list[Fraction], Fraction]:
+    fighters = battle.fighters
+    max_hp = [f.max_hp for f in fighters]
+    heal_below = [f.tactic.heal_below for f in fighters]
+    # State: (hp0, hp1, potions drunk 0, potions drunk 1) -> ways out of 2**scale_bits.
+    states: dict[tuple[int, int, int, int], int] = {
+        (current_hp(fighters[0]), current_hp(fighters[1]), 0, 0): 1
+    }
+    won = [0, 0]
+    scale_bits = 0
+    for turn in range(battle.max_turns):
+        actor = order[turn % 2]
+        target = 1 - actor
+        flips, damage = moves[actor]
+        won = [ways << flips for ways in won]
+        nxt: defaultdict[tuple[int, int, int, int], int] = defaultdict(int)
+        for state, ways in states.items():
+            hp = [state[0], state[1]]
+            drunk = [state[2], state[3]]
+            below = heal_below[actor]
+            if below is not None and hp[actor] < below and drunk[actor] < len(heals[actor]):
+                hp[actor] = min(max_hp[actor], hp[actor] + heals[actor][drunk[actor]])
+                drunk[actor] += 1
+                nxt[hp[0], hp[1], drunk[0], drunk[1]] += ways << flips
+                continue
+            for dealt, count in damage.items():
+                after = list(hp)
+                after[target] = max(0, hp[target] - dealt)
+                if after[target] == 0:
+                    won[actor] += ways * count
+                else:
+                    nxt[after[0], after[1], drunk[0], drunk[1]] += ways * count
+        states = nxt
+        scale_bits += flips
+        if not states:
+            break
+    total = 2**scale_bits
+    return [Fraction(won[0], total), Fraction(won[1], total)], Fraction(sum(states.values()), total)
+
+
+def _estimate(battle: Battle, seed: str) -> BattleOdds:
+    first_name, second_name = battle.fighters[0].name, battle.fighters[1].name
+    tally = {first_name: 0, second_name: 0, None: 0}
+    for index in range(ESTIMATE_BATTLES):
+        tally[resolve_battle(battle, SeededDice(f"{seed}/{index}")).winner] += 1
+    n = ESTIMATE_BATTLES
+    p = tally[first_name] / n
+    return BattleOdds(
+        exact=False,
+        first_wins=Fraction(tally[first_name], n),
+        second_wins=Fraction(tally[second_name], n),
+        turn_cap=Fraction(tally[None], n),
+        battles=n,
+        standard_error=math.sqrt(p * (1 - p) / n),
+        seed=seed,
+    )

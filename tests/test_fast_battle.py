@@ -1,0 +1,374 @@
+"""The Fast Battle System (seed 003): characters, items, actions, battles, rewards, levels."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from enumerate_dice import every_outcome
+from fairroll.odds.fast_battle import battle_odds, damage_odds
+from fairroll.randomness import SeededDice, SuppliedDice
+from fairroll.rules import RuleError
+from fairroll.rules import fast_battle as fb
+from fairroll.rules.fast_battle_items import Armor, Weapon
+
+H, T = 2, 1  # heads, tails
+
+
+def zippy_creation() -> fb.NewCharacterOutcome:
+    new = fb.NewCharacter(
+        name="Zippy the Mean",
+        allocation=fb.Allocation(st=2, qk=1, in_=1, ma=1, mr=1),
+        bonus=["st", "mr", "qk"],
+        buy=["Standard Issue Sword", "Light Robe", "Potion of Cure Light Wounds"],
+    )
+    dice = SuppliedDice({"bonus": [H, H, T], "hp": [H, T, T]})
+    outcome = fb.resolve_new_character(new, dice)
+    dice.check_all_used()
+    return outcome
+
+
+def test_zippy_the_mean_is_a_valid_sheet() -> None:
+    # "Level: 1 ST: 3 QK: 1 IN: 1 MA: 1 MR: 2 HP: 6 Gold Pieces: 2 Weapons: Standard Issue
+    #  Sword (AF: 2) Armor: Light Robe (FRW: 1 FRM: 1 QK: 0 MA: 0) Other Items: Potion of
+    #  Cure Light Wounds (heals 3 HP)"
+    outcome = zippy_creation()
+    zippy = outcome.character
+    assert (zippy.level, zippy.st, zippy.qk, zippy.in_, zippy.ma, zippy.mr) == (1, 3, 1, 1, 1, 2)
+    assert (zippy.max_hp, outcome.gold) == (6, 2)
+    assert (outcome.bonus_heads, outcome.hp_heads) == (2, 1)
+    scores = fb.effective(zippy)
+    assert (scores.af, scores.frw, scores.frm, scores.qk, scores.ma) == (2, 1, 1, 1, 1)
+
+
+def test_bonus_heads_are_placed_in_order_and_hp_flips_follow_st() -> None:
+    # "flips three coins and may assign as many more points as the number of heads"; "5
+    #  hit-points; ... one coin for each point of ST"
+    new = fb.NewCharacter(name="Bruiser", allocation=fb.Allocation(st=6), bonus=["st", "st", "qk"])
+    dice = SeededDice("bruiser")
+    outcome = fb.resolve_new_character(new, dice)
+    heads = outcome.bonus_heads
+    assert outcome.character.st == 6 + min(heads, 2)
+    assert len(outcome.hp_flips) == outcome.character.st
+    assert outcome.character.max_hp == 5 + outcome.hp_heads
+    assert outcome.gold == 5
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"allocation": fb.Allocation(st=5)}, "allocation"),
+        ({"buy": ["Great Axe", "Chain Mail"]}, "buy"),
+        ({"buy": ["Vorpal Blade"]}, "buy[0]"),
+        ({"buy": ["Standard Issue Sword", "Standard Issue Dagger"]}, "buy[1]"),
+        ({"buy": ["Great Axe"]}, "buy.weapon"),
+    ],
+)
+def test_character_creation_rule_errors(fields: dict[str, Any], field: str) -> None:
+    base: dict[str, Any] = {
+        "name": "X",
+        "allocation": fb.Allocation(st=2, qk=2, ma=2),
+        "bonus": ["st", "st", "st"],
+    }
+    with pytest.raises(RuleError) as error:
+        fb.resolve_new_character(
+            fb.NewCharacter(**{**base, **fields}), SuppliedDice({"bonus": [T, T, T], "hp": [T, T]})
+        )
+    assert error.value.field == field
+
+
+# --- items ------------------------------------------------------------------------------
+
+
+def fighter(**fields: Any) -> fb.Fighter:
+    base: dict[str, Any] = {"name": "F", "st": 3, "qk": 3, "in_": 1, "ma": 3, "mr": 1, "max_hp": 8}
+    return fb.Fighter(**{**base, **fields})
+
+
+def test_armour_penalties_reduce_effective_qk_and_ma() -> None:
+    # "Each piece of armor has a number by which is reduces QK and a number by which it
+    #  reduces MA."
+    scores = fb.effective(fighter(armor="Chain Mail"))
+    assert (scores.qk, scores.ma, scores.frw, scores.frm) == (2, 1, 3, 0)
+    floor = fb.effective(fighter(qk=0, ma=0, armor="Chain Mail"))
+    assert (floor.qk, floor.ma) == (0, 0)
+
+
+def test_inline_items_work_like_store_items() -> None:
+    club = Weapon(name="Club", af=2, hands=1)
+    hide = Armor(name="Hide", frw=2, frm=0, qk_penalty=1, ma_penalty=0)
+    scores = fb.effective(fighter(weapon=club, armor=hide))
+    assert (scores.af, scores.frw, scores.qk) == (2, 2, 2)
+
+
+def test_weapon_requirements() -> None:
+    # "some require a certain ST or QK amount or have a minimum wielder level"
+    with pytest.raises(RuleError) as error:
+        fb.effective(fighter(st=2, weapon="Great Axe"))
+    assert "ST 4" in str(error.value)
+    with pytest.raises(RuleError):
+        fb.effective(fighter(qk=5, weapon="Rapier"))  # level 2 needed
+
+
+def test_trinket_slots() -> None:
+    # "One item around his neck, one item on each wrist, two rings, and an earring in each ear."
+    fb.effective(fighter(trinkets=["Ring of Focus", "Ring of Focus", "Amulet of Warding"]))
+    with pytest.raises(RuleError) as error:
+        fb.effective(fighter(trinkets=["Ring of Focus"] * 3))
+    assert error.value.field == "trinkets"
+
+
+def test_spell_unavailable_below_its_ma_and_without_a_free_hand() -> None:
+    # "If a character's MA drops below the requirement of a spell he already has (if he wears
+    #  some armor, for instance), the spell is simply not available"
+    caster = fighter(ma=3, spells=["Magic Missile"], armor="Chain Mail")  # MA 3 - 2 = 1 < 2
+    cast = fb.SpellCast(attacker=caster, defender=fighter(), spell="Magic Missile")
+    with pytest.raises(RuleError) as error:
+        fb.resolve_spell(cast, SeededDice("x"))
+    assert "not available" in str(error.value)
+    # "at least one hand must be kept free if the player wishes to cast spells"
+    axe = fighter(st=4, weapon="Great Axe", spells=["Spark"])
+    with pytest.raises(RuleError) as error:
+        fb.resolve_spell(
+            fb.SpellCast(attacker=axe, defender=fighter(), spell="Spark"), SeededDice("x")
+        )
+    assert "free hand" in str(error.value)
+
+
+# --- actions ----------------------------------------------------------------------------
+
+
+def test_attack_is_af_heads_minus_frw_heads_never_below_zero() -> None:
+    attack = fb.Attack(
+        attacker=fighter(weapon="Standard Issue Mace"), defender=fighter(armor="Leather Jerkin")
+    )
+    hit = fb.resolve_attack(attack, SuppliedDice({"attack": [H, H, T], "armor": [H, T]}))
+    assert (hit.attack_heads, hit.armor_heads, hit.damage, hit.defender_hp) == (2, 1, 1, 7)
+    blocked = fb.resolve_attack(attack, SuppliedDice({"attack": [H, T, T], "armor": [H, H]}))
+    assert blocked.damage == 0
+
+
+@pytest.mark.parametrize(
+    ("spell_flips", "resist_flips", "nullified"),
+    [
+        # Caster MA 3, Magic Missile (SP 3, min MA 2): total = heads + 1.
+        # Defender FRM 0 + MR 1: "at least 1/2 of that number" nullifies.
+        ([H, T, T], [], True),  # 2 vs 1: exactly half
+        ([H, H, T], [], False),  # 3 vs 1: 1 < 1.5
+        ([T, T, T], [], True),  # 1 vs 1
+    ],
+)
+def test_spell_nullified_by_half(
+    spell_flips: list[int], resist_flips: list[int], nullified: bool
+) -> None:
+    cast = fb.SpellCast(
+        attacker=fighter(spells=["Magic Missile"]), defender=fighter(), spell="Magic Missile"
+    )
+    outcome = fb.resolve_spell(cast, SuppliedDice({"spell": spell_flips, "resist": resist_flips}))
+    assert outcome.nullified is nullified
+    assert outcome.damage == (0 if nullified else 3)
+
+
+def test_initiative_higher_effective_qk_first_and_ties_flipped() -> None:
+    quick, slow = fighter(name="Quick", qk=4), fighter(name="Slow", qk=4, armor="Chain Mail")
+    first = fb.resolve_initiative(fb.Initiative(fighters=[slow, quick]), SeededDice("x"))
+    assert first.order == ("Quick", "Slow")
+    assert first.tie_flips == ()
+    tie = fb.Initiative(fighters=[fighter(name="A"), fighter(name="B")])
+    assert fb.resolve_initiative(tie, SuppliedDice({"initiative": [H]})).order == ("A", "B")
+    assert fb.resolve_initiative(tie, SuppliedDice({"initiative": [T]})).order == ("B", "A")
+
+
+def test_three_way_initiative_tie_is_drawn_uniformly_with_coins() -> None:
+    three = fb.Initiative(fighters=[fighter(name=n) for n in "ABC"])
+    # Two flips make 0..3; 3 (tails, tails) is flipped again; then one flip for the rest.
+    dice = SuppliedDice({"initiative": [T, T, H, T, H]})
+    outcome = fb.resolve_initiative(three, dice)
+    dice.check_all_used()
+    assert outcome.order == ("B", "A", "C")
+    # Each first place has the same weight among the accepted draws 00, 01, 10.
+    firsts = {
+        fb.resolve_initiative(three, SuppliedDice({"initiative": [a, b, H]})).order[0]
+        for a, b in ((H, H), (H, T), (T, H))
+    }
+    assert firsts == {"A", "B", "C"}
+
+
+def test_potions_heal_up_to_the_maximum_and_boost() -> None:
+    hurt = fighter(hp=4, max_hp=6)
+    healed = fb.quaff(fb.Quaff(fighter=hurt, potion="Potion of Cure Light Wounds"))
+    assert (healed.hp_before, healed.hp_after) == (4, 6)
+    quick = fb.quaff(fb.Quaff(fighter=hurt, potion="Potion of Quickness"))
+    assert quick.fighter.qk == 5
+
+
+# --- rewards and levels -----------------------------------------------------------------
+
+
+def test_level_3_beats_level_4() -> None:
+    # "if a level 3 fighter beats a level 4 fighter, the winner gets 20 gold (5*3 + 5*1).
+    #  The loser gets 7 gold (5*2 - 3*1)." ... "1.5 XP ..., who would get 0 XP"
+    assert fb.rewards(winner_level=3, loser_level=4) == fb.Rewards(
+        winner_gold=20, loser_gold=7, winner_xp="1.5", loser_xp="0"
+    )
+
+
+def test_level_4_beats_level_3_follows_the_examples_arithmetic() -> None:
+    # "if the level 4 fighter won, he would get 17 gold (5*4 - 3*1), but the loser, being a
+    #  lower level, would get 13 gold (5*2 + 3*1)." The text's winner rule alone gives 20.
+    assert fb.rewards(winner_level=4, loser_level=3) == fb.Rewards(
+        winner_gold=17, loser_gold=13, winner_xp="1", loser_xp="0"
+    )
+
+
+@given(st.integers(1, 100), st.integers(1, 100))
+def test_rewards_are_never_negative(winner: int, loser: int) -> None:
+    reward = fb.rewards(winner_level=winner, loser_level=loser)
+    assert reward.winner_gold >= 0 and reward.loser_gold >= 0
+
+
+def test_level_up_at_three_xp_carries_the_remainder() -> None:
+    # "if a character has 2.5 XP and gains 1 more point, his after-leveling total is .5 XP"
+    sheet = fb.Sheet(name="Z", xp="2.5", st=3, qk=1, in_=2, ma=1, mr=2, max_hp=6)
+    dice = SuppliedDice({"hp": [H, H, T, T]})
+    outcome = fb.resolve_level_up(
+        fb.LevelUp(character=sheet, xp_gained="1", assign=["st", "in"]), dice
+    )
+    dice.check_all_used()
+    new = outcome.character
+    assert (new.level, new.xp) == (2, "0.5")
+    # "new attribute points equal to his IN score" (2: ST and IN), "3 more HP and flips equal
+    #  to his ST" (4 flips after the new point, 2 heads).
+    assert (new.st, new.in_) == (4, 3)
+    assert new.max_hp == 6 + 3 + 2
+
+
+def test_level_up_needs_exactly_the_points_earned() -> None:
+    sheet = fb.Sheet(name="Z", xp="2.5", st=3, qk=1, in_=2, ma=1, mr=2, max_hp=6)
+    with pytest.raises(RuleError) as error:
+        fb.resolve_level_up(
+            fb.LevelUp(character=sheet, xp_gained="1", assign=["st"]), SeededDice("x")
+        )
+    assert error.value.field == "assign"
+
+
+# --- battles ----------------------------------------------------------------------------
+
+
+def combatant(name: str, **fields: Any) -> fb.Combatant:
+    base: dict[str, Any] = {"name": name, "st": 3, "qk": 2, "in_": 1, "ma": 1, "mr": 1, "max_hp": 6}
+    return fb.Combatant(**{**base, **fields})
+
+
+def duel(**overrides: Any) -> fb.Battle:
+    return fb.Battle(
+        fighters=[
+            combatant(
+                "Zippy",
+                qk=3,
+                weapon="Standard Issue Sword",
+                armor="Light Robe",
+                potions=["Potion of Cure Light Wounds"],
+                tactic=fb.Tactic(heal_below=3),
+            ),
+            combatant("Grub", weapon="Standard Issue Mace", armor="Leather Jerkin"),
+        ],
+        **overrides,
+    )
+
+
+def test_a_seeded_battle_replays_identically_and_ends_with_rewards() -> None:
+    first = fb.resolve_battle(duel(), SeededDice("arena-7"))
+    assert fb.resolve_battle(duel(), SeededDice("arena-7")) == first
+    assert first.initiative.order[0] == "Zippy"  # higher QK acts first
+    assert first.ended_by == "knockout"
+    assert first.winner in ("Zippy", "Grub")
+    (reward,) = first.rewards
+    assert reward.rewards == fb.rewards(winner_level=1, loser_level=1)
+    # "The winner of the battle takes his opponent's weapon or armor."
+    assert reward.spoils
+
+
+def test_turn_cap_ends_a_battle_without_a_winner() -> None:
+    pacifists = fb.Battle(fighters=[combatant("A"), combatant("B")], max_turns=4)
+    outcome = fb.resolve_battle(pacifists, SeededDice("x"))
+    assert (outcome.winner, outcome.ended_by, len(outcome.turns)) == (None, "turn_cap", 4)
+    assert {t.action for t in outcome.turns} == {"pass"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(min_size=1, max_size=10), st.integers(1, 6), st.integers(1, 6))
+def test_battle_log_never_shows_negative_hp_or_damage(seed: str, hp_a: int, hp_b: int) -> None:
+    battle = duel()
+    fighters = [
+        msgspec_replace(battle.fighters[0], hp=min(hp_a, 6)),
+        msgspec_replace(battle.fighters[1], hp=min(hp_b, 6)),
+    ]
+    outcome = fb.resolve_battle(fb.Battle(fighters=fighters, max_turns=60), SeededDice(seed))
+    for turn in outcome.turns:
+        assert turn.actor_hp >= 0
+        assert turn.target_hp is None or turn.target_hp >= 0
+        if turn.attack is not None:
+            assert turn.attack.damage >= 0
+    assert all(hp >= 0 for hp in outcome.hp.values())
+
+
+def msgspec_replace(combatant_: fb.Combatant, **changes: Any) -> fb.Combatant:
+    return msgspec.structs.replace(combatant_, **changes)
+
+
+# --- odds -------------------------------------------------------------------------------
+
+
+def test_damage_odds() -> None:
+    assert damage_odds(af=2, frw=1) == {0: Fraction(1, 2), 1: Fraction(3, 8), 2: Fraction(1, 8)}
+    assert sum(damage_odds(af=7, frw=4).values()) == 1
+
+
+def small_duel(turns: int) -> fb.Battle:
+    return fb.Battle(
+        fighters=[
+            combatant(
+                "A",
+                qk=2,
+                max_hp=2,
+                weapon="Standard Issue Sword",
+                potions=["Potion of Cure Light Wounds"],
+                tactic=fb.Tactic(heal_below=2),
+            ),
+            combatant("B", qk=2, max_hp=3, weapon="Standard Issue Dagger", armor="Light Robe"),
+        ],
+        max_turns=turns,
+    )
+
+
+@pytest.mark.parametrize("turns", [1, 3, 5])
+def test_battle_odds_are_exact_against_every_flip_sequence(turns: int) -> None:
+    battle = small_duel(turns)
+    truth = every_outcome(lambda dice: fb.resolve_battle(battle, dice).winner)
+    odds = battle_odds(battle)
+    assert odds.exact
+    assert (odds.first_wins, odds.second_wins, odds.turn_cap) == (
+        truth.get("A", Fraction(0)),
+        truth.get("B", Fraction(0)),
+        truth.get(None, Fraction(0)),
+    )
+
+
+def test_large_battles_are_estimated_with_error_and_seed() -> None:
+    big = fb.Battle(
+        fighters=[
+            combatant("A", max_hp=400, weapon="Standard Issue Sword"),
+            combatant("B", max_hp=400, weapon="Standard Issue Sword"),
+        ],
+        max_turns=20,
+    )
+    odds = battle_odds(big)
+    assert not odds.exact
+    assert odds.battles and odds.standard_error is not None and odds.seed
+    assert odds.turn_cap == 1  # 400 HP cannot fall in 20 turns of at most 2 damage
