@@ -76,12 +76,11 @@ Convert = Annotated[
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
-class Roll(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """One character's roll, with the adjectives of the Trait that applies."""
+class _Risk(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What every roll states: pool, dice risked, the Trait's adjectives, conversions."""
 
     pool: Pool
     risk: Risk
-    target: Target = 3
     faster: Count = 0
     better: Count = 0
     cheaper: Count = 0
@@ -90,6 +89,12 @@ class Roll(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     expensive: Count = 0
     style_as: PositiveAdjective | None = None
     convert: Convert = 0
+
+
+class Roll(_Risk, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One character's roll, with the adjectives of the Trait that applies."""
+
+    target: Target = 3
 
 
 class Adjectives(msgspec.Struct, frozen=True, kw_only=True):
@@ -140,7 +145,7 @@ class RollOutcome(msgspec.Struct, frozen=True, kw_only=True):
     new_pool: int
 
 
-def adjectives_of(roll: Roll | Participant, field_prefix: str = "") -> Adjectives:
+def adjectives_of(roll: _Risk, field_prefix: str = "") -> Adjectives:
     """The adjectives in effect, with ``style_as``; opposites together are a RuleError."""
     counts = {
         "faster": roll.faster,
@@ -266,20 +271,10 @@ def _score(
 # --- PC-vs-PC conflicts --------------------------------------------------------------------
 
 
-class Participant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Participant(_Risk, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A PC in a conflict: a roll at target 3, plus first-or-last narration preference."""
 
     name: Name
-    pool: Pool
-    risk: Risk
-    faster: Count = 0
-    better: Count = 0
-    cheaper: Count = 0
-    slower: Count = 0
-    worse: Count = 0
-    expensive: Count = 0
-    style_as: PositiveAdjective | None = None
-    convert: Convert = 0
     narrate: Narrate = "first"
 
 

@@ -76,14 +76,19 @@ TRANSFORM: dict[str, Final] = {
 }
 
 
-class Check(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A simple check; ``activate_threat`` says when a threat is activated (the table's call)."""
+class _Ratings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A character's Stat and Skill for this check, and trick bonuses on each die."""
 
     stat: Rating
     skill: Rating
-    tn: TN
     stat_trick: Trick = 0
     skill_trick: Trick = 0
+
+
+class Check(_Ratings, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A simple check; ``activate_threat`` says when a threat is activated (the table's call)."""
+
+    tn: TN
     fate_dice: FateDice = 0
     activate_threat: Policy = "never"
     stat_name: Label | None = None
@@ -172,12 +177,8 @@ def resolve_check(check: Check, dice: DiceSource) -> CheckOutcome:
 # --- contested checks ----------------------------------------------------------------------
 
 
-class Contender(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class Contender(_Ratings, frozen=True, kw_only=True, forbid_unknown_fields=True):
     name: Name | None = None
-    stat: Rating
-    skill: Rating
-    stat_trick: Trick = 0
-    skill_trick: Trick = 0
     fate_dice: FateDice = 0
     activate_threat: Policy = "never"
 
@@ -280,18 +281,14 @@ def _pair(a_total: int, b_total: int, a_rating: int, b_rating: int) -> PairWinne
 # --- complex checks ------------------------------------------------------------------------
 
 
-class ComplexCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class ComplexCheck(_Ratings, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A check repeated each period until enough successes are gathered, or the cap is hit.
 
     ``fate_per_critical``: fate dice spent on each critical success (at least the one
     that activates it); each one spent adds a success.
     """
 
-    stat: Rating
-    skill: Rating
     tn: TN
-    stat_trick: Trick = 0
-    skill_trick: Trick = 0
     required_successes: Annotated[int, msgspec.Meta(ge=1, le=30)]
     period: Label = "1 hour"
     max_periods: Annotated[

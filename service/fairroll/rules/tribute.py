@@ -51,6 +51,7 @@ ProfitRule = Literal["revised", "classic"]
 Outcome = Literal["win", "match", "fail"]
 Allocation = Literal["standard", "leaf_on_the_wind", "enemy_mine"]
 AllocatedBy = Literal["roller", "gm", "opposition"]
+ChosenBy = Literal["service", "request", "rule"]
 
 REALITY_SIDES: dict[str, int] = {"d4": 4, "d6": 6, "d8": 8, "d10": 10, "d12": 12}
 OUTCOME_ORDER: dict[str, int] = {"fail": 0, "match": 1, "win": 2}
@@ -127,7 +128,7 @@ class SideOutcome(msgspec.Struct, frozen=True, kw_only=True):
     focus_dice: tuple[int, ...]
     burden_dice: tuple[int, ...]
     chosen: Choice
-    chosen_by: Literal["service", "request", "rule"]
+    chosen_by: ChosenBy
     alternatives: tuple[Choice, ...]
 
 
@@ -290,63 +291,55 @@ def _check(test: Test) -> None:
 
 
 def _side(test: Test, focus: tuple[int, ...], burden: tuple[int, ...], *, need: int) -> SideOutcome:
-    counts = test.failure_counts
-    if test.profit_rule == "classic":
-        chosen = classic_choice(focus, burden, need=need, failure_counts=counts)
-        return SideOutcome(
-            name=test.name,
-            rank=test.rank,
-            focus_dice=focus,
-            burden_dice=burden,
-            chosen=chosen,
-            chosen_by="rule",
-            alternatives=(chosen,),
-        )
-    choices = all_choices(focus, burden, need=need, failure_counts=counts)
-    chosen = choices[0]
-    if not isinstance(test.choice, UnsetType):
-        wanted = (test.choice.focus, test.choice.burden)
-        if test.choice.focus not in focus:
-            raise RuleError(
-                f"no FOCUS die shows {test.choice.focus} (rolled {list(focus)})",
-                field="choice.focus",
-            )
-        if test.choice.burden not in burden:
-            raise RuleError(
-                f"no BURDEN die shows {test.choice.burden} (rolled {list(burden)})",
-                field="choice.burden",
-            )
-        chosen = next(c for c in choices if (c.focus, c.burden) == wanted)
-    return SideOutcome(
-        name=test.name,
-        rank=test.rank,
-        focus_dice=focus,
-        burden_dice=burden,
-        chosen=chosen,
-        chosen_by="service" if isinstance(test.choice, UnsetType) else "request",
-        alternatives=frontier(choices),
-    )
+    choice = None if isinstance(test.choice, UnsetType) else test.choice
+    return _choose(test, test.name, test.rank, focus, burden, need=need, choice=choice)
 
 
 def _opponent_side(
     test: Test, opponent: Opponent, focus: tuple[int, ...], burden: tuple[int, ...], *, need: int
 ) -> SideOutcome:
+    return _choose(test, opponent.name, opponent.rank, focus, burden, need=need, choice=None)
+
+
+def _choose(
+    test: Test,
+    name: str | None,
+    rank: int,
+    focus: tuple[int, ...],
+    burden: tuple[int, ...],
+    *,
+    need: int,
+    choice: ExplicitChoice | None,
+) -> SideOutcome:
+    """One roller's choice: the rule's, the service's best, or the one the request names."""
     counts = test.failure_counts
+    chosen_by: ChosenBy
     if test.profit_rule == "classic":
         chosen = classic_choice(focus, burden, need=need, failure_counts=counts)
-        alternatives: tuple[Choice, ...] = (chosen,)
-        chosen_by: Literal["service", "rule"] = "rule"
+        choices, chosen_by = [chosen], "rule"
     else:
         choices = all_choices(focus, burden, need=need, failure_counts=counts)
-        chosen, alternatives, chosen_by = choices[0], frontier(choices), "service"
+        chosen, chosen_by = choices[0], "service"
+    if choice is not None:
+        for value, rolled, field in (
+            (choice.focus, focus, "focus"),
+            (choice.burden, burden, "burden"),
+        ):
+            if value not in rolled:
+                raise RuleError(
+                    f"no {field.upper()} die shows {value} (rolled {list(rolled)})",
+                    field=f"choice.{field}",
+                )
+        chosen = next(c for c in choices if (c.focus, c.burden) == (choice.focus, choice.burden))
+        chosen_by = "request"
     return SideOutcome(
-        name=opponent.name,
-        rank=opponent.rank,
+        name=name,
+        rank=rank,
         focus_dice=focus,
         burden_dice=burden,
         chosen=chosen,
         chosen_by=chosen_by,
-        alternatives=alternatives,
+        alternatives=frontier(choices),
     )
 
 
