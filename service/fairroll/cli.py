@@ -49,13 +49,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     verify.add_argument(
         "--no-replay", action="store_true", help="skip re-resolving each outcome from its dice"
     )
+    verify.add_argument(
+        "--checkpoint",
+        type=Path,
+        action="append",
+        default=[],
+        help="a checkpoint kept earlier (JSON of GET .../checkpoint); the export must still "
+        "hold its head (repeatable)",
+    )
+    verify.add_argument(
+        "--receipt",
+        type=Path,
+        action="append",
+        default=[],
+        help="a roll's receipt kept earlier (JSON with seq and entry_hash) (repeatable)",
+    )
 
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args.host, args.port, args.server, args.data_dir)
     if args.command == "openapi":
         return _openapi(args.output)
-    return _verify(args.file, args.keys, replay=not args.no_replay)
+    return _verify(
+        args.file,
+        args.keys,
+        replay=not args.no_replay,
+        checkpoints=args.checkpoint,
+        receipts=args.receipt,
+    )
 
 
 def _serve(host: str, port: int, server: str, data_dir: Path) -> int:
@@ -123,8 +144,17 @@ def openapi_text() -> str:
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _verify(file: Path, keys_file: Path | None, *, replay: bool) -> int:
-    from fairroll.audit import verify_entries  # noqa: PLC0415
+def _verify(
+    file: Path,
+    keys_file: Path | None,
+    *,
+    replay: bool,
+    checkpoints: Sequence[Path] = (),
+    receipts: Sequence[Path] = (),
+) -> int:
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.audit import Checkpoint, verify_checkpoint, verify_entries  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     keys: dict[str, str] | None = None
@@ -135,12 +165,35 @@ def _verify(file: Path, keys_file: Path | None, *, replay: bool) -> int:
         except (ValueError, KeyError, TypeError) as exc:
             print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
             return 2
+    anchors: list[tuple[int, str]] = []
+    for path in checkpoints:
+        try:
+            checkpoint = msgspec.json.decode(path.read_bytes(), type=Checkpoint)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            print(f"error: {path} is not a checkpoint: {exc}", file=sys.stderr)
+            return 2
+        if keys is not None and not verify_checkpoint(checkpoint, keys.get(checkpoint.key_id, "")):
+            print(f"FAIL: the checkpoint {path} is not signed by a known key")
+            return 1
+        if checkpoint.size:
+            anchors.append((checkpoint.size, checkpoint.head_hash))
+    for path in receipts:
+        try:
+            receipt = json.loads(path.read_text())
+            anchors.append((int(receipt["seq"]), str(receipt["entry_hash"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"error: {path} is not a receipt: {exc}", file=sys.stderr)
+            return 2
     with _lines(file) as lines:
-        report = verify_entries(lines, keys=keys, replay=replay_entry if replay else None)
+        report = verify_entries(
+            lines, keys=keys, replay=replay_entry if replay else None, anchors=anchors
+        )
     if report.ok:
         checked = (
             "chain, seeds" + (", signatures" if keys else "") + (", outcomes" if replay else "")
         )
+        if anchors:
+            checked += f", {len(anchors)} checkpoint(s)/receipt(s)"
         print(
             f"OK: {report.entries} entries (seq {report.first_seq}..{report.last_seq}); "
             f"checked {checked}; head {report.head_hash}"

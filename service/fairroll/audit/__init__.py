@@ -1,5 +1,6 @@
 """The hash-chained, signed roll log: entry format, signing, Redis store, verifier."""
 
+from fairroll.audit.checkpoint import Checkpoint, verify_checkpoint
 from fairroll.audit.entry import Draft, Entry, Head, Source
 from fairroll.audit.signing import PublicKey, Signer, load_signer
 from fairroll.audit.store import AppendConflictError, AuditStore, StoreUnavailableError
@@ -8,6 +9,7 @@ from fairroll.audit.verify import VerifyReport, verify_entries
 __all__ = [
     "AppendConflictError",
     "AuditStore",
+    "Checkpoint",
     "Draft",
     "Entry",
     "Head",
@@ -17,5 +19,6 @@ __all__ = [
     "StoreUnavailableError",
     "VerifyReport",
     "load_signer",
+    "verify_checkpoint",
     "verify_entries",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "key_id_of",
     "load_signer",
     "seal",
+    "verify_message",
     "verify_signature",
 ]
 
@@ -51,7 +52,11 @@ class Signer:
 
     def sign(self, entry_hash: str) -> str:
         """Return the base64 signature of ``entry_hash``."""
-        return base64.b64encode(self._private.sign(signed_message(entry_hash))).decode()
+        return self.sign_message(signed_message(entry_hash))
+
+    def sign_message(self, message: bytes) -> str:
+        """Return the base64 Ed25519 signature of ``message``."""
+        return base64.b64encode(self._private.sign(message)).decode()
 
     def private_pem(self) -> bytes:
         return self._private.private_bytes(
@@ -117,8 +122,17 @@ def seal(draft: Draft, head: Head, signer: Signer, time: str) -> Entry:
 def verify_signature(public_key_b64: str, entry_hash: str, signature_b64: str) -> bool:
     """True when ``signature_b64`` is a valid signature of ``entry_hash`` by the key."""
     try:
+        signature = base64.b64decode(signature_b64, validate=True)
+    except ValueError:
+        return False
+    return verify_message(public_key_b64, signed_message(entry_hash), signature)
+
+
+def verify_message(public_key_b64: str, message: bytes, signature: bytes) -> bool:
+    """True when ``signature`` is the key's Ed25519 signature of ``message``."""
+    try:
         key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64, validate=True))
-        key.verify(base64.b64decode(signature_b64, validate=True), signed_message(entry_hash))
+        key.verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True

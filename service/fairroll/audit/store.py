@@ -30,6 +30,7 @@ import msgspec
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
 from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
 from fairroll.audit.signing import PublicKey, Signer, seal
 
@@ -171,11 +172,18 @@ class AuditStore:
         rows = await self._range(table, f"{after + 1}-0", "+", limit)
         return [_entry_decoder.decode(fields[b"e"]) for _, fields in rows]
 
-    async def raw_entries(self, table: str, *, after: int = 0) -> AsyncIterator[bytes]:
-        """Every stored entry's JSON from seq ``after + 1``, a page at a time."""
+    async def checkpoint(self, table: str) -> Checkpoint:
+        """The table's current size and head, signed now."""
+        return sign_checkpoint(self.signer, table, await self.head(table))
+
+    async def raw_entries(
+        self, table: str, *, after: int = 0, until: int | None = None
+    ) -> AsyncIterator[bytes]:
+        """Every stored entry's JSON from seq ``after + 1`` (to ``until``), a page at a time."""
         start = f"{after + 1}-0"
+        end = "+" if until is None else f"{until}-0"
         while True:
-            rows = await self._range(table, start, "+", PAGE)
+            rows = await self._range(table, start, end, PAGE)
             for _, fields in rows:
                 yield fields[b"e"]
             if len(rows) < PAGE:

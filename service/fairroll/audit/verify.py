@@ -72,14 +72,18 @@ def verify_entries(
     replay: Replay | None = None,
     table: str | None = None,
     head: tuple[int, str] | None = None,
+    anchors: Iterable[tuple[int, str]] = (),
 ) -> VerifyReport:
     """Verify entries given as JSON texts, in chain order.
 
     ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the
     signature check (the report says so). ``table`` pins the table name.
     ``head`` (seq, entry_hash) is where the chain must end: a shorter chain
-    was truncated, a different hash was rewritten.
+    was truncated, a different hash was rewritten. ``anchors`` are (seq,
+    entry_hash) pairs seen earlier (signed checkpoints, receipts): the chain must
+    still hold each of them, or it was rewritten, forked or truncated.
     """
+    expected = dict(anchors)
     count = 0
     first_seq: int | None = None
     prev: dict[str, Any] | None = None
@@ -93,10 +97,23 @@ def verify_entries(
             if prev is None:
                 first_seq = seq
             _check_entry(entry, prev, keys, replay, table)
+            if seq in expected and entry["entry_hash"] != expected[seq]:
+                raise _BadEntryError(
+                    seq,
+                    "this entry differs from an earlier checkpoint or receipt: rewritten or forked",
+                )
             prev = entry
             count += 1
         if head is not None:
             _check_head(prev, head)
+        last = prev["seq"] if prev else 0
+        beyond = [seq for seq in expected if seq > last]
+        if beyond:
+            raise _BadEntryError(
+                last + 1,
+                f"the chain ends at seq {last}, but a checkpoint or receipt saw seq "
+                f"{max(beyond)}: truncated",
+            )
     except _BadEntryError as bad:
         return VerifyReport(
             ok=False,

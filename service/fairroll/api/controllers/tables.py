@@ -12,7 +12,14 @@ from litestar.params import Parameter
 from litestar.response import Stream
 
 from fairroll.api.problems import problem_responses
-from fairroll.audit import AuditStore, Entry, PublicKey, VerifyReport, verify_entries
+from fairroll.audit import (
+    AuditStore,
+    Checkpoint,
+    Entry,
+    PublicKey,
+    VerifyReport,
+    verify_entries,
+)
 from fairroll.mechanics import replay_entry
 
 __all__ = ["KeysController", "TablesController"]
@@ -21,6 +28,8 @@ Seq = Annotated[int, Parameter(ge=1, le=2**53, description="The entry's sequence
 After = Annotated[
     int, Parameter(ge=0, le=2**53, description="Return entries with seq greater than this.")
 ]
+FromSeq = Annotated[int, Parameter(ge=1, le=2**53, description="First seq to export.")]
+ToSeq = Annotated[int, Parameter(ge=1, le=2**53, description="Last seq to export.")]
 Limit = Annotated[int, Parameter(ge=1, le=500, description="Most entries in one page.")]
 TablePath = Annotated[
     str,
@@ -77,18 +86,33 @@ class TablesController(Controller):
     @get(
         "/export",
         operation_id="exportTable",
-        summary="Export a table's whole audit trail as NDJSON, one entry a line",
+        summary="Export a table's audit trail (or a seq range) as NDJSON, one entry a line",
         media_type="application/x-ndjson",
         responses=problem_responses(400, 422),
     )
-    async def export(self, table: TablePath, store: AuditStore) -> Stream:
+    async def export(
+        self,
+        table: TablePath,
+        store: AuditStore,
+        from_seq: FromSeq = 1,
+        to_seq: ToSeq | None = None,
+    ) -> Stream:
         await store.head(table)  # answer 503 before streaming when Redis is down
 
         async def lines() -> AsyncIterator[bytes]:
-            async for raw in store.raw_entries(table):
+            async for raw in store.raw_entries(table, after=from_seq - 1, until=to_seq):
                 yield raw + b"\n"
 
         return Stream(lines(), media_type="application/x-ndjson")
+
+    @get(
+        "/checkpoint",
+        operation_id="getTableCheckpoint",
+        summary="The table's size and head hash, signed now (keep it to check the table later)",
+        responses=problem_responses(400, 422),
+    )
+    async def checkpoint(self, table: TablePath, store: AuditStore) -> Checkpoint:
+        return await store.checkpoint(table)
 
     @get(
         "/verification",
