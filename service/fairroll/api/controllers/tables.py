@@ -29,7 +29,10 @@ After = Annotated[
     int, Parameter(ge=0, le=2**53, description="Return entries with seq greater than this.")
 ]
 FromSeq = Annotated[int, Parameter(ge=1, le=2**53, description="First seq to export.")]
-ToSeq = Annotated[int, Parameter(ge=1, le=2**53, description="Last seq to export.")]
+LAST_SEQ = 2**53
+ToSeq = Annotated[
+    int, Parameter(ge=1, le=LAST_SEQ, description="Last seq to export (default: the end).")
+]
 Limit = Annotated[int, Parameter(ge=1, le=500, description="Most entries in one page.")]
 TablePath = Annotated[
     str,
@@ -95,7 +98,7 @@ class TablesController(Controller):
         table: TablePath,
         store: AuditStore,
         from_seq: FromSeq = 1,
-        to_seq: ToSeq | None = None,
+        to_seq: ToSeq = LAST_SEQ,
     ) -> Stream:
         await store.head(table)  # answer 503 before streaming when Redis is down
 
