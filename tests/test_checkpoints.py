@@ -132,3 +132,24 @@ def test_checkpoint_signature_covers_its_text() -> None:
     assert verify_checkpoint(checkpoint, key)
     assert not verify_checkpoint(msgspec.structs.replace(checkpoint, head_hash="cd" * 32), key)
     assert not verify_checkpoint(msgspec.structs.replace(checkpoint, table="u"), key)
+
+
+def test_verify_endpoint_checks_an_uploaded_export(client: httpx.Client, table: str) -> None:
+    rolls = roll(client, table, 3)
+    export = client.get(f"/v1/tables/{table}/export").content
+    receipt = rolls[1]["receipt"]
+    good = client.post(
+        "/v1/verify",
+        content=export,
+        headers={"content-type": "application/x-ndjson"},
+        params={"anchor": f"{receipt['seq']}:{receipt['entry_hash']}"},
+    ).json()
+    assert (good["ok"], good["entries"], good["signatures_checked"]) == (True, 3, True)
+    lines = export.splitlines()
+    tampered = lines[1].replace(b'"victory_levels":false', b'"victory_levels":true')
+    bad = client.post(
+        "/v1/verify",
+        content=b"\n".join([lines[0], tampered, lines[2]]),
+        headers={"content-type": "application/x-ndjson"},
+    ).json()
+    assert (bad["ok"], bad["first_bad_seq"]) == (False, 2)

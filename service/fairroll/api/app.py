@@ -19,7 +19,7 @@ from fairroll.api.controllers.fast_battle import FastBattleController
 from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.stat_skill import StatSkillController
-from fairroll.api.controllers.tables import KeysController, TablesController
+from fairroll.api.controllers.tables import KeysController, TablesController, VerifyController
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.openapi import declare_closed_objects, declare_integer_bounds
@@ -82,6 +82,7 @@ def create_app(settings: Settings) -> Litestar:
             TributeController,
             TablesController,
             KeysController,
+            VerifyController,
             HealthController,
             MetricsController,
         ],

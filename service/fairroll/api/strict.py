@@ -21,7 +21,7 @@ __all__ = ["strict_body"]
 async def strict_body(request: Request[Any, Any, Any]) -> None:
     """``before_request`` hook: decode the body strictly when the handler takes ``data``."""
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
-    if data is None:
+    if data is None or data.annotation in (bytes, str):  # not a JSON body (NDJSON uploads)
         return
     body = await request.body()
     try:

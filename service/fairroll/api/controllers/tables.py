@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, get
+from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException
+from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
 from litestar.params import Parameter
 from litestar.response import Stream
 
@@ -21,8 +24,9 @@ from fairroll.audit import (
     verify_entries,
 )
 from fairroll.mechanics import replay_entry
+from fairroll.rules import RuleError
 
-__all__ = ["KeysController", "TablesController"]
+__all__ = ["KeysController", "TablesController", "VerifyController"]
 
 Seq = Annotated[int, Parameter(ge=1, le=2**53, description="The entry's sequence number.")]
 After = Annotated[
@@ -134,6 +138,63 @@ class TablesController(Controller):
             table=table,
             head=(head.seq, head.entry_hash),
         )
+
+
+MAX_VERIFY_BYTES = 32 * 1024 * 1024
+ANCHOR = re.compile(r"[0-9]{1,16}:[0-9a-f]{64}")
+Anchor = Annotated[
+    str,
+    Parameter(
+        pattern=r"^[0-9]{1,16}:[0-9a-f]{64}$",
+        max_length=81,
+        description="A kept checkpoint or receipt as 'seq:entry_hash'; the chain must hold it.",
+    ),
+]
+
+
+@dataclass
+class _NdjsonUpload(Operation):
+    """The operation takes an NDJSON export as its raw body."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            content={"application/x-ndjson": OpenAPIMediaType(schema=Schema())},
+            description="An export: one audit entry (JSON) per line, in seq order.",
+            required=True,
+        )
+
+
+class VerifyController(Controller):
+    path = "/v1/verify"
+    tags = ("audit",)
+
+    @post(
+        operation_id="verifyExport",
+        summary="Verify an uploaded NDJSON export: chain, signatures, seeds, outcomes, anchors",
+        status_code=200,
+        request_max_body_size=MAX_VERIFY_BYTES,
+        responses=problem_responses(400, 413, 422),
+        operation_class=_NdjsonUpload,
+    )
+    async def verify_export(
+        self,
+        request: Request[Any, Any, Any],
+        store: AuditStore,
+        anchor: Annotated[list[Anchor] | None, Parameter(max_items=100)] = None,
+    ) -> VerifyReport:
+        keys = {key.key_id: key.public_key for key in await store.public_keys()}
+        anchors = []
+        for index, text in enumerate(anchor or []):
+            if not ANCHOR.fullmatch(text):
+                raise RuleError(
+                    f"anchor {text!r} is not 'seq:entry_hash'", field=f"anchor[{index}]"
+                )
+            seq, _, entry_hash = text.partition(":")
+            anchors.append((int(seq), entry_hash))
+        body = await request.body()
+        if not body.strip():
+            raise RuleError("upload an export: one audit entry (JSON) per line", field="body")
+        return verify_entries(body.splitlines(), keys=keys, replay=replay_entry, anchors=anchors)
 
 
 class KeyList(msgspec.Struct, frozen=True, kw_only=True):
