@@ -39,7 +39,14 @@ def redis_client(redis_server: RedisServer) -> Iterator[Redis]:
 class LiveServer:
     """A ``fairroll`` ASGI server process (the production server) on a free port."""
 
-    def __init__(self, redis_url: str, log: Path, *, server: str = "granian") -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        log: Path,
+        *,
+        server: str = "granian",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
@@ -47,6 +54,7 @@ class LiveServer:
             "REDIS_URL": redis_url,
             "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY,
             "FAIRROLL_REDIS_TIMEOUT": "0.5",
+            **(env or {}),
         }
         self._log = log.open("wb")
         self.process = subprocess.Popen(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -19,7 +20,12 @@ from fairroll.api.controllers.fast_battle import FastBattleController
 from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.stat_skill import StatSkillController
-from fairroll.api.controllers.tables import KeysController, TablesController, VerifyController
+from fairroll.api.controllers.tables import (
+    KeysController,
+    NewTableController,
+    TablesController,
+    VerifyController,
+)
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.openapi import declare_closed_objects, declare_integer_bounds
@@ -61,7 +67,7 @@ def create_app(settings: Settings) -> Litestar:
             await store.publish_key()
         app.state.redis = redis
         app.state.store = store
-        app.state.roller = Roller(store)
+        app.state.default_table_open = settings.default_table_open
         try:
             yield
         finally:
@@ -80,6 +86,7 @@ def create_app(settings: Settings) -> Litestar:
             StatSkillController,
             TftController,
             TributeController,
+            NewTableController,
             TablesController,
             KeysController,
             VerifyController,
@@ -128,6 +135,9 @@ def _provide_store(state: State) -> AuditStore:
     return store
 
 
-def _provide_roller(state: State) -> Roller:
-    roller: Roller = state.roller
-    return roller
+def _provide_roller(state: State, request: Request[Any, Any, Any]) -> Roller:
+    return Roller(
+        state.store,
+        authorization=request.headers.get("authorization"),
+        default_open=state.default_table_open,
+    )

@@ -17,7 +17,9 @@ from fairroll.randomness import DiceError
 from fairroll.rules import RuleError
 
 __all__ = [
+    "CALC_ERRORS",
     "PROBLEM_MEDIA_TYPE",
+    "ROLL_ERRORS",
     "InvalidParam",
     "Problem",
     "exception_handlers",
@@ -199,8 +201,16 @@ _TITLES = {
 
 _DESCRIPTIONS = {
     400: "Malformed request: the body is not valid JSON.",
+    401: "The table has a write key: send it as `Authorization: Bearer <key>`.",
+    403: "The key is not this table's write key, or the table is closed.",
     404: "No such table entry.",
     413: "The request body is larger than the server accepts.",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
     503: "The audit store is unreachable; nothing was rolled or recorded.",
 }
+
+#: Every error a roll can answer: bad body, too large, no or wrong table key, rule breach,
+#: audit store down.
+ROLL_ERRORS = problem_responses(400, 401, 403, 413, 422, 503)
+#: Every error a calculation (odds, sheets, rewards) can answer.
+CALC_ERRORS = problem_responses(400, 413, 422)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from msgspec import UnsetType
 
 from fairroll.api.envelope import RollEnvelope, receipt_of
@@ -41,14 +42,43 @@ class Rolled(Generic[OutcomeT]):
 
 
 class Roller:
-    """Resolves a request with its mechanic and records it before returning."""
+    """Resolves a request with its mechanic and records it before returning.
 
-    def __init__(self, store: AuditStore) -> None:
+    One per request: it carries the request's ``Authorization`` header, checked
+    against the table's write key before anything is rolled.
+    """
+
+    def __init__(
+        self, store: AuditStore, *, authorization: str | None = None, default_open: bool = True
+    ) -> None:
         self.store = store
+        self.authorization = authorization
+        self.default_open = default_open
+
+    async def authorize(self, table: str) -> None:
+        """401 without the key a keyed table needs, 403 with a wrong one or a closed table."""
+        key = None
+        if self.authorization and self.authorization.lower().startswith("bearer "):
+            key = self.authorization[7:].strip()
+        matches = await self.store.key_matches(table, key)
+        if matches is None:
+            if table == "default" and not self.default_open:
+                raise PermissionDeniedException(
+                    "the default table is closed on this server: create a table (POST /v1/tables)"
+                )
+            return
+        if key is None:
+            raise NotAuthorizedException(
+                f"table {table!r} has a write key: send Authorization: Bearer <key>",
+                headers={"WWW-Authenticate": 'Bearer realm="fairroll"'},
+            )
+        if not matches:
+            raise PermissionDeniedException(f"that is not the write key of table {table!r}")
 
     async def roll(
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
     ) -> Rolled[OutcomeT]:
+        await self.authorize(request.table)
         source: SeededDice | SuppliedDice
         if not isinstance(request.dice, UnsetType):
             if isinstance(request.seed, str):

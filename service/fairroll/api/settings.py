@@ -21,6 +21,7 @@ class Settings:
     ``signing_key`` / ``signing_key_file``: the Ed25519 key (PEM or base64 seed).
     ``dev_key_dir``: where a development key is created and kept when no key is given.
     ``max_body_bytes``: the largest request body accepted (413 beyond).
+    ``default_table_open``: anonymous rolls may use the ``default`` table.
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -29,11 +30,13 @@ class Settings:
     dev_key_dir: Path | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redis_timeout_seconds: float = 2.0
+    default_table_open: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read ``REDIS_URL``, ``FAIRROLL_SIGNING_KEY``, ``FAIRROLL_SIGNING_KEY_FILE``,
-        ``FAIRROLL_DEV_KEY_DIR``, ``FAIRROLL_MAX_BODY_BYTES``, ``FAIRROLL_REDIS_TIMEOUT``."""
+        ``FAIRROLL_DEV_KEY_DIR``, ``FAIRROLL_MAX_BODY_BYTES``, ``FAIRROLL_REDIS_TIMEOUT``,
+        ``FAIRROLL_DEFAULT_TABLE_OPEN``."""
         env = os.environ if env is None else env
         key_file = env.get("FAIRROLL_SIGNING_KEY_FILE")
         dev_dir = env.get("FAIRROLL_DEV_KEY_DIR")
@@ -44,4 +47,6 @@ class Settings:
             dev_key_dir=Path(dev_dir) if dev_dir else None,
             max_body_bytes=int(env.get("FAIRROLL_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
             redis_timeout_seconds=float(env.get("FAIRROLL_REDIS_TIMEOUT", "2.0")),
+            default_table_open=env.get("FAIRROLL_DEFAULT_TABLE_OPEN", "true").lower()
+            not in ("0", "false", "no"),
         )

@@ -4,6 +4,7 @@ Keys share the table's hash tag, so a table lives in one Redis Cluster slot::
 
     fairroll:{<table>}:log    stream; entry seq N has stream id "N-0", field "e" = entry JSON
     fairroll:{<table>}:head   "<seq>:<entry_hash>" of the last entry
+    fairroll:{<table>}:meta   hash: write_key_sha256 (tables created with a write key)
     fairroll:keys             hash key_id -> public key JSON (every key that ever signed)
 
 An append is a compare-and-append Lua script: it adds entries only if the
@@ -22,7 +23,10 @@ the script returned and tried again, with jittered back-off.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import random
+import secrets
 from collections.abc import AsyncIterator
 from typing import cast
 
@@ -159,6 +163,23 @@ class AuditStore:
         keys = [msgspec.json.decode(value, type=PublicKey) for value in raw.values()]
         return sorted(keys, key=lambda key: key.key_id)
 
+    async def create_table(self) -> tuple[str, str]:
+        """A new table with an unguessable id and a write key; only the key's hash is kept."""
+        table = "t" + secrets.token_urlsafe(16)
+        write_key = "frk_" + secrets.token_urlsafe(32)
+        created = await self.redis.hsetnx(_meta_key(table), "write_key_sha256", _digest(write_key))
+        if not created:  # 128 random bits never collide; refuse rather than overwrite
+            raise AppendConflictError("table id collision; try again")
+        return table, write_key
+
+    async def key_matches(self, table: str, key: str | None) -> bool | None:
+        """None: the table has no write key (open). Else whether ``key`` is its write key."""
+        stored = await self.redis.hget(_meta_key(table), "write_key_sha256")
+        if stored is None:
+            return None
+        expected = stored.decode() if isinstance(stored, bytes) else str(stored)
+        return key is not None and hmac.compare_digest(expected, _digest(key))
+
     async def head(self, table: str) -> Head:
         value = await self.redis.get(_head_key(table))
         return _parse_head(value or b"")
@@ -207,6 +228,14 @@ def _log_key(table: str) -> str:
 
 def _head_key(table: str) -> str:
     return f"fairroll:{{{table}}}:head"
+
+
+def _meta_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:meta"
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def _head_value(head: Head) -> str:

@@ -20,7 +20,7 @@ from fairroll.api.envelope import (
     faces_meta,
     probability_of,
 )
-from fairroll.api.problems import problem_responses
+from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import (
     FAST_BATTLE_ATTACK,
@@ -163,9 +163,6 @@ STORE = Store(
     trinkets=list(store.TRINKETS.values()),
     spells=list(store.SPELLS.values()),
 )
-
-ROLL_ERRORS = problem_responses(400, 413, 422, 503)
-CALC_ERRORS = problem_responses(400, 413, 422)
 
 
 class FastBattleController(Controller):

@@ -20,7 +20,7 @@ from fairroll.api.envelope import (
     faces_meta,
     probability_of,
 )
-from fairroll.api.problems import problem_responses
+from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import FBC_CONFLICT, FBC_ROLL
 from fairroll.odds.fbc import roll_odds
@@ -120,7 +120,7 @@ class FbcController(Controller):
             "many successful ones); natural 6s add dice; successes may become pool dice."
         ),
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def roll(
         self, data: Annotated[FbcRollRequest, ROLL_BODY], roller: Roller
@@ -133,7 +133,7 @@ class FbcController(Controller):
         operation_id="fbcRollOdds",
         summary="Exact odds of a roll's successes and new pool",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def roll_odds(self, data: fbc.Roll) -> RollOddsResponse:
         if data.risk > data.pool:
@@ -157,7 +157,7 @@ class FbcController(Controller):
             "broken by a die. Returns the narration order and every turn (fact or pass)."
         ),
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def conflict(
         self, data: Annotated[ConflictRequest, ROLL_BODY], roller: Roller
@@ -170,7 +170,7 @@ class FbcController(Controller):
         operation_id="validateFbcCharacter",
         summary="Validate a character sheet and return it normalised",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def character(self, data: fbc_characters.Character) -> fbc_characters.CharacterReport:
         return fbc_characters.validate_character(data)
@@ -180,7 +180,7 @@ class FbcController(Controller):
         operation_id="priceFbcAdvancement",
         summary="Buy an advance with XP: its cost and the new sheet",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def advancement(
         self, data: fbc_characters.Advancement

@@ -17,7 +17,7 @@ from fairroll.api.envelope import (
     faces_meta,
     probability_of,
 )
-from fairroll.api.problems import problem_responses
+from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import STAT_SKILL_CHECK, STAT_SKILL_COMPLEX, STAT_SKILL_CONTEST
 from fairroll.odds.stat_skill import check_odds, complex_odds
@@ -142,7 +142,7 @@ class StatSkillController(Controller):
         operation_id="rollStatSkillCheck",
         summary="Roll a simple check: Stat die and Skill die against the TN",
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def check(
         self, data: Annotated[CheckRequest, ROLL_BODY], roller: Roller
@@ -155,7 +155,7 @@ class StatSkillController(Controller):
         operation_id="rollStatSkillContest",
         summary="Roll a contested check: Stat against Stat, Skill against Skill",
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def contest(
         self, data: Annotated[ContestedCheckRequest, ROLL_BODY], roller: Roller
@@ -168,7 +168,7 @@ class StatSkillController(Controller):
         operation_id="rollStatSkillComplexCheck",
         summary="Roll a complex check period by period",
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def complex_check(
         self, data: Annotated[ComplexRequest, ROLL_BODY], roller: Roller
@@ -181,7 +181,7 @@ class StatSkillController(Controller):
         operation_id="statSkillCheckOdds",
         summary="Exact odds of a simple check",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def check_odds(self, data: stat_skill.Check) -> CheckOddsResponse:
         odds = check_odds(data)
@@ -202,7 +202,7 @@ class StatSkillController(Controller):
         operation_id="statSkillComplexCheckOdds",
         summary="Exact distribution of the periods a complex check needs",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def complex_odds(self, data: stat_skill.ComplexCheck) -> ComplexOddsResponse:
         odds = complex_odds(data)

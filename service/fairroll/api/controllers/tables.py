@@ -14,7 +14,7 @@ from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Sche
 from litestar.params import Parameter
 from litestar.response import Stream
 
-from fairroll.api.problems import problem_responses
+from fairroll.api.problems import CALC_ERRORS, problem_responses
 from fairroll.audit import (
     AuditStore,
     Checkpoint,
@@ -26,7 +26,7 @@ from fairroll.audit import (
 from fairroll.mechanics import replay_entry
 from fairroll.rules import RuleError
 
-__all__ = ["KeysController", "TablesController", "VerifyController"]
+__all__ = ["KeysController", "NewTableController", "TablesController", "VerifyController"]
 
 Seq = Annotated[int, Parameter(ge=1, le=2**53, description="The entry's sequence number.")]
 After = Annotated[
@@ -44,6 +44,36 @@ TablePath = Annotated[
         min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="The table's name."
     ),
 ]
+
+
+class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
+    """A new table. The write key is shown once: fairroll keeps only its SHA-256."""
+
+    table: str
+    write_key: str
+    note: str
+
+
+class NewTableController(Controller):
+    path = "/v1/tables"
+    tags = ("audit",)
+
+    @post(
+        operation_id="createTable",
+        summary="Create a table with an unguessable id and a write key (shown once)",
+        status_code=201,
+        responses=problem_responses(503),
+    )
+    async def create_table(self, store: AuditStore) -> TableCreated:
+        table, write_key = await store.create_table()
+        return TableCreated(
+            table=table,
+            write_key=write_key,
+            note=(
+                "Rolls on this table need 'Authorization: Bearer <write_key>'. Anyone who "
+                "knows the table id can read its entries, export and verify it."
+            ),
+        )
 
 
 class EntryPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -173,7 +203,7 @@ class VerifyController(Controller):
         summary="Verify an uploaded NDJSON export: chain, signatures, seeds, outcomes, anchors",
         status_code=200,
         request_max_body_size=MAX_VERIFY_BYTES,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
         operation_class=_NdjsonUpload,
     )
     async def verify_export(

@@ -20,7 +20,7 @@ from fairroll.api.envelope import (
     faces_meta,
     probability_of,
 )
-from fairroll.api.problems import problem_responses
+from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import TFT_CONTEST
 from fairroll.odds.tft import ContestOdds, contest_odds
@@ -109,7 +109,7 @@ class TftController(Controller):
             "losing die is one level of victory."
         ),
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def roll_contest(
         self, data: Annotated[TftContestRequest, ROLL_BODY], roller: Roller
@@ -122,7 +122,7 @@ class TftController(Controller):
         operation_id="tftContestOdds",
         summary="Exact odds of a TFT contest",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def contest_odds(self, data: TftContestOddsRequest) -> TftContestOddsResponse:
         a_dice = tft.dice_count(data.a, "a")

@@ -21,7 +21,7 @@ from fairroll.api.envelope import (
     probability_of,
     roll_body,
 )
-from fairroll.api.problems import problem_responses
+from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import TRIBUTE_TEST
 from fairroll.odds.tribute import tribute_odds
@@ -122,7 +122,7 @@ class TributeController(Controller):
             "(best outcome, then Profit - Waste) and lists every undominated alternative."
         ),
         status_code=200,
-        responses=problem_responses(400, 413, 422, 503),
+        responses=ROLL_ERRORS,
     )
     async def roll_test(
         self, data: Annotated[TestRequest, TEST_BODY], roller: Roller
@@ -139,7 +139,7 @@ class TributeController(Controller):
         operation_id="tributeTestOdds",
         summary="Exact odds of a Tribute Test against a fixed difficulty",
         status_code=200,
-        responses=problem_responses(400, 413, 422),
+        responses=CALC_ERRORS,
     )
     async def test_odds(self, data: TestOddsRequest) -> TestOddsResponse:
         return _odds(
