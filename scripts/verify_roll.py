@@ -45,9 +45,21 @@ def faces(seed: str, sides: int, count: int) -> list[int]:
     return [face(key, position, sides) for position in range(count)]
 
 
+SESSION_ROW = re.compile(
+    r"^\| commit \| `(?P<server>[^`]+)` \| `(?P<client>[^`]+)` \| (?P<nonce>\d+) \| "
+    r"(?P<sides>\d+) \| (?P<count>\d+) \| (?P<faces>[\d ]+) \|$"
+)
+
+
+def committed_seed(server_seed: str, client_seed: str, nonce: int) -> str:
+    return f"{server_seed}:{client_seed}:{nonce}"
+
+
 def check_vectors(document: Path) -> int:
-    rows = [VECTOR_ROW.match(line) for line in document.read_text("utf-8").splitlines()]
+    lines = document.read_text("utf-8").splitlines()
+    rows = [VECTOR_ROW.match(line) for line in lines]
     vectors = [row for row in rows if row]
+    sessions = [row for row in (SESSION_ROW.match(line) for line in lines) if row]
     if not vectors:
         print(f"no vectors found in {document}")
         return 1
@@ -58,7 +70,15 @@ def check_vectors(document: Path) -> int:
         status = "ok" if got == expected else "MISMATCH"
         failures += got != expected
         print(f"{status:8} d{row['sides']:<5} x{row['count']:<3} {row['seed'][:40]!r}: {got}")
-    print(f"{len(vectors) - failures} passed, {failures} failed")
+    for row in sessions:
+        expected = [int(x) for x in row["faces"].split()]
+        seed = committed_seed(row["server"], row["client"], int(row["nonce"]))
+        got = faces(seed, int(row["sides"]), int(row["count"]))
+        status = "ok" if got == expected else "MISMATCH"
+        failures += got != expected
+        print(f"{status:8} session {row['client']!r} nonce {row['nonce']}: {got}")
+    total = len(vectors) + len(sessions)
+    print(f"vectors: {total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
@@ -67,7 +87,7 @@ def canonical(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def check_entry(path: Path) -> int:
+def check_entry(path: Path, server_seed: str | None = None) -> int:
     entry = json.loads(path.read_text("utf-8"))
     body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
     recomputed = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body)).hexdigest()
@@ -80,6 +100,19 @@ def check_entry(path: Path) -> int:
         for position, die in enumerate(entry["dice"]):
             if face(key, position, die["sides"]) != die["face"]:
                 print(f"seq {entry['seq']}: die {position} does not derive from the seed")
+                ok = False
+    elif entry["source"] == "committed":
+        session = entry["session"]
+        if server_seed is None:
+            print(f"seq {entry['seq']}: committed roll: pass --server-seed once it is revealed")
+            return 1
+        if hashlib.sha256(server_seed.encode()).hexdigest() != session["commitment"]:
+            print(f"seq {entry['seq']}: the server seed does not match the commitment")
+            return 1
+        key = committed_seed(server_seed, session["client_seed"], session["nonce"]).encode()
+        for position, die in enumerate(entry["dice"]):
+            if face(key, position, die["sides"]) != die["face"]:
+                print(f"seq {entry['seq']}: die {position} does not derive from the session")
                 ok = False
     else:
         print(f"seq {entry['seq']}: dice were supplied by the caller, not derived from a seed")
@@ -95,6 +128,7 @@ def main() -> int:
     parser.add_argument("--seed")
     parser.add_argument("--sides", type=int, default=6)
     parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--server-seed", help="a revealed session's server seed")
     args = parser.parse_args()
     if args.vectors:
         return check_vectors(args.vectors)
@@ -102,7 +136,7 @@ def main() -> int:
         print(" ".join(str(f) for f in faces(args.seed, args.sides, args.count)))
         return 0
     if args.entry:
-        return check_entry(args.entry)
+        return check_entry(args.entry, args.server_seed)
     parser.print_help()
     return 2
 

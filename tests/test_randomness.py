@@ -17,6 +17,7 @@ from fairroll.randomness import (
     DiceError,
     SeededDice,
     SuppliedDice,
+    committed_seed,
     derive_faces,
     face_from_block,
     new_seed,
@@ -50,7 +51,26 @@ def test_stdlib_reference_verifier_reproduces_the_document() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "0 failed" in result.stdout
+    assert "vectors: 13 passed, 0 failed" in result.stdout
+
+
+SESSION_ROW = re.compile(
+    r"^\| commit \| `([^`]+)` \| `([^`]+)` \| (\d+) \| (\d+) \| (\d+) \| ([\d ]+) \|$",
+    re.MULTILINE,
+)
+
+
+@pytest.mark.parametrize(
+    ("server", "client", "nonce", "sides", "count", "faces"),
+    SESSION_ROW.findall(DOC.read_text("utf-8")),
+)
+def test_published_session_vector(
+    server: str, client: str, nonce: str, sides: str, count: str, faces: str
+) -> None:
+    seed = committed_seed(server, client, int(nonce))
+    assert derive_faces(seed, sides=int(sides), count=int(count)) == tuple(
+        int(f) for f in faces.split()
+    )
 
 
 def test_rejected_words_are_skipped_to_the_next_word() -> None:

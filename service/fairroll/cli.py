@@ -58,6 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "hold its head (repeatable)",
     )
     verify.add_argument(
+        "--reveal",
+        type=Path,
+        action="append",
+        default=[],
+        help="a revealed seed session (JSON of POST .../seeds/{id}/reveal) (repeatable)",
+    )
+    verify.add_argument(
         "--receipt",
         type=Path,
         action="append",
@@ -76,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         replay=not args.no_replay,
         checkpoints=args.checkpoint,
         receipts=args.receipt,
+        reveals=args.reveal,
     )
 
 
@@ -151,6 +159,7 @@ def _verify(
     replay: bool,
     checkpoints: Sequence[Path] = (),
     receipts: Sequence[Path] = (),
+    reveals: Sequence[Path] = (),
 ) -> int:
     import msgspec  # noqa: PLC0415
 
@@ -184,9 +193,21 @@ def _verify(
         except (ValueError, KeyError, TypeError) as exc:
             print(f"error: {path} is not a receipt: {exc}", file=sys.stderr)
             return 2
+    revealed: dict[str, str] = {}
+    for path in reveals:
+        try:
+            session = json.loads(path.read_text())
+            revealed[str(session["seed_id"])] = str(session["server_seed"])
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"error: {path} is not a revealed seed session: {exc}", file=sys.stderr)
+            return 2
     with _lines(file) as lines:
         report = verify_entries(
-            lines, keys=keys, replay=replay_entry if replay else None, anchors=anchors
+            lines,
+            keys=keys,
+            replay=replay_entry if replay else None,
+            anchors=anchors,
+            reveals=revealed,
         )
     if report.ok:
         checked = (
@@ -200,6 +221,11 @@ def _verify(
         )
         if keys is None:
             print("warning: signatures NOT checked; pass --keys keys.json from GET /v1/keys")
+        if report.unrevealed:
+            print(
+                f"note: {report.unrevealed} committed roll(s) wait for their seed session's "
+                "reveal; their dice are not checked yet (pass --reveal)"
+            )
         return 0
     print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
     return 1

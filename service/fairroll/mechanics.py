@@ -114,15 +114,16 @@ MECHANICS: Mapping[str, Mechanic[Any, Any]] = {
 }
 
 
-def replay_entry(entry: dict[str, Any]) -> tuple[Any, Any]:
-    """Re-resolve a recorded entry from its request and dice; return (dice, outcome) as JSON."""
+def replay_entry(entry: dict[str, Any], seed: str | None = None) -> tuple[Any, Any]:
+    """Re-resolve a recorded entry from its request and its seed, or its recorded dice when
+    ``seed`` is None; return (dice, outcome) as JSON."""
     mechanic = MECHANICS.get(entry["mechanic"])
     if mechanic is None:
         raise ValueError(f"unknown mechanic {entry['mechanic']!r}")
     request = msgspec.convert(entry["request"], mechanic.input_type)
     source: SeededDice | SuppliedDice
-    if entry["source"] == "seeded":
-        source = SeededDice(entry["seed"])
+    if seed is not None:
+        source = SeededDice(seed)
     else:
         grouped: dict[str, list[int]] = {}
         for die in entry["dice"]:

@@ -39,6 +39,8 @@ __all__ = [
     "Seed",
     "SeededDice",
     "SuppliedDice",
+    "commitment_of",
+    "committed_seed",
     "derive_face",
     "derive_faces",
     "face_from_block",
@@ -122,6 +124,20 @@ def derive_faces(seed: str, *, sides: int, count: int, start: int = 0) -> tuple[
     """Return the faces of ``count`` dice of ``sides`` sides at positions ``start``..."""
     key = seed.encode()
     return tuple(derive_face(key, position, sides) for position in range(start, start + count))
+
+
+def commitment_of(server_seed: str) -> str:
+    """The published commitment to a server seed: SHA-256 of its UTF-8 bytes, hex."""
+    return hashlib.sha256(server_seed.encode()).hexdigest()
+
+
+def committed_seed(server_seed: str, client_seed: str, nonce: int) -> str:
+    """The seed string of the roll with ``nonce`` in a commit-reveal session.
+
+    >>> committed_seed("ab12", "player-1", 3)
+    'ab12:player-1:3'
+    """
+    return f"{server_seed}:{client_seed}:{nonce}"
 
 
 def new_seed() -> str:

@@ -34,6 +34,7 @@ from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
 from fairroll.api.strict import strict_body
 from fairroll.audit import AuditStore, load_signer
+from fairroll.audit.sessions import SeedSessions
 
 __all__ = ["create_app", "create_app_from_env"]
 
@@ -67,6 +68,7 @@ def create_app(settings: Settings) -> Litestar:
             await store.publish_key()
         app.state.redis = redis
         app.state.store = store
+        app.state.sessions = SeedSessions(redis)
         app.state.default_table_open = settings.default_table_open
         try:
             yield
@@ -97,6 +99,7 @@ def create_app(settings: Settings) -> Litestar:
             "redis": Provide(_provide_redis, sync_to_thread=False),
             "store": Provide(_provide_store, sync_to_thread=False),
             "roller": Provide(_provide_roller, sync_to_thread=False),
+            "sessions": Provide(_provide_sessions, sync_to_thread=False),
         },
         lifespan=[lifespan],
         middleware=[prometheus.middleware],
@@ -135,9 +138,15 @@ def _provide_store(state: State) -> AuditStore:
     return store
 
 
+def _provide_sessions(state: State) -> SeedSessions:
+    sessions: SeedSessions = state.sessions
+    return sessions
+
+
 def _provide_roller(state: State, request: Request[Any, Any, Any]) -> Roller:
     return Roller(
         state.store,
+        state.sessions,
         authorization=request.headers.get("authorization"),
         default_open=state.default_table_open,
     )

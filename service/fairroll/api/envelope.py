@@ -11,7 +11,7 @@ from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import Body
 from msgspec import UnsetType
 
-from fairroll.audit import Entry, Source
+from fairroll.audit import Entry, Session, Source
 from fairroll.randomness import Die, Seed
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "RollEnvelope",
     "RollResponse",
     "Seed",
+    "SessionRef",
     "SuppliedGroups",
     "TableName",
     "counts_of",
@@ -58,6 +59,7 @@ class RollEnvelope(Protocol):
         table: TableName = "default"
         seed: Seed | UnsetType = UNSET
         dice: <Mechanic>Dice | UnsetType = UNSET   # one field per dice group
+        session: SessionRef | UnsetType = UNSET
 
     and its handler declares ``data: Annotated[<Mechanic>Request, ROLL_BODY]``.
     """
@@ -69,17 +71,29 @@ class RollEnvelope(Protocol):
     def seed(self) -> str | UnsetType: ...
 
     @property
+    def session(self) -> SessionRef | UnsetType: ...
+
+    @property
     def dice(self) -> SuppliedGroups | UnsetType:
         """Faces rolled elsewhere (a mechanic's ``...Dice`` struct)."""
         ...
 
 
 def roll_body(**schema_extra: object) -> Any:
-    """The body of a roll: a seed (the service rolls) or dice (rolled elsewhere), never both;
+    """The body of a roll: a seed, a seed session, or supplied dice, at most one of them;
     ``schema_extra`` adds a mechanic's own cross-field constraints to the spec."""
     return Body(
         description="Mechanic fields, plus optional table, seed (replay) or supplied dice.",
-        schema_extra={"not": Schema(required=["seed", "dice"]), **schema_extra},
+        schema_extra={
+            "not": Schema(
+                any_of=[
+                    Schema(required=["seed", "dice"]),
+                    Schema(required=["session", "seed"]),
+                    Schema(required=["session", "dice"]),
+                ]
+            ),
+            **schema_extra,
+        },
     )
 
 
@@ -105,6 +119,16 @@ def faces_meta(
     )
 
 
+class SessionRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Roll in a commit-reveal seed session (``POST /v1/tables/{table}/seeds``): the dice
+    derive from the committed server seed, this client seed and the next nonce."""
+
+    seed_id: Annotated[
+        str, msgspec.Meta(pattern=r"^s[A-Za-z0-9_-]{16}$", description="The session's id.")
+    ]
+    client_seed: Seed
+
+
 class Receipt(msgspec.Struct, frozen=True, kw_only=True):
     """Identifies the audit entry that records the roll."""
 
@@ -121,6 +145,7 @@ class RollResponse(msgspec.Struct, frozen=True, kw_only=True):
     mechanic: str
     source: Source
     seed: str | None
+    session: Session | None
     dice: tuple[Die, ...]
     receipt: Receipt
 

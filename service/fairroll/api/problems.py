@@ -192,6 +192,7 @@ _TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    409: "Conflict",
     413: "Request body too large",
     415: "Unsupported media type",
     429: "Too many requests",
@@ -203,7 +204,8 @@ _DESCRIPTIONS = {
     400: "Malformed request: the body is not valid JSON.",
     401: "The table has a write key: send it as `Authorization: Bearer <key>`.",
     403: "The key is not this table's write key, or the table is closed.",
-    404: "No such table entry.",
+    404: "No such table entry or seed session.",
+    409: "The seed session was revealed and takes no more rolls.",
     413: "The request body is larger than the server accepts.",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
     503: "The audit store is unreachable; nothing was rolled or recorded.",
@@ -211,6 +213,6 @@ _DESCRIPTIONS = {
 
 #: Every error a roll can answer: bad body, too large, no or wrong table key, rule breach,
 #: audit store down.
-ROLL_ERRORS = problem_responses(400, 401, 403, 413, 422, 503)
+ROLL_ERRORS = problem_responses(400, 401, 403, 404, 409, 413, 422, 503)
 #: Every error a calculation (odds, sheets, rewards) can answer.
 CALC_ERRORS = problem_responses(400, 413, 422)

@@ -7,14 +7,20 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import msgspec
-from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.exceptions import (
+    ClientException,
+    NotAuthorizedException,
+    NotFoundException,
+    PermissionDeniedException,
+)
 from msgspec import UnsetType
 
 from fairroll.api.envelope import RollEnvelope, receipt_of
 from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
-from fairroll.audit import AuditStore, Draft, Entry, StoreUnavailableError
+from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
+from fairroll.audit.sessions import SeedSessions, SessionError
 from fairroll.mechanics import Mechanic
-from fairroll.randomness import SeededDice, SuppliedDice, new_seed
+from fairroll.randomness import SeededDice, SuppliedDice, committed_seed, new_seed
 from fairroll.rules import RuleError
 
 __all__ = ["Roller"]
@@ -36,6 +42,7 @@ class Rolled(Generic[OutcomeT]):
             "mechanic": self.entry.mechanic,
             "source": self.entry.source,
             "seed": self.entry.seed,
+            "session": self.entry.session,
             "dice": self.entry.dice,
             "receipt": receipt_of(self.entry),
         }
@@ -49,9 +56,15 @@ class Roller:
     """
 
     def __init__(
-        self, store: AuditStore, *, authorization: str | None = None, default_open: bool = True
+        self,
+        store: AuditStore,
+        sessions: SeedSessions,
+        *,
+        authorization: str | None = None,
+        default_open: bool = True,
     ) -> None:
         self.store = store
+        self.sessions = sessions
         self.authorization = authorization
         self.default_open = default_open
 
@@ -79,27 +92,58 @@ class Roller:
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
     ) -> Rolled[OutcomeT]:
         await self.authorize(request.table)
+        given = [
+            name
+            for name, value in (
+                ("seed", request.seed),
+                ("dice", request.dice),
+                ("session", request.session),
+            )
+            if not isinstance(value, UnsetType)
+        ]
+        if len(given) > 1:
+            raise RuleError(
+                "give one of seed (the service rolls), session (a committed seed) or dice "
+                f"(you rolled), not {' and '.join(given)}",
+                field=given[-1],
+            )
+        session: Session | None = None
         source: SeededDice | SuppliedDice
         if not isinstance(request.dice, UnsetType):
-            if isinstance(request.seed, str):
-                raise RuleError(
-                    "give a seed (the service rolls) or dice (you rolled), not both", field="dice"
-                )
             source = SuppliedDice(request.dice.groups())
+        elif not isinstance(request.session, UnsetType):
+            ref = request.session
+            try:
+                nonce, server_seed, commitment = await self.sessions.next_nonce(
+                    request.table, ref.seed_id
+                )
+            except SessionError as exc:
+                raise (
+                    ClientException(str(exc), status_code=409)
+                    if exc.revealed
+                    else NotFoundException(str(exc))
+                ) from None
+            session = Session(
+                seed_id=ref.seed_id, commitment=commitment, client_seed=ref.client_seed, nonce=nonce
+            )
+            source = SeededDice(committed_seed(server_seed, ref.client_seed, nonce))
         else:
             source = SeededDice(request.seed if isinstance(request.seed, str) else new_seed())
         mechanic_input = mechanic.input_of(request)
         outcome = mechanic.resolve(mechanic_input, source)
         if isinstance(source, SuppliedDice):
             source.check_all_used()
+        kind: Source = "supplied" if isinstance(source, SuppliedDice) else "seeded"
         draft = Draft(
             table=request.table,
             mechanic=mechanic.name,
             request=mechanic_input,
-            source="supplied" if isinstance(source, SuppliedDice) else "seeded",
-            seed=source.seed if isinstance(source, SeededDice) else None,
+            source="committed" if session else kind,
+            # A committed roll's seed embeds the server seed: it stays out until the reveal.
+            seed=source.seed if isinstance(source, SeededDice) and session is None else None,
             dice=source.dice,
             outcome=outcome,
+            session=session,
         )
         started = time.perf_counter()
         try:

@@ -1,7 +1,7 @@
 """The hash-chained, signed roll log: entry format, signing, Redis store, verifier."""
 
 from fairroll.audit.checkpoint import Checkpoint, verify_checkpoint
-from fairroll.audit.entry import Draft, Entry, Head, Source
+from fairroll.audit.entry import Draft, Entry, Head, Session, Source
 from fairroll.audit.signing import PublicKey, Signer, load_signer
 from fairroll.audit.store import AppendConflictError, AuditStore, StoreUnavailableError
 from fairroll.audit.verify import VerifyReport, verify_entries
@@ -14,6 +14,7 @@ __all__ = [
     "Entry",
     "Head",
     "PublicKey",
+    "Session",
     "Signer",
     "Source",
     "StoreUnavailableError",

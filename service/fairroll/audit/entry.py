@@ -28,6 +28,7 @@ __all__ = [
     "Draft",
     "Entry",
     "Head",
+    "Session",
     "Source",
     "canonical",
     "chain_hash",
@@ -39,9 +40,19 @@ ENTRY_VERSION = 1
 GENESIS_HASH = "0" * 64
 SIGNATURE_CONTEXT = b"fairroll/entry/v1:"
 
-Source = Literal["seeded", "supplied"]
+Source = Literal["seeded", "supplied", "committed"]
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True):
+    """A committed roll's seed material, without the server seed until it is revealed:
+    the dice derive from ``committed_seed(server_seed, client_seed, nonce)``."""
+
+    seed_id: str
+    commitment: str
+    client_seed: str
+    nonce: int
 
 
 class Draft(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +65,7 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     seed: str | None
     dice: tuple[Die, ...]
     outcome: Any
+    session: Session | None = None
 
 
 class Body(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +81,7 @@ class Body(msgspec.Struct, frozen=True, kw_only=True):
     seed: str | None
     dice: tuple[Die, ...]
     outcome: Any
+    session: Session | None
     prev_hash: str
     key_id: str
 

@@ -110,6 +110,7 @@ def seal(draft: Draft, head: Head, signer: Signer, time: str) -> Entry:
         seed=draft.seed,
         dice=draft.dice,
         outcome=draft.outcome,
+        session=draft.session,
         prev_hash=head.entry_hash,
         key_id=signer.key_id,
     )

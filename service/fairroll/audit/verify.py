@@ -8,7 +8,9 @@ the checks are the ones any other verifier can make from the bytes alone:
 3. prev_hash is the previous entry's entry_hash (GENESIS_HASH at seq 1);
 4. entry_hash is SHA-256(prev_hash bytes || canonical JSON of the body);
 5. the signature verifies with the public key named by key_id;
-6. a seeded entry's dice re-derive from its seed, die by die;
+6. a seeded entry's dice re-derive from its seed, die by die; a committed
+   entry's nonce is new to its session, and once the session's server seed is
+   revealed (``reveals``) it matches the commitment and the dice re-derive;
 7. optionally, ``replay`` re-resolves the request from the recorded dice and
    the outcome must come out identical.
 """
@@ -22,12 +24,13 @@ import msgspec
 
 from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
 from fairroll.audit.signing import verify_signature
-from fairroll.randomness import MAX_SIDES, derive_face
+from fairroll.randomness import MAX_SIDES, commitment_of, committed_seed, derive_face
 
 __all__ = ["Replay", "VerifyReport", "verify_entries"]
 
-#: Re-resolve an entry: (mechanic, request, source, seed, dice) -> (dice, outcome) as JSON values.
-Replay = Callable[[dict[str, Any]], tuple[Any, Any]]
+#: Re-resolve an entry from its request and its seed (None: its recorded dice) ->
+#: (dice, outcome) as JSON values.
+Replay = Callable[[dict[str, Any], str | None], tuple[Any, Any]]
 
 _REQUIRED = {
     "v": int,
@@ -56,6 +59,7 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     reason: str | None = None
     signatures_checked: bool
     outcomes_replayed: bool
+    unrevealed: int = 0
 
 
 class _BadEntryError(Exception):
@@ -73,6 +77,7 @@ def verify_entries(
     table: str | None = None,
     head: tuple[int, str] | None = None,
     anchors: Iterable[tuple[int, str]] = (),
+    reveals: Mapping[str, str] | None = None,
 ) -> VerifyReport:
     """Verify entries given as JSON texts, in chain order.
 
@@ -84,6 +89,9 @@ def verify_entries(
     still hold each of them, or it was rewritten, forked or truncated.
     """
     expected = dict(anchors)
+    revealed = reveals or {}
+    nonces: dict[str, int] = {}
+    unrevealed = 0
     count = 0
     first_seq: int | None = None
     prev: dict[str, Any] | None = None
@@ -96,7 +104,8 @@ def verify_entries(
             seq: int = entry["seq"]
             if prev is None:
                 first_seq = seq
-            _check_entry(entry, prev, keys, replay, table)
+            if not _check_entry(entry, prev, keys, replay, table, revealed, nonces):
+                unrevealed += 1
             if seq in expected and entry["entry_hash"] != expected[seq]:
                 raise _BadEntryError(
                     seq,
@@ -125,6 +134,7 @@ def verify_entries(
             reason=bad.reason,
             signatures_checked=keys is not None,
             outcomes_replayed=replay is not None,
+            unrevealed=unrevealed,
         )
     return VerifyReport(
         ok=True,
@@ -134,6 +144,7 @@ def verify_entries(
         head_hash=prev["entry_hash"] if prev else None,
         signatures_checked=keys is not None,
         outcomes_replayed=replay is not None,
+        unrevealed=unrevealed,
     )
 
 
@@ -159,7 +170,10 @@ def _check_entry(
     keys: Mapping[str, str] | None,
     replay: Replay | None,
     table: str | None,
-) -> None:
+    reveals: Mapping[str, str],
+    nonces: dict[str, int],
+) -> bool:
+    """Check one entry; return False when it is a committed roll not revealed yet."""
     seq: int = entry["seq"]
     if prev is None:
         if seq == 1 and entry["prev_hash"] != GENESIS_HASH:
@@ -188,19 +202,52 @@ def _check_entry(
             raise _BadEntryError(seq, f"unknown signing key {entry['key_id']!r}")
         if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
             raise _BadEntryError(seq, "the signature does not verify")
+    seed: str | None = None
     if entry["source"] == "seeded":
-        _check_seeded_dice(entry)
+        seed = entry.get("seed")
+        if not isinstance(seed, str):
+            raise _BadEntryError(seq, "a seeded entry has no seed")
+    elif entry["source"] == "committed":
+        seed = _committed_seed(entry, reveals, nonces)
+        if seed is None:
+            return False
     elif entry["source"] != "supplied":
         raise _BadEntryError(seq, f"unknown dice source {entry['source']!r}")
+    if seed is not None:
+        _check_seeded_dice(seq, seed, entry["dice"])
     if replay is not None:
         try:
-            dice, outcome = replay(entry)
+            dice, outcome = replay(entry, seed)
         except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
             raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
         if canonical(dice) != canonical(entry["dice"]):
             raise _BadEntryError(seq, "replaying the request rolls different dice")
         if canonical(outcome) != canonical(entry.get("outcome")):
             raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
+    return True
+
+
+def _committed_seed(
+    entry: dict[str, Any], reveals: Mapping[str, str], nonces: dict[str, int]
+) -> str | None:
+    """The seed of a committed roll once its session is revealed; checks the nonce order."""
+    seq: int = entry["seq"]
+    session = entry.get("session")
+    if not isinstance(session, dict) or not all(
+        isinstance(session.get(k), t)
+        for k, t in (("seed_id", str), ("commitment", str), ("client_seed", str), ("nonce", int))
+    ):
+        raise _BadEntryError(seq, "a committed entry has no valid session")
+    seed_id, nonce = session["seed_id"], session["nonce"]
+    if nonce <= nonces.get(seed_id, 0):
+        raise _BadEntryError(seq, f"nonce {nonce} of seed session {seed_id} is reused")
+    nonces[seed_id] = nonce
+    server_seed = reveals.get(seed_id)
+    if server_seed is None:
+        return None
+    if commitment_of(server_seed) != session["commitment"]:
+        raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
+    return committed_seed(server_seed, session["client_seed"], nonce)
 
 
 def _check_head(last: dict[str, Any] | None, head: tuple[int, str]) -> None:
@@ -214,13 +261,9 @@ def _check_head(last: dict[str, Any] | None, head: tuple[int, str]) -> None:
         raise _BadEntryError(last_seq, "the last entry is not the head the store recorded")
 
 
-def _check_seeded_dice(entry: dict[str, Any]) -> None:
-    seq: int = entry["seq"]
-    seed = entry.get("seed")
-    if not isinstance(seed, str):
-        raise _BadEntryError(seq, "a seeded entry has no seed")
+def _check_seeded_dice(seq: int, seed: str, dice: list[Any]) -> None:
     key = seed.encode()
-    for position, die in enumerate(entry["dice"]):
+    for position, die in enumerate(dice):
         sides = die.get("sides") if isinstance(die, dict) else None
         face = die.get("face") if isinstance(die, dict) else None
         if not isinstance(sides, int) or not 2 <= sides <= MAX_SIDES:

@@ -15,6 +15,7 @@ from fairroll.api.envelope import (
     Probability,
     RollResponse,
     Seed,
+    SessionRef,
     TableName,
     counts_of,
     faces_meta,
@@ -63,6 +64,7 @@ class CharacterRequest(fb.NewCharacter, frozen=True, kw_only=True, forbid_unknow
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CoinFlips | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class CharacterResponse(RollResponse, frozen=True, kw_only=True):
@@ -73,6 +75,7 @@ class AttackRequest(fb.Attack, frozen=True, kw_only=True, forbid_unknown_fields=
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CoinFlips | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class AttackResponse(RollResponse, frozen=True, kw_only=True):
@@ -83,6 +86,7 @@ class SpellRequest(fb.SpellCast, frozen=True, kw_only=True, forbid_unknown_field
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CoinFlips | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class SpellResponse(RollResponse, frozen=True, kw_only=True):
@@ -93,6 +97,7 @@ class InitiativeRequest(fb.Initiative, frozen=True, kw_only=True, forbid_unknown
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CoinFlips | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class InitiativeResponse(RollResponse, frozen=True, kw_only=True):
@@ -103,6 +108,7 @@ class BattleRequest(fb.Battle, frozen=True, kw_only=True, forbid_unknown_fields=
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CoinFlips | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class BattleResponse(RollResponse, frozen=True, kw_only=True):
@@ -113,6 +119,7 @@ class LevelUpRequest(fb.LevelUp, frozen=True, kw_only=True, forbid_unknown_field
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CoinFlips | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class LevelUpResponse(RollResponse, frozen=True, kw_only=True):

@@ -15,6 +15,7 @@ from fairroll.api.envelope import (
     Probability,
     RollResponse,
     Seed,
+    SessionRef,
     TableName,
     counts_of,
     faces_meta,
@@ -80,6 +81,7 @@ class FbcRollRequest(fbc.Roll, frozen=True, kw_only=True, forbid_unknown_fields=
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: RollDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class FbcRollResponse(RollResponse, frozen=True, kw_only=True):
@@ -92,6 +94,7 @@ class ConflictRequest(fbc.Conflict, frozen=True, kw_only=True, forbid_unknown_fi
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: ConflictDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class ConflictResponse(RollResponse, frozen=True, kw_only=True):

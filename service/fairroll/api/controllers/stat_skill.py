@@ -13,6 +13,7 @@ from fairroll.api.envelope import (
     Probability,
     RollResponse,
     Seed,
+    SessionRef,
     TableName,
     faces_meta,
     probability_of,
@@ -69,6 +70,7 @@ class CheckRequest(stat_skill.Check, frozen=True, kw_only=True, forbid_unknown_f
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: CheckDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class CheckResponse(RollResponse, frozen=True, kw_only=True):
@@ -83,6 +85,7 @@ class ContestedCheckRequest(
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: ContestedCheckDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class ContestedCheckResponse(RollResponse, frozen=True, kw_only=True):
@@ -97,6 +100,7 @@ class ComplexRequest(
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: ComplexDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class ComplexResponse(RollResponse, frozen=True, kw_only=True):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -15,6 +15,7 @@ from litestar.params import Parameter
 from litestar.response import Stream
 
 from fairroll.api.problems import CALC_ERRORS, problem_responses
+from fairroll.api.rolls import Roller
 from fairroll.audit import (
     AuditStore,
     Checkpoint,
@@ -23,6 +24,7 @@ from fairroll.audit import (
     VerifyReport,
     verify_entries,
 )
+from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
 from fairroll.mechanics import replay_entry
 from fairroll.rules import RuleError
 
@@ -44,6 +46,18 @@ TablePath = Annotated[
         min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="The table's name."
     ),
 ]
+
+
+SeedId = Annotated[
+    str, Parameter(pattern=r"^s[A-Za-z0-9_-]{16}$", description="The seed session's id.")
+]
+
+
+async def _session(pending: Awaitable[SessionStatus]) -> SessionStatus:
+    try:
+        return await pending
+    except SessionError as exc:
+        raise NotFoundException(str(exc)) from None
 
 
 class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -142,6 +156,43 @@ class TablesController(Controller):
 
         return Stream(lines(), media_type="application/x-ndjson")
 
+    @post(
+        "/seeds",
+        operation_id="createSeedSession",
+        summary="Start a commit-reveal seed session: only the server seed's SHA-256 is shown",
+        status_code=201,
+        responses=problem_responses(400, 401, 403, 422, 503),
+    )
+    async def create_seed_session(
+        self, table: TablePath, sessions: SeedSessions, roller: Roller
+    ) -> SessionStatus:
+        await roller.authorize(table)
+        return await sessions.create(table)
+
+    @get(
+        "/seeds/{seed_id:str}",
+        operation_id="getSeedSession",
+        summary="A seed session's commitment, rolls so far, and the server seed once revealed",
+        responses=problem_responses(400, 404, 422),
+    )
+    async def get_seed_session(
+        self, table: TablePath, seed_id: SeedId, sessions: SeedSessions
+    ) -> SessionStatus:
+        return await _session(sessions.status(table, seed_id))
+
+    @post(
+        "/seeds/{seed_id:str}/reveal",
+        operation_id="revealSeedSession",
+        summary="End a seed session and publish its server seed; it takes no more rolls",
+        status_code=200,
+        responses=problem_responses(400, 401, 403, 404, 422),
+    )
+    async def reveal_seed_session(
+        self, table: TablePath, seed_id: SeedId, sessions: SeedSessions, roller: Roller
+    ) -> SessionStatus:
+        await roller.authorize(table)
+        return await _session(sessions.reveal(table, seed_id))
+
     @get(
         "/checkpoint",
         operation_id="getTableCheckpoint",
@@ -157,17 +208,46 @@ class TablesController(Controller):
         summary="Verify a table's chain, signatures, seeds and outcomes on the server",
         responses=problem_responses(400, 422),
     )
-    async def verify(self, table: TablePath, store: AuditStore) -> VerifyReport:
+    async def verify(
+        self, table: TablePath, store: AuditStore, sessions: SeedSessions
+    ) -> VerifyReport:
         head = await store.head(table)
         keys = {key.key_id: key.public_key for key in await store.public_keys()}
         lines = [raw async for raw in store.raw_entries(table)]
+        reveals = {}
+        for seed_id in _seed_ids(lines):
+            status = await sessions.status(table, seed_id)
+            if status.server_seed is not None:
+                reveals[seed_id] = status.server_seed
         return verify_entries(
             lines,
             keys=keys,
             replay=replay_entry,
             table=table,
             head=(head.seq, head.entry_hash),
+            reveals=reveals,
         )
+
+
+def _seed_ids(lines: list[bytes]) -> set[str]:
+    """Seed sessions named by committed entries (malformed ones are the verifier's to flag)."""
+    found = set()
+    for line in lines:
+        try:
+            session = msgspec.json.decode(line, type=_Committed).session
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if session is not None:
+            found.add(session.seed_id)
+    return found
+
+
+class _SessionId(msgspec.Struct):
+    seed_id: str
+
+
+class _Committed(msgspec.Struct):
+    session: _SessionId | None = None
 
 
 MAX_VERIFY_BYTES = 32 * 1024 * 1024

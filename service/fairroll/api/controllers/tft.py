@@ -16,6 +16,7 @@ from fairroll.api.envelope import (
     Probability,
     RollResponse,
     Seed,
+    SessionRef,
     TableName,
     faces_meta,
     probability_of,
@@ -64,6 +65,7 @@ class TftContestRequest(tft.Contest, frozen=True, kw_only=True, forbid_unknown_f
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: TftContestDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 class TftContestResponse(RollResponse, frozen=True, kw_only=True):

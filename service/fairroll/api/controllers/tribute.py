@@ -15,6 +15,7 @@ from fairroll.api.envelope import (
     Probability,
     RollResponse,
     Seed,
+    SessionRef,
     TableName,
     counts_of,
     faces_meta,
@@ -63,6 +64,7 @@ class TestRequest(tribute.Test, frozen=True, kw_only=True, forbid_unknown_fields
     table: TableName = "default"
     seed: Seed | UnsetType = UNSET
     dice: TestDice | UnsetType = UNSET
+    session: SessionRef | UnsetType = UNSET
 
 
 #: Exactly one of difficulty and opponent; a named choice needs supplied dice.
