@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from conftest import LiveServer
 from fairroll.audit import verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
@@ -32,7 +33,7 @@ def roll(client: httpx.Client, table: str, seed_id: str, client_seed: str) -> ht
 
 
 def test_session_rolls_commit_first_and_reveal_last(
-    client: httpx.Client, table: str, tmp_path: Path
+    client: httpx.Client, table: str, tmp_path: Path, live_server: LiveServer
 ) -> None:
     session = start(client, table)
     assert session["server_seed"] is None and len(session["commitment"]) == 64
@@ -45,6 +46,16 @@ def test_session_rolls_commit_first_and_reveal_last(
     seen.append(client.get(f"/v1/tables/{table}/export").text)
     seen.append(client.get(f"/v1/tables/{table}/seeds/{seed_id}").text)
     seen.append(client.get("/metrics").text)
+    late_roll = client.post(  # an error about the session must not leak it either
+        "/v1/tft/contests",
+        json={
+            **BODY,
+            "table": table,
+            "seed": "x",
+            "session": {"seed_id": seed_id, "client_seed": "y"},
+        },
+    )
+    seen.append(late_roll.text)
     before = client.get(f"/v1/tables/{table}/verification").json()
     assert (before["ok"], before["unrevealed"]) == (True, 3)
 
@@ -53,6 +64,7 @@ def test_session_rolls_commit_first_and_reveal_last(
     assert commitment_of(server_seed) == session["commitment"]
     # Nothing before the reveal showed the server seed.
     assert not any(server_seed in text for text in seen)
+    assert server_seed not in live_server.log_path.read_text()
     for body in bodies:
         seed = committed_seed(server_seed, body["session"]["client_seed"], body["session"]["nonce"])
         faces = derive_faces(seed, sides=6, count=len(body["dice"]))

@@ -39,6 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     openapi = commands.add_parser("openapi", help="print or write the OpenAPI spec")
     openapi.add_argument("--output", "-o", type=Path, help="write here instead of stdout")
 
+    keys = commands.add_parser("retire-key", help="retire a signing key (uses REDIS_URL)")
+    keys.add_argument("key_id", help="the key id, e.g. ed25519:9f3a00cc8670da8e")
+
     verify = commands.add_parser("verify", help="verify an NDJSON export offline")
     verify.add_argument("file", type=Path, help="export of one table (NDJSON), or - for stdin")
     verify.add_argument(
@@ -77,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(args.host, args.port, args.server, args.data_dir)
     if args.command == "openapi":
         return _openapi(args.output)
+    if args.command == "retire-key":
+        return _retire_key(args.key_id)
     return _verify(
         args.file,
         args.keys,
@@ -134,6 +139,34 @@ def _run_server(host: str, port: int, server: str) -> None:
     ).serve()
 
 
+def _retire_key(key_id: str) -> int:
+    """Close a key's window in the audit store named by REDIS_URL."""
+    import asyncio  # noqa: PLC0415
+
+    from redis.asyncio import Redis  # noqa: PLC0415
+
+    from fairroll.audit import AuditStore, Signer  # noqa: PLC0415
+
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        print("error: set REDIS_URL to the audit store", file=sys.stderr)
+        return 2
+
+    async def retire() -> int:
+        redis = Redis.from_url(url)
+        try:
+            key = await AuditStore(redis, Signer.generate()).retire_key(key_id)
+        finally:
+            await redis.aclose()
+        if key is None:
+            print(f"error: no published key {key_id}", file=sys.stderr)
+            return 1
+        print(f"{key.key_id} retired at {key.not_after}")
+        return 0
+
+    return asyncio.run(retire())
+
+
 def _openapi(output: Path | None) -> int:
     text = openapi_text()
     if output is None:
@@ -167,10 +200,15 @@ def _verify(
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     keys: dict[str, str] | None = None
+    windows: dict[str, tuple[str | None, str | None]] = {}
     if keys_file is not None:
         try:
             served = json.loads(keys_file.read_text())
             keys = {key["key_id"]: key["public_key"] for key in served["keys"]}
+            windows = {
+                key["key_id"]: (key.get("not_before"), key.get("not_after"))
+                for key in served["keys"]
+            }
         except (ValueError, KeyError, TypeError) as exc:
             print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
             return 2
@@ -208,6 +246,7 @@ def _verify(
             replay=replay_entry if replay else None,
             anchors=anchors,
             reveals=revealed,
+            windows=windows,
         )
     if report.ok:
         checked = (

@@ -26,11 +26,15 @@ __all__ = [
 
 
 class PublicKey(msgspec.Struct, frozen=True, kw_only=True):
-    """A public key as served by ``GET /v1/keys``: raw 32 bytes, base64."""
+    """A public key as served by ``GET /v1/keys``: raw 32 bytes, base64, and the window in
+    which it signs: from its first use (``not_before``) until it is retired (``not_after``,
+    null while in use). Entries keep verifying with it after it is retired."""
 
     key_id: str
     algorithm: str = "Ed25519"
     public_key: str
+    not_before: str | None = None
+    not_after: str | None = None
 
 
 class Signer:

@@ -152,11 +152,21 @@ class AuditStore:
         return entries
 
     async def publish_key(self) -> None:
-        """Publish this server's public key so any replica can serve it."""
-        await self.redis.hset(
-            KEYS_HASH, self.signer.key_id, _encoder.encode(self.signer.public_key)
-        )
+        """Publish this server's public key so any replica can serve it (first use kept)."""
+        key = msgspec.structs.replace(self.signer.public_key, not_before=now_rfc3339())
+        await self.redis.hsetnx(KEYS_HASH, self.signer.key_id, _encoder.encode(key))
         self._key_published = True
+
+    async def retire_key(self, key_id: str) -> PublicKey | None:
+        """Close a key's window now: entries it signs after this fail verification."""
+        raw = await self.redis.hget(KEYS_HASH, key_id)
+        if raw is None:
+            return None
+        key = msgspec.json.decode(raw, type=PublicKey)
+        if key.not_after is None:
+            key = msgspec.structs.replace(key, not_after=now_rfc3339())
+            await self.redis.hset(KEYS_HASH, key_id, _encoder.encode(key))
+        return key
 
     async def public_keys(self) -> list[PublicKey]:
         raw = await self.redis.hgetall(KEYS_HASH)

@@ -78,11 +78,14 @@ def verify_entries(
     head: tuple[int, str] | None = None,
     anchors: Iterable[tuple[int, str]] = (),
     reveals: Mapping[str, str] | None = None,
+    windows: Mapping[str, tuple[str | None, str | None]] | None = None,
 ) -> VerifyReport:
     """Verify entries given as JSON texts, in chain order.
 
     ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the
-    signature check (the report says so). ``table`` pins the table name.
+    signature check (the report says so). ``windows`` maps key_id to its
+    (not_before, not_after): an entry signed after its key was retired is bad.
+    ``table`` pins the table name.
     ``head`` (seq, entry_hash) is where the chain must end: a shorter chain
     was truncated, a different hash was rewritten. ``anchors`` are (seq,
     entry_hash) pairs seen earlier (signed checkpoints, receipts): the chain must
@@ -90,7 +93,7 @@ def verify_entries(
     """
     expected = dict(anchors)
     revealed = reveals or {}
-    nonces: dict[str, int] = {}
+    nonces: dict[tuple[str, int], int] = {}
     unrevealed = 0
     count = 0
     first_seq: int | None = None
@@ -104,6 +107,7 @@ def verify_entries(
             seq: int = entry["seq"]
             if prev is None:
                 first_seq = seq
+            _check_window(entry, (windows or {}).get(entry["key_id"]))
             if not _check_entry(entry, prev, keys, replay, table, revealed, nonces):
                 unrevealed += 1
             if seq in expected and entry["entry_hash"] != expected[seq]:
@@ -171,7 +175,7 @@ def _check_entry(
     replay: Replay | None,
     table: str | None,
     reveals: Mapping[str, str],
-    nonces: dict[str, int],
+    nonces: dict[tuple[str, int], int],
 ) -> bool:
     """Check one entry; return False when it is a committed roll not revealed yet."""
     seq: int = entry["seq"]
@@ -228,7 +232,7 @@ def _check_entry(
 
 
 def _committed_seed(
-    entry: dict[str, Any], reveals: Mapping[str, str], nonces: dict[str, int]
+    entry: dict[str, Any], reveals: Mapping[str, str], nonces: dict[tuple[str, int], int]
 ) -> str | None:
     """The seed of a committed roll once its session is revealed; checks the nonce order."""
     seq: int = entry["seq"]
@@ -239,15 +243,28 @@ def _committed_seed(
     ):
         raise _BadEntryError(seq, "a committed entry has no valid session")
     seed_id, nonce = session["seed_id"], session["nonce"]
-    if nonce <= nonces.get(seed_id, 0):
+    # Nonces are unique per session; replicas racing may append them slightly out of order.
+    if nonce < 1 or (seed_id, nonce) in nonces:
         raise _BadEntryError(seq, f"nonce {nonce} of seed session {seed_id} is reused")
-    nonces[seed_id] = nonce
+    nonces[seed_id, nonce] = seq
     server_seed = reveals.get(seed_id)
     if server_seed is None:
         return None
     if commitment_of(server_seed) != session["commitment"]:
         raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
     return committed_seed(server_seed, session["client_seed"], nonce)
+
+
+def _check_window(entry: dict[str, Any], window: tuple[str | None, str | None] | None) -> None:
+    # Only retirement is enforced: replicas' clocks may run a little behind the one that
+    # first published a shared key, so not_before is information, not a bound.
+    if window is None or window[1] is None:
+        return
+    if entry["time"] > window[1]:
+        raise _BadEntryError(
+            entry["seq"],
+            f"signed at {entry['time']}, after key {entry['key_id']} was retired at {window[1]}",
+        )
 
 
 def _check_head(last: dict[str, Any] | None, head: tuple[int, str]) -> None:

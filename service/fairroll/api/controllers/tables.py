@@ -212,7 +212,9 @@ class TablesController(Controller):
         self, table: TablePath, store: AuditStore, sessions: SeedSessions
     ) -> VerifyReport:
         head = await store.head(table)
-        keys = {key.key_id: key.public_key for key in await store.public_keys()}
+        public_keys = await store.public_keys()
+        keys = {key.key_id: key.public_key for key in public_keys}
+        windows = {key.key_id: (key.not_before, key.not_after) for key in public_keys}
         lines = [raw async for raw in store.raw_entries(table)]
         reveals = {}
         for seed_id in _seed_ids(lines):
@@ -226,6 +228,7 @@ class TablesController(Controller):
             table=table,
             head=(head.seq, head.entry_hash),
             reveals=reveals,
+            windows=windows,
         )
 
 
@@ -292,7 +295,9 @@ class VerifyController(Controller):
         store: AuditStore,
         anchor: Annotated[list[Anchor] | None, Parameter(max_items=100)] = None,
     ) -> VerifyReport:
-        keys = {key.key_id: key.public_key for key in await store.public_keys()}
+        public_keys = await store.public_keys()
+        keys = {key.key_id: key.public_key for key in public_keys}
+        windows = {key.key_id: (key.not_before, key.not_after) for key in public_keys}
         anchors = []
         for index, text in enumerate(anchor or []):
             if not ANCHOR.fullmatch(text):
@@ -304,7 +309,9 @@ class VerifyController(Controller):
         body = await request.body()
         if not body.strip():
             raise RuleError("upload an export: one audit entry (JSON) per line", field="body")
-        return verify_entries(body.splitlines(), keys=keys, replay=replay_entry, anchors=anchors)
+        return verify_entries(
+            body.splitlines(), keys=keys, replay=replay_entry, anchors=anchors, windows=windows
+        )
 
 
 class KeyList(msgspec.Struct, frozen=True, kw_only=True):
