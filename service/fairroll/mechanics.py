@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_type_hints
 
 import msgspec
 
@@ -45,6 +45,12 @@ class Mechanic(Generic[InputT, OutcomeT]):
     name: str
     input_type: type[InputT]
     resolve: Callable[[InputT, DiceSource], OutcomeT]
+
+    @property
+    def outcome_type(self) -> type[OutcomeT]:
+        """The outcome struct, from the rules function's return annotation."""
+        kind: type[OutcomeT] = get_type_hints(self.resolve)["return"]
+        return kind
 
     def input_of(self, request: object) -> InputT:
         """The mechanic's own fields of an HTTP request (a subclass of the input type)."""

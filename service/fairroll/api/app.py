@@ -148,5 +148,6 @@ def _provide_roller(state: State, request: Request[Any, Any, Any]) -> Roller:
         state.store,
         state.sessions,
         authorization=request.headers.get("authorization"),
+        idempotency_key=request.headers.get("idempotency-key"),
         default_open=state.default_table_open,
     )

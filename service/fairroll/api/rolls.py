@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import msgspec
 from litestar.exceptions import (
@@ -14,8 +15,10 @@ from litestar.exceptions import (
     PermissionDeniedException,
 )
 from msgspec import UnsetType
+from redis.exceptions import RedisError
 
 from fairroll.api.envelope import RollEnvelope, receipt_of
+from fairroll.api.idempotency import Idempotency, fingerprint
 from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
 from fairroll.audit.sessions import SeedSessions, SessionError
@@ -61,8 +64,10 @@ class Roller:
         sessions: SeedSessions,
         *,
         authorization: str | None = None,
+        idempotency_key: str | None = None,
         default_open: bool = True,
     ) -> None:
+        self.idempotency_key = idempotency_key
         self.store = store
         self.sessions = sessions
         self.authorization = authorization
@@ -92,6 +97,33 @@ class Roller:
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
     ) -> Rolled[OutcomeT]:
         await self.authorize(request.table)
+        if self.idempotency_key is None:
+            return await self._roll(mechanic, request)
+        guard = Idempotency(self.store.redis, request.table, self.idempotency_key)
+        print_ = fingerprint(mechanic.name, cast(msgspec.Struct, request))
+        try:
+            earlier = await guard.claim(print_)
+        except RedisError as exc:
+            raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
+        if earlier is not None:  # a retry: the roll it repeats, not a new one
+            entry = await self.store.entry(request.table, earlier)
+            if entry is None:
+                raise StoreUnavailableError("the earlier roll is not in the audit store")
+            outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
+            return Rolled(outcome, entry)
+        try:
+            rolled = await self._roll(mechanic, request)
+        except BaseException:
+            with suppress(RedisError):
+                await guard.release()
+            raise
+        with suppress(RedisError):  # the roll is recorded; a lost marker only risks a re-roll
+            await guard.complete(print_, rolled.entry.seq)
+        return rolled
+
+    async def _roll(
+        self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
+    ) -> Rolled[OutcomeT]:
         given = [
             name
             for name, value in (
