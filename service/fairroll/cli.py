@@ -101,6 +101,7 @@ def _serve(host: str, port: int, server: str, data_dir: Path) -> int:
     embedded = RedisServer(data_dir / "redis").start()
     os.environ["REDIS_URL"] = embedded.url
     os.environ.setdefault("FAIRROLL_DEV_KEY_DIR", str(data_dir))
+    os.environ.setdefault("FAIRROLL_CORS_ORIGINS", "*")  # dev mode: any VTT origin
     print(f"fairroll: embedded Redis at {embedded.url} (data in {data_dir})", file=sys.stderr)
     try:
         _run_server(host, port, server)

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from litestar import Litestar, Request
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -30,6 +31,7 @@ from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.openapi import declare_closed_objects, declare_integer_bounds
 from fairroll.api.problems import exception_handlers
+from fairroll.api.protection import rate_limit
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
 from fairroll.api.strict import strict_body
@@ -70,6 +72,8 @@ def create_app(settings: Settings) -> Litestar:
         app.state.store = store
         app.state.sessions = SeedSessions(redis)
         app.state.default_table_open = settings.default_table_open
+        app.state.rate_limit = settings.rate_limit
+        app.state.trusted_proxy_hops = settings.trusted_proxy_hops
         try:
             yield
         finally:
@@ -104,7 +108,15 @@ def create_app(settings: Settings) -> Litestar:
         lifespan=[lifespan],
         middleware=[prometheus.middleware],
         exception_handlers=exception_handlers,
-        before_request=strict_body,
+        before_request=_before_request,
+        cors_config=CORSConfig(
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+            expose_headers=["Retry-After"],
+        )
+        if settings.cors_origins
+        else None,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="fairroll",
@@ -136,6 +148,11 @@ def _provide_redis(state: State) -> Redis:
 def _provide_store(state: State) -> AuditStore:
     store: AuditStore = state.store
     return store
+
+
+async def _before_request(request: Request[Any, Any, Any]) -> None:
+    await rate_limit(request)
+    await strict_body(request)
 
 
 def _provide_sessions(state: State) -> SeedSessions:

@@ -208,11 +208,12 @@ _DESCRIPTIONS = {
     409: "The seed session was revealed and takes no more rolls.",
     413: "The request body is larger than the server accepts.",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
+    429: "Too many requests from this client this minute; see `Retry-After`.",
     503: "The audit store is unreachable; nothing was rolled or recorded.",
 }
 
 #: Every error a roll can answer: bad body, too large, no or wrong table key, rule breach,
 #: audit store down.
-ROLL_ERRORS = problem_responses(400, 401, 403, 404, 409, 413, 422, 503)
+ROLL_ERRORS = problem_responses(400, 401, 403, 404, 409, 413, 422, 429, 503)
 #: Every error a calculation (odds, sheets, rewards) can answer.
-CALC_ERRORS = problem_responses(400, 413, 422)
+CALC_ERRORS = problem_responses(400, 413, 422, 429)

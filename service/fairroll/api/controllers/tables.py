@@ -76,7 +76,7 @@ class NewTableController(Controller):
         operation_id="createTable",
         summary="Create a table with an unguessable id and a write key (shown once)",
         status_code=201,
-        responses=problem_responses(503),
+        responses=problem_responses(429, 503),
     )
     async def create_table(self, store: AuditStore) -> TableCreated:
         table, write_key = await store.create_table()
@@ -161,7 +161,7 @@ class TablesController(Controller):
         operation_id="createSeedSession",
         summary="Start a commit-reveal seed session: only the server seed's SHA-256 is shown",
         status_code=201,
-        responses=problem_responses(400, 401, 403, 422, 503),
+        responses=problem_responses(400, 401, 403, 422, 429, 503),
     )
     async def create_seed_session(
         self, table: TablePath, sessions: SeedSessions, roller: Roller
@@ -185,7 +185,7 @@ class TablesController(Controller):
         operation_id="revealSeedSession",
         summary="End a seed session and publish its server seed; it takes no more rolls",
         status_code=200,
-        responses=problem_responses(400, 401, 403, 404, 422),
+        responses=problem_responses(400, 401, 403, 404, 422, 429),
     )
     async def reveal_seed_session(
         self, table: TablePath, seed_id: SeedId, sessions: SeedSessions, roller: Roller
