@@ -1,0 +1,30 @@
+# fairroll: build wheels in one stage, run them in a slim image with no compilers.
+# Build: docker build -t fairroll:0.1.0 .
+# Run:   docker run --rm -p 8000:8000 -e REDIS_URL=redis://redis:6379/0 \
+#          -e FAIRROLL_SIGNING_KEY=... fairroll:0.1.0
+FROM python:3.11-slim-bookworm AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY service ./service
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+FROM python:3.11-slim-bookworm
+# tini is PID 1: it forwards SIGTERM to the server (which drains in-flight requests)
+# and reaps children.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tini=0.19.0-1+b3 \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir --no-index --find-links=/wheels fairroll==0.1.0 \
+    && rm -rf /wheels
+ENV FAIRROLL_HOST=0.0.0.0 \
+    FAIRROLL_PORT=8000 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+USER 10001:10001
+WORKDIR /tmp
+EXPOSE 8000
+# Liveness only (the process answers); orchestrators also probe /readyz (Redis reachable).
+HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/livez', timeout=2)"]
+ENTRYPOINT ["tini", "--", "fairroll", "serve"]
