@@ -147,3 +147,30 @@ def test_sigterm_during_load_drops_nothing_acknowledged(
         assert acknowledged(responses) == set(range(1, report["entries"] + 1))
     finally:
         replacement.stop()
+
+
+def test_a_request_that_cannot_start_its_answer_in_time_is_503(tmp_path: Path) -> None:
+    redis = RedisServer(tmp_path / "redis", port=free_port()).start()
+    server = LiveServer(
+        redis.url,
+        tmp_path / "server.log",
+        env={"FAIRROLL_REDIS_TIMEOUT": "10", "FAIRROLL_REQUEST_TIMEOUT": "1"},
+    )
+    try:
+        blocker = threading.Thread(
+            target=lambda: Redis.from_url(redis.url).execute_command("DEBUG", "SLEEP", "3")
+        )
+        blocker.start()
+        time.sleep(0.2)
+        started = time.monotonic()
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            response = client.post("/v1/tft/contests", json={**BODY, "table": "stuck"})
+            assert response.status_code == 503
+            assert response.json()["type"].endswith("timeout")
+            assert time.monotonic() - started < 2.5
+        blocker.join()
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/v1/tables/stuck/verification").json()["ok"] is True
+    finally:
+        server.stop()
+        redis.stop()

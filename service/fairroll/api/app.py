@@ -31,7 +31,7 @@ from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.openapi import declare_closed_objects, declare_integer_bounds
 from fairroll.api.problems import exception_handlers
-from fairroll.api.protection import rate_limit
+from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
 from fairroll.api.strict import strict_body
@@ -106,7 +106,7 @@ def create_app(settings: Settings) -> Litestar:
             "sessions": Provide(_provide_sessions, sync_to_thread=False),
         },
         lifespan=[lifespan],
-        middleware=[prometheus.middleware],
+        middleware=[prometheus.middleware, request_timeout(settings.request_timeout_seconds)],
         exception_handlers=exception_handlers,
         before_request=_before_request,
         cors_config=CORSConfig(

@@ -14,14 +14,28 @@ be spoofed.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
+import msgspec
 from litestar import Request
+from litestar.enums import ScopeType
 from litestar.exceptions import TooManyRequestsException
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Message,
+    Receive,
+    Scope,
+    Send,
+)
 from redis.exceptions import RedisError
 
-__all__ = ["client_of", "rate_limit"]
+__all__ = ["client_of", "rate_limit", "request_timeout"]
 
 WINDOW = 60
 
@@ -65,3 +79,63 @@ async def rate_limit(request: Request[Any, Any, Any]) -> None:
             f"more than {limit} requests a minute from {client}; retry in {retry_after} s",
             headers={"Retry-After": str(retry_after)},
         )
+
+
+def request_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:
+    """ASGI middleware factory: a request that has not started its response within
+    ``seconds`` is cancelled and answered 503 (a stuck dependency must not hold a
+    worker). Once the response has started (a long NDJSON export), it is left alone."""
+
+    def middleware(app: ASGIApp) -> ASGIApp:
+        async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != ScopeType.HTTP or seconds <= 0:
+                await app(scope, receive, send)
+                return
+            started = asyncio.Event()
+
+            async def tracking_send(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    started.set()
+                await send(message)
+
+            task = asyncio.ensure_future(app(scope, receive, tracking_send))
+            waiter = asyncio.ensure_future(started.wait())
+            done, _ = await asyncio.wait(
+                {task, waiter}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done:
+                task.cancel()
+                waiter.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
+                await _timed_out(send, seconds)
+                return
+            waiter.cancel()
+            await task
+
+        return guarded
+
+    return middleware
+
+
+async def _timed_out(send: Send, seconds: float) -> None:
+    body = msgspec.json.encode(
+        {
+            "type": "urn:fairroll:problem:timeout",
+            "title": "The request timed out",
+            "status": 503,
+            "detail": f"no answer within {seconds:g} s; nothing was acknowledged. Retry.",
+        }
+    )
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 503,
+        "headers": [
+            (b"content-type", b"application/problem+json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"retry-after", b"1"),
+        ],
+    }
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(start)
+    await send(end)

@@ -23,6 +23,7 @@ class Settings:
     ``max_body_bytes``: the largest request body accepted (413 beyond).
     ``default_table_open``: anonymous rolls may use the ``default`` table.
     ``rate_limit``: POST requests a minute per client (0: off).
+    ``request_timeout_seconds``: a response must start within this (503 after; 0: off).
     ``trusted_proxy_hops``: proxies whose ``X-Forwarded-For`` is believed (0: none).
     ``cors_origins``: browser origins allowed to call the API (``*``: any; none by default).
     """
@@ -35,6 +36,7 @@ class Settings:
     redis_timeout_seconds: float = 2.0
     default_table_open: bool = True
     rate_limit: int = 0
+    request_timeout_seconds: float = 10.0
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
 
@@ -43,7 +45,8 @@ class Settings:
         """Read ``REDIS_URL``, ``FAIRROLL_SIGNING_KEY``, ``FAIRROLL_SIGNING_KEY_FILE``,
         ``FAIRROLL_DEV_KEY_DIR``, ``FAIRROLL_MAX_BODY_BYTES``, ``FAIRROLL_REDIS_TIMEOUT``,
         ``FAIRROLL_DEFAULT_TABLE_OPEN``, ``FAIRROLL_RATE_LIMIT``,
-        ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated)."""
+        ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
+        ``FAIRROLL_REQUEST_TIMEOUT``."""
         env = os.environ if env is None else env
         key_file = env.get("FAIRROLL_SIGNING_KEY_FILE")
         dev_dir = env.get("FAIRROLL_DEV_KEY_DIR")
@@ -57,6 +60,7 @@ class Settings:
             default_table_open=env.get("FAIRROLL_DEFAULT_TABLE_OPEN", "true").lower()
             not in ("0", "false", "no"),
             rate_limit=int(env.get("FAIRROLL_RATE_LIMIT", "0")),
+            request_timeout_seconds=float(env.get("FAIRROLL_REQUEST_TIMEOUT", "10")),
             trusted_proxy_hops=int(env.get("FAIRROLL_TRUSTED_PROXY_HOPS", "0")),
             cors_origins=tuple(
                 origin.strip()
