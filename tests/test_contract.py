@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import schemathesis
 from hypothesis import HealthCheck, settings
+from openapi_spec_validator import validate
 from schemathesis.checks import CheckContext, positive_data_acceptance
 from schemathesis.core.transport import Response
 
@@ -49,6 +50,10 @@ def test_committed_spec_matches_the_served_spec(client: httpx.Client) -> None:
     served = client.get("/schema/openapi.json").json()
     committed = json.loads(SPEC.read_text())
     assert served == committed, "openapi/openapi.json is stale: run `fairroll openapi -o ...`"
+
+
+def test_spec_is_valid_openapi() -> None:
+    validate(json.loads(SPEC.read_text()))
 
 
 def test_every_operation_has_an_id_summary_and_tag() -> None:
