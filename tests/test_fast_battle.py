@@ -207,6 +207,28 @@ def test_potions_heal_up_to_the_maximum_and_boost() -> None:
     assert quick.fighter.qk == 5
 
 
+@given(
+    st.integers(0, fb.MAX_SCORE),
+    st.integers(1, fb.MAX_HP),
+    st.sampled_from(["st", "qk", "ma", "mr", "hp"]),
+    st.integers(1, 20),
+)
+def test_potions_never_take_a_sheet_past_its_limits(
+    score: int, max_hp: int, attribute: str, amount: int
+) -> None:
+    # Found by schemathesis: an HP boost of 19 on 998 HP answered max_hp 1017, which the
+    # response schema (and a request built from it) refuses.
+    potion = {
+        "name": "Tonic",
+        "effect": {"kind": "boost", "attribute": attribute, "amount": amount},
+    }
+    hero = msgspec.to_builtins(fighter(qk=score, max_hp=max_hp))
+    drink = msgspec.convert({"fighter": hero, "potion": potion}, fb.Quaff)
+    outcome = fb.quaff(drink)
+    msgspec.convert(msgspec.to_builtins(outcome.fighter), fb.Fighter)  # within every limit
+    assert outcome.hp_after <= fb.MAX_HP
+
+
 # --- rewards and levels -----------------------------------------------------------------
 
 
@@ -255,6 +277,21 @@ def test_level_up_needs_exactly_the_points_earned() -> None:
             fb.LevelUp(character=sheet, xp_gained="1", assign=["st"]), SeededDice("x")
         )
     assert error.value.field == "assign"
+
+
+@given(st.integers(0, 20), st.integers(90, fb.MAX_SCORE), st.sampled_from(["1", "30", "400"]))
+def test_level_ups_stay_within_the_sheet_or_are_refused(in_: int, st_: int, xp_gained: str) -> None:
+    sheet = fb.Sheet(name="Z", level=95, st=st_, qk=1, in_=in_, ma=1, mr=2, max_hp=990)
+    levels = int(xp_gained) // 3
+    assign = ["st"] * (in_ * levels)
+    try:
+        outcome = fb.resolve_level_up(
+            fb.LevelUp(character=sheet, xp_gained=xp_gained, assign=assign), SeededDice("up")
+        )
+    except RuleError as error:
+        assert error.field in ("xp_gained", "assign")
+        return
+    msgspec.convert(msgspec.to_builtins(outcome.character), fb.Sheet)  # within every limit
 
 
 # --- battles ----------------------------------------------------------------------------

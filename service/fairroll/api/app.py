@@ -29,7 +29,14 @@ from fairroll.api.controllers.tables import (
 )
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
-from fairroll.api.openapi import declare_closed_objects, declare_integer_bounds
+from fairroll.api.examples import attach_examples
+from fairroll.api.openapi import (
+    declare_closed_objects,
+    declare_integer_bounds,
+    declare_links,
+    declare_ndjson,
+    declare_roll_headers,
+)
 from fairroll.api.problems import exception_handlers
 from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.rolls import Roller
@@ -132,6 +139,10 @@ def create_app(settings: Settings) -> Litestar:
     )
     declare_closed_objects(app)
     declare_integer_bounds(app)
+    declare_roll_headers(app)
+    declare_links(app)
+    declare_ndjson(app)
+    attach_examples(app)
     return app
 
 

@@ -7,8 +7,24 @@ from typing import Any
 import msgspec
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.spec import (
+    Link,
+    OpenAPI,
+    Operation,
+    Parameter,
+    Reference,
+    Schema,
+    SecurityScheme,
+)
+from litestar.openapi.spec.enums import OpenAPIType
 
-__all__ = ["declare_closed_objects", "declare_integer_bounds"]
+__all__ = [
+    "declare_closed_objects",
+    "declare_integer_bounds",
+    "declare_links",
+    "declare_ndjson",
+    "declare_roll_headers",
+]
 
 
 def declare_closed_objects(app: Litestar) -> None:
@@ -90,3 +106,115 @@ def _collect(info: msgspec.inspect.Type, found: set[type[msgspec.Struct]]) -> No
 
 def _forbids_unknown(cls: type[msgspec.Struct]) -> bool:
     return bool(cls.__struct_config__.forbid_unknown_fields)
+
+
+def declare_roll_headers(app: Litestar) -> None:
+    """Declare the headers every roll reads: ``Idempotency-Key`` and the table's write key."""
+    spec = app.openapi_schema
+    components = spec.components
+    components.security_schemes = {
+        **(components.security_schemes or {}),
+        "tableWriteKey": SecurityScheme(
+            type="http",
+            scheme="bearer",
+            description="A table's write key, from POST /v1/tables (shown once).",
+        ),
+    }
+    for operation in _operations(spec).values():
+        if "401" in (operation.responses or {}):
+            # Anonymous on an open table (``default``), the write key on a table that has one.
+            operation.security = [{}, {"tableWriteKey": []}]
+        if not _is_roll(operation):
+            continue
+        operation.parameters = [
+            *(operation.parameters or ()),
+            Parameter(
+                name="Idempotency-Key",
+                param_in="header",
+                required=False,
+                description=(
+                    "Makes a retry safe: the same key and request on the same table within "
+                    "24 hours return the original roll; the same key with another request "
+                    "is 409."
+                ),
+                schema=Schema(
+                    type=OpenAPIType.STRING,
+                    min_length=1,
+                    max_length=128,
+                    pattern="^[!-~]+$",
+                ),
+            ),
+        ]
+
+
+def _is_roll(operation: Operation) -> bool:
+    responses = operation.responses or {}
+    return "401" in responses and operation.request_body is not None and "409" in responses
+
+
+def declare_links(app: Litestar) -> None:
+    """Link what a POST creates to the GETs that read it back (clients and schemathesis's
+    stateful phase follow them): a roll's receipt to its audit entry and table, a new
+    table to its entries, a seed session to its status and reveal."""
+    operations = _operations(app.openapi_schema)
+    table = "$response.body#/receipt/table"
+    for operation in operations.values():
+        if _is_roll(operation):
+            _link(
+                operation,
+                GetAuditEntry=(
+                    "getTableEntry",
+                    {"table": table, "seq": "$response.body#/receipt/seq"},
+                ),
+                ListTableEntries=("listTableEntries", {"table": table}),
+                VerifyTable=("verifyTable", {"table": table}),
+            )
+    _link(
+        operations["createTable"],
+        ListTableEntries=("listTableEntries", {"table": "$response.body#/table"}),
+        GetTableCheckpoint=("getTableCheckpoint", {"table": "$response.body#/table"}),
+    )
+    session = {"table": "$response.body#/table", "seed_id": "$response.body#/seed_id"}
+    _link(
+        operations["createSeedSession"],
+        GetSeedSession=("getSeedSession", session),
+        RevealSeedSession=("revealSeedSession", session),
+    )
+
+
+def _link(operation: Operation, **links: tuple[str, dict[str, str]]) -> None:
+    for status, response in (operation.responses or {}).items():
+        if status.startswith("2") and hasattr(response, "links"):
+            response.links = {
+                **(response.links or {}),
+                **{
+                    name: Link(operation_id=target, parameters=dict(parameters))
+                    for name, (target, parameters) in links.items()
+                },
+            }
+
+
+def _operations(spec: OpenAPI) -> dict[str, Operation]:
+    found: dict[str, Operation] = {}
+    for item in (spec.paths or {}).values():
+        for method in ("get", "post", "put", "patch", "delete"):
+            operation = getattr(item, method, None)
+            if operation is not None and operation.operation_id:
+                found[operation.operation_id] = operation
+    return found
+
+
+def declare_ndjson(app: Litestar) -> None:
+    """An export is NDJSON text: one audit entry (``Entry``) as JSON per line."""
+    operations = _operations(app.openapi_schema)
+    text = Schema(
+        type=OpenAPIType.STRING,
+        description="NDJSON: one audit entry (schema `Entry`) as JSON per line, in seq order.",
+    )
+    for response in (operations["exportTable"].responses or {}).values():
+        content = getattr(response, "content", None) or {}
+        if "application/x-ndjson" in content:
+            content["application/x-ndjson"].schema = text
+    body = operations["verifyExport"].request_body
+    if body is not None and not isinstance(body, Reference):
+        body.content["application/x-ndjson"].schema = text

@@ -74,10 +74,15 @@ __all__ = [
 HEADS = 2
 ItemT = TypeVar("ItemT")
 Attribute = Literal["st", "qk", "in", "ma", "mr"]
-Score = Annotated[int, msgspec.Meta(ge=0, le=99)]
-Level = Annotated[int, msgspec.Meta(ge=1, le=100)]
+#: fairroll's limits of a sheet (the seed sets none): potion boosts and HP gains stop at
+#: them, and a level-up past them is refused.
+MAX_SCORE = 99
+MAX_LEVEL = 100
+MAX_HP = 999
+Score = Annotated[int, msgspec.Meta(ge=0, le=MAX_SCORE)]
+Level = Annotated[int, msgspec.Meta(ge=1, le=MAX_LEVEL)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
-HP = Annotated[int, msgspec.Meta(ge=0, le=999)]
+HP = Annotated[int, msgspec.Meta(ge=0, le=MAX_HP)]
 XpText = Annotated[
     str,
     msgspec.Meta(
@@ -104,7 +109,7 @@ class Sheet(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     in_: Score = msgspec.field(name="in")
     ma: Score
     mr: Score
-    max_hp: Annotated[int, msgspec.Meta(ge=1, le=999)]
+    max_hp: Annotated[int, msgspec.Meta(ge=1, le=MAX_HP)]
 
 
 class Fighter(Sheet, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -493,9 +498,8 @@ def quaff(drink: Quaff) -> QuaffOutcome:
     effect = potion.effect
     if isinstance(effect, Boost) and effect.attribute != "hp":
         attribute = effect.attribute
-        fighter = msgspec.structs.replace(
-            fighter, **{attribute: getattr(fighter, attribute) + effect.amount}
-        )
+        boosted = min(MAX_SCORE, getattr(fighter, attribute) + effect.amount)
+        fighter = msgspec.structs.replace(fighter, **{attribute: boosted})
     return QuaffOutcome(
         potion=potion.name,
         hp_before=before,
@@ -713,12 +717,13 @@ def _turn(
 
 
 def quaffed_hp(potion: Potion, hp: int, max_hp: int) -> int:
-    """HP after drinking: heals stop at the maximum; an HP boost goes above it."""
+    """HP after drinking: heals stop at the maximum; an HP boost goes above it, up to the
+    sheet's limit (``MAX_HP``)."""
     effect = potion.effect
     if isinstance(effect, Heal):
         return min(max_hp, hp + effect.amount)
     if isinstance(effect, Boost) and effect.attribute == "hp":
-        return hp + effect.amount
+        return min(MAX_HP, hp + effect.amount)
     return hp
 
 
@@ -793,6 +798,11 @@ def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
     while xp >= 6:  # 3 XP, in half points
         xp -= 6
         level += 1
+        if level > MAX_LEVEL:
+            raise RuleError(
+                f"the XP would bring {sheet.name} past level {MAX_LEVEL}, fairroll's limit",
+                field="xp_gained",
+            )
         points = scores["in"]
         if len(queue) < points:
             raise RuleError(
@@ -804,8 +814,13 @@ def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
         del queue[:points]
         for attribute in assigned:
             scores[attribute] += 1
+            if scores[attribute] > MAX_SCORE:
+                raise RuleError(
+                    f"{attribute.upper()} would pass {MAX_SCORE}, fairroll's limit",
+                    field="assign",
+                )
         flips, heads = _flip(dice, "hp", scores["st"])
-        max_hp += 3 + heads
+        max_hp = min(MAX_HP, max_hp + 3 + heads)
         gained.append(
             LevelGained(
                 level=level, points=points, assigned=assigned, hp_flips=flips, hp_gained=3 + heads

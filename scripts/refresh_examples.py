@@ -1,0 +1,111 @@
+"""Fill the responses of the OpenAPI examples by sending their requests to a live server.
+
+Run: python scripts/refresh_examples.py   (then: fairroll openapi -o openapi/openapi.json)
+
+The requests in service/fairroll/api/examples.json are written by hand from the
+seeds' worked examples. This script starts a private redis-server and a real
+``fairroll serve`` (signing with a throwaway key, printed in no response), sends
+every example in file order to the ``default`` table, and stores what the server
+answered, so every response example in the spec is one the server really gave.
+tests/test_examples.py re-sends the requests and fails when an answer drifts.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fairroll.api.app import create_app
+from fairroll.api.examples import EXAMPLES_PATH, operations_by_id
+from fairroll.api.settings import Settings
+from fairroll.redis_server import RedisServer, free_port
+
+#: A fixed example signing key: the receipts in the spec verify against its public key.
+EXAMPLE_SIGNING_KEY = base64.b64encode(b"fairroll openapi examples key 01").decode()
+
+
+def start(redis_url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "FAIRROLL_SIGNING_KEY": EXAMPLE_SIGNING_KEY}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(400):
+        try:
+            if httpx.get(f"{url}/livez").status_code == 200:
+                return process, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(log.read_text())
+
+
+def send(http: httpx.Client, method: str, path: str, example: dict[str, Any]) -> Any:
+    params = example.get("params", {})
+    url = path.format(**params)
+    query = {k: v for k, v in params.items() if "{" + k + "}" not in path}
+    if "request" in example:
+        response = http.request(method, url, params=query, json=example["request"])
+    elif example.get("ndjson") is not None:
+        response = http.request(
+            method,
+            url,
+            params=query,
+            content=example["ndjson"],
+            headers={"content-type": "application/x-ndjson"},
+        )
+    else:
+        response = http.request(method, url, params=query)
+    if response.status_code >= 300:
+        raise RuntimeError(f"{example['operation']}/{example['name']}: {response.text}")
+    if response.headers["content-type"].startswith("application/x-ndjson"):
+        return response.text
+    return response.json()
+
+
+def main() -> None:
+    examples: list[dict[str, Any]] = json.loads(EXAMPLES_PATH.read_text())
+    spec = create_app(Settings()).openapi_schema
+    operations = {op: (method, path) for op, (method, path, _) in operations_by_id(spec).items()}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        RedisServer(Path(tmp) / "redis", port=free_port()) as redis,
+    ):
+        process, url = start(redis.url, Path(tmp) / "server.log")
+        try:
+            with httpx.Client(base_url=url, timeout=30) as http:
+                state: dict[str, Any] = {}
+                for example in examples:
+                    op = example["operation"]
+                    method, path = operations[op]
+                    if op in {"getSeedSession", "revealSeedSession"}:
+                        example["params"]["seed_id"] = state["seed_id"]
+                    if op == "verifyExport":
+                        example["ndjson"] = state["export"]
+                    example["response"] = send(http, method, path, example)
+                    if op == "createSeedSession":
+                        state["seed_id"] = example["response"]["seed_id"]
+                    if op == "exportTable":
+                        state["export"] = example["response"]
+        finally:
+            process.terminate()
+            process.wait(15)
+    EXAMPLES_PATH.write_text(json.dumps(examples, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(examples)} examples written to {EXAMPLES_PATH}")
+
+
+if __name__ == "__main__":
+    main()

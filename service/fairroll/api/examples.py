@@ -1,0 +1,93 @@
+"""Request and response examples for the OpenAPI spec, taken from the seeds' worked examples.
+
+``examples.json`` (next to this module) lists, per ``operationId``, named examples:
+the request written by hand from a seed (quoted in ``source``) and the response a
+live server gave to it (``scripts/refresh_examples.py`` fills those in, and
+``tests/test_examples.py`` fails when the server's answer drifts from them).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from litestar import Litestar
+from litestar.openapi.spec import (
+    Example,
+    OpenAPI,
+    Operation,
+    Parameter,
+)
+
+__all__ = [
+    "EXAMPLES_PATH",
+    "SpecExample",
+    "attach_examples",
+    "load_examples",
+    "operations_by_id",
+]
+
+EXAMPLES_PATH = Path(__file__).with_name("examples.json")
+
+
+class SpecExample(msgspec.Struct, frozen=True, kw_only=True):
+    operation: str
+    name: str
+    summary: str
+    source: str
+    request: Any = None
+    params: dict[str, str | int] = {}
+    ndjson: str | None = None
+    response: Any = None
+
+
+@cache
+def load_examples() -> tuple[SpecExample, ...]:
+    return msgspec.json.decode(EXAMPLES_PATH.read_bytes(), type=tuple[SpecExample, ...])
+
+
+def operations_by_id(spec: OpenAPI) -> dict[str, tuple[str, str, Operation]]:
+    """``operationId`` -> (method, path, operation) of every operation in the spec."""
+    found: dict[str, tuple[str, str, Operation]] = {}
+    for path, item in (spec.paths or {}).items():
+        for method in ("get", "post", "put", "patch", "delete"):
+            operation = getattr(item, method, None)
+            if operation is not None and operation.operation_id:
+                found[operation.operation_id] = (method.upper(), path, operation)
+    return found
+
+
+def attach_examples(app: Litestar) -> None:
+    """Put every example on its operation: request body, parameters and success response."""
+    operations = operations_by_id(app.openapi_schema)
+    for example in load_examples():
+        _method, _path, operation = operations[example.operation]
+        value = Example(summary=example.summary, description=example.source)
+        if example.request is not None and operation.request_body is not None:
+            media = operation.request_body.content["application/json"]  # type: ignore[union-attr]
+            media.examples = {**(media.examples or {}), example.name: _with(value, example.request)}
+        if example.ndjson is not None and operation.request_body is not None:
+            media = operation.request_body.content["application/x-ndjson"]  # type: ignore[union-attr]
+            media.examples = {**(media.examples or {}), example.name: _with(value, example.ndjson)}
+        for parameter in operation.parameters or ():
+            if isinstance(parameter, Parameter) and parameter.name in example.params:
+                given = example.params[parameter.name]
+                parameter.examples = {
+                    **(parameter.examples or {}),
+                    example.name: Example(summary=example.summary, value=given),
+                }
+        if example.response is not None:
+            for status, response in (operation.responses or {}).items():
+                content = getattr(response, "content", None)
+                if status.startswith("2") and content:
+                    media = next(iter(content.values()))
+                    media.examples = {
+                        **(media.examples or {}),
+                        example.name: _with(value, example.response),
+                    }
+
+
+def _with(example: Example, value: Any) -> Example:
+    return Example(summary=example.summary, description=example.description, value=value)
