@@ -48,7 +48,10 @@ def test_battle_is_one_audited_entry_that_replays(client: httpx.Client, table: s
                 tactic={"heal_below": 3},
             ),
             fighter(
-                "Grub", weapon="Standard Issue Mace", spells=["Spark"], tactic={"cast": "Spark"}
+                "Grub",
+                weapon="Standard Issue Mace",
+                spells=["Spark"],
+                tactic={"cast_spell": "Spark"},
             ),
         ],
     }

@@ -32,6 +32,7 @@ from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.examples import attach_examples
 from fairroll.api.openapi import (
     declare_closed_objects,
+    declare_exactly_one,
     declare_integer_bounds,
     declare_links,
     declare_ndjson,
@@ -138,6 +139,7 @@ def create_app(settings: Settings) -> Litestar:
         ),
     )
     declare_closed_objects(app)
+    declare_exactly_one(app)
     declare_integer_bounds(app)
     declare_roll_headers(app)
     declare_links(app)

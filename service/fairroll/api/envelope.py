@@ -27,6 +27,7 @@ __all__ = [
     "TableName",
     "counts_of",
     "faces_meta",
+    "not_exactly_one_of",
     "probability_of",
     "receipt_of",
     "roll_body",
@@ -79,9 +80,21 @@ class RollEnvelope(Protocol):
         ...
 
 
-def roll_body(**schema_extra: object) -> Any:
+def not_exactly_one_of(*fields: str) -> list[Schema]:
+    """Shapes that break "exactly one of ``fields``", for a ``not: {anyOf: [...]}``.
+
+    Said with ``not`` rather than a top-level ``oneOf``: SDK generators
+    (openapi-python-client, openapi-typescript) read a ``oneOf`` of bare ``required``
+    lists as a union of untyped objects and lose the model.
+    """
+    pairs = [Schema(required=[a, b]) for i, a in enumerate(fields) for b in fields[i + 1 :]]
+    return [*pairs, Schema(schema_not=Schema(any_of=[Schema(required=[f]) for f in fields]))]
+
+
+def roll_body(*, forbid: list[Schema] | None = None, **schema_extra: object) -> Any:
     """The body of a roll: a seed, a seed session, or supplied dice, at most one of them;
-    ``schema_extra`` adds a mechanic's own cross-field constraints to the spec."""
+    ``forbid`` adds shapes a mechanic refuses, ``schema_extra`` its other cross-field
+    constraints."""
     return Body(
         description="Mechanic fields, plus optional table, seed (replay) or supplied dice.",
         schema_extra={
@@ -90,6 +103,7 @@ def roll_body(**schema_extra: object) -> Any:
                     Schema(required=["seed", "dice"]),
                     Schema(required=["session", "seed"]),
                     Schema(required=["session", "dice"]),
+                    *(forbid or []),
                 ]
             ),
             **schema_extra,

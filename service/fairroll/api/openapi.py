@@ -18,8 +18,11 @@ from litestar.openapi.spec import (
 )
 from litestar.openapi.spec.enums import OpenAPIType
 
+from fairroll.api.envelope import not_exactly_one_of
+
 __all__ = [
     "declare_closed_objects",
+    "declare_exactly_one",
     "declare_integer_bounds",
     "declare_links",
     "declare_ndjson",
@@ -218,3 +221,15 @@ def declare_ndjson(app: Litestar) -> None:
     body = operations["verifyExport"].request_body
     if body is not None and not isinstance(body, Reference):
         body.content["application/x-ndjson"].schema = text
+
+
+#: Request components that take exactly one of two fields.
+EXACTLY_ONE = {"Contestant": ("attribute", "dice_count")}
+
+
+def declare_exactly_one(app: Litestar) -> None:
+    """Say "exactly one of" on the components that need it, with ``not`` (see
+    ``not_exactly_one_of``) so SDK generators keep the typed model."""
+    components = app.openapi_schema.components.schemas or {}
+    for name, fields in EXACTLY_ONE.items():
+        components[name].schema_not = Schema(any_of=not_exactly_one_of(*fields))

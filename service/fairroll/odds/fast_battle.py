@@ -85,7 +85,8 @@ def battle_odds(battle: Battle, *, seed: str = "fairroll-battle-odds") -> Battle
     if states * battle.max_turns > EXACT_BUDGET:
         return _estimate(battle, seed)
     plans = [
-        planned_spell(f, s, "tactic.cast") for f, s in zip(battle.fighters, scores, strict=True)
+        planned_spell(f, s, "tactic.cast_spell")
+        for f, s in zip(battle.fighters, scores, strict=True)
     ]
     moves = [_moves(scores[i], scores[1 - i], plans[i]) for i in range(2)]
     orders = [(0, 1)] if scores[0].qk > scores[1].qk else [(1, 0)]

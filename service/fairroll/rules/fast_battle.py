@@ -513,10 +513,10 @@ def quaff(drink: Quaff) -> QuaffOutcome:
 
 class Tactic(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a fighter does each turn: drink a healing potion below ``heal_below`` HP; else
-    cast ``cast`` when able; else attack with the weapon."""
+    cast ``cast_spell`` when able; else attack with the weapon."""
 
     heal_below: Annotated[int, msgspec.Meta(ge=1, le=999)] | None = None
-    cast: SpellRef | None = None
+    cast_spell: SpellRef | None = None
 
 
 class Combatant(Fighter, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -602,7 +602,7 @@ def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
         for i, f in enumerate(fighters)
     ]
     plans = [
-        planned_spell(f, s, f"fighters[{i}].tactic.cast")
+        planned_spell(f, s, f"fighters[{i}].tactic.cast_spell")
         for i, (f, s) in enumerate(zip(fighters, scores, strict=True))
     ]
     order, flips = _order([s.qk for s in scores], dice)
@@ -728,12 +728,12 @@ def quaffed_hp(potion: Potion, hp: int, max_hp: int) -> int:
 
 
 def planned_spell(fighter: Combatant, scores: Effective, field: str) -> Spell | None:
-    if fighter.tactic.cast is None:
+    if fighter.tactic.cast_spell is None:
         return None
     try:
-        return _castable(fighter, scores, fighter.tactic.cast, field)
+        return _castable(fighter, scores, fighter.tactic.cast_spell, field)
     except RuleError:
-        if _spell_item(fighter.tactic.cast, field).name not in {
+        if _spell_item(fighter.tactic.cast_spell, field).name not in {
             _spell_item(s, field).name for s in fighter.spells
         }:
             raise

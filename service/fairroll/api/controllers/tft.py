@@ -8,7 +8,6 @@ from typing import Annotated
 
 import msgspec
 from litestar import Controller, post
-from litestar.openapi.spec import Schema
 from msgspec import UNSET, UnsetType
 
 from fairroll.api.envelope import (
@@ -36,15 +35,9 @@ D6Faces = Annotated[
 ]
 
 
-#: A contestant gives exactly one of attribute and dice_count: say so in the spec.
-Contestant = Annotated[
-    tft.Contestant,
-    msgspec.Meta(
-        extra_json_schema={
-            "extra": {"one_of": [Schema(required=["attribute"]), Schema(required=["dice_count"])]}
-        }
-    ),
-]
+#: A contestant gives exactly one of attribute and dice_count (said in the spec by
+#: fairroll.api.openapi.declare_exactly_one).
+Contestant = tft.Contestant
 
 
 class TftContestDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import msgspec
 from litestar import Controller, post
-from litestar.openapi.spec import Schema
 from msgspec import UNSET, UnsetType
 
 from fairroll.api.envelope import (
@@ -19,6 +18,7 @@ from fairroll.api.envelope import (
     TableName,
     counts_of,
     faces_meta,
+    not_exactly_one_of,
     probability_of,
     roll_body,
 )
@@ -69,7 +69,7 @@ class TestRequest(tribute.Test, frozen=True, kw_only=True, forbid_unknown_fields
 
 #: Exactly one of difficulty and opponent; a named choice needs supplied dice.
 TEST_BODY = roll_body(
-    one_of=[Schema(required=["difficulty"]), Schema(required=["opponent"])],
+    forbid=not_exactly_one_of("difficulty", "opponent"),
     dependent_required={"choice": ["dice"]},
 )
 
