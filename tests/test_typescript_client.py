@@ -1,0 +1,71 @@
+"""The TypeScript client under clients/typescript: generated, type-checked, run live.
+
+What a VTT plugin does: openapi-typescript turns openapi/openapi.json into types,
+openapi-fetch calls the API with them, ``tsc`` (strict) type-checks the plugin's
+script against them, and Node runs it against a live server: a keyed table, one
+roll of each system, each audit entry read back, the chain verified by the server.
+Node and npm come from the machine; packages from the lockfile (``npm ci``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import LiveServer
+
+CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
+SYSTEMS = ["tft", "fbc", "tribute", "stat-skill", "fast-battle"]
+
+
+def npm(*args: str) -> subprocess.CompletedProcess[str]:
+    npm_path = shutil.which("npm")
+    assert npm_path is not None, "npm is needed (Debian: nodejs npm)"
+    return subprocess.run(
+        [npm_path, *args], cwd=CLIENT, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    if not (CLIENT / "node_modules" / ".package-lock.json").exists():
+        installed = npm("ci", "--no-audit", "--no-fund")
+        assert installed.returncode == 0, installed.stderr
+    # generate the types from the committed spec, then tsc --strict (fails on type errors)
+    build = npm("run", "build")
+    assert build.returncode == 0, build.stdout + build.stderr
+    return CLIENT / "dist" / "vtt-roll.js"
+
+
+def test_the_vtt_script_type_checks_and_rolls_every_system(
+    built: Path, live_server: LiveServer
+) -> None:
+    node = shutil.which("node")
+    assert node is not None
+    run = subprocess.run(
+        [node, str(built), live_server.url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    *rolls, summary = lines
+    assert [r["system"] for r in rolls] == SYSTEMS
+    assert [r["seq"] for r in rolls] == [1, 2, 3, 4, 5]
+    assert all(r["dice"] for r in rolls)
+    assert summary["verified"] is True and summary["rolls"] == len(SYSTEMS)
+    assert summary["a_wins"].count("/") == 1
+
+
+def test_the_generated_types_are_fresh_and_strict(built: Path) -> None:
+    check = npm("run", "typecheck")
+    assert check.returncode == 0, check.stdout + check.stderr
+    generated = (CLIENT / "src" / "generated" / "fairroll.d.ts").read_text()
+    assert '"/v1/tribute/tests"' in generated
+    assert "Idempotency-Key" in generated
