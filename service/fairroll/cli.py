@@ -30,6 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ASGI server (granian measured faster on the roll endpoint)",
     )
     serve.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("FAIRROLL_WORKERS", "1")),
+        help="server worker processes (1 per container is the Kubernetes way; more on a VM)",
+    )
+    serve.add_argument(
         "--data-dir",
         type=Path,
         default=Path(os.environ.get("FAIRROLL_DATA_DIR", ".fairroll")),
@@ -77,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.command == "serve":
-        return _serve(args.host, args.port, args.server, args.data_dir)
+        return _serve(args.host, args.port, args.server, args.data_dir, args.workers)
     if args.command == "openapi":
         return _openapi(args.output)
     if args.command == "retire-key":
@@ -92,11 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
 
-def _serve(host: str, port: int, server: str, data_dir: Path) -> int:
+def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) -> int:
     from fairroll.redis_server import RedisServer  # noqa: PLC0415 - only serve needs it
 
     if os.environ.get("REDIS_URL"):
-        _run_server(host, port, server)
+        run_server(APP_FACTORY, host, port, server, workers)
         return 0
     embedded = RedisServer(data_dir / "redis").start()
     os.environ["REDIS_URL"] = embedded.url
@@ -104,18 +110,21 @@ def _serve(host: str, port: int, server: str, data_dir: Path) -> int:
     os.environ.setdefault("FAIRROLL_CORS_ORIGINS", "*")  # dev mode: any VTT origin
     print(f"fairroll: embedded Redis at {embedded.url} (data in {data_dir})", file=sys.stderr)
     try:
-        _run_server(host, port, server)
+        run_server(APP_FACTORY, host, port, server, workers)
     finally:
         embedded.stop()
     return 0
 
 
-def _run_server(host: str, port: int, server: str) -> None:
+def run_server(factory: str, host: str, port: int, server: str, workers: int = 1) -> None:
+    """Serve the ASGI app ``factory`` ("module:function") the production way: ``workers``
+    processes (one by default), uvloop, no access log (benchmarks serve their ceiling
+    app with it too)."""
     if server == "uvicorn":
         import uvicorn  # noqa: PLC0415
 
         uvicorn.run(
-            APP_FACTORY,
+            factory,
             factory=True,
             host=host,
             port=port,
@@ -123,18 +132,19 @@ def _run_server(host: str, port: int, server: str) -> None:
             http="httptools" if _has("httptools") else "h11",
             access_log=False,
             timeout_graceful_shutdown=10,
+            workers=workers,
         )
         return
     from granian import Granian  # noqa: PLC0415
     from granian.constants import Interfaces, Loops  # noqa: PLC0415
 
     Granian(
-        APP_FACTORY,
+        factory,
         address=host,
         port=port,
         interface=Interfaces.ASGI,
         factory=True,
-        workers=1,
+        workers=workers,
         loop=Loops.uvloop,
         log_access=False,
     ).serve()

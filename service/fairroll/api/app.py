@@ -12,7 +12,6 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Tag
-from litestar.plugins.prometheus import PrometheusConfig
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
@@ -30,6 +29,7 @@ from fairroll.api.controllers.tables import (
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.examples import attach_examples
+from fairroll.api.metrics import http_metrics
 from fairroll.api.openapi import (
     declare_closed_objects,
     declare_exactly_one,
@@ -87,12 +87,6 @@ def create_app(settings: Settings) -> Litestar:
         finally:
             await redis.aclose()
 
-    prometheus = PrometheusConfig(
-        app_name="fairroll",
-        prefix="fairroll_http",
-        group_path=True,
-        exclude=["/metrics", "/schema"],
-    )
     app = Litestar(
         route_handlers=[
             FastBattleController,
@@ -114,7 +108,7 @@ def create_app(settings: Settings) -> Litestar:
             "sessions": Provide(_provide_sessions, sync_to_thread=False),
         },
         lifespan=[lifespan],
-        middleware=[prometheus.middleware, request_timeout(settings.request_timeout_seconds)],
+        middleware=[http_metrics, request_timeout(settings.request_timeout_seconds)],
         exception_handlers=exception_handlers,
         before_request=_before_request,
         cors_config=CORSConfig(

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any
 
 import msgspec
@@ -91,27 +90,22 @@ def request_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:
             if scope["type"] != ScopeType.HTTP or seconds <= 0:
                 await app(scope, receive, send)
                 return
-            started = asyncio.Event()
+            # One timer on this task (no extra task per request): the app is cancelled
+            # at the deadline unless its response has started, which disarms the timer.
+            deadline = asyncio.timeout(seconds)
 
             async def tracking_send(message: Message) -> None:
                 if message["type"] == "http.response.start":
-                    started.set()
+                    deadline.reschedule(None)
                 await send(message)
 
-            task = asyncio.ensure_future(app(scope, receive, tracking_send))
-            waiter = asyncio.ensure_future(started.wait())
-            done, _ = await asyncio.wait(
-                {task, waiter}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED
-            )
-            if not done:
-                task.cancel()
-                waiter.cancel()
-                with suppress(asyncio.CancelledError):
-                    await task
+            try:
+                async with deadline:
+                    await app(scope, receive, tracking_send)
+            except TimeoutError:
+                if not deadline.expired():
+                    raise  # raised by the app itself, not our deadline
                 await _timed_out(send, seconds)
-                return
-            waiter.cancel()
-            await task
 
         return guarded
 

@@ -45,6 +45,7 @@ PAGE = 500
 MAX_ATTEMPTS = 100
 MAX_BATCH = 64
 _HEAD_CACHE = 10_000
+_META_CACHE = 100_000
 
 _APPEND = """
 local head = redis.call('GET', KEYS[2]) or ''
@@ -82,6 +83,7 @@ class AuditStore:
         self._queues: dict[str, list[_Pending]] = {}
         self._flushes: set[asyncio.Future[None]] = set()
         self._heads: dict[str, Head] = {}
+        self._write_keys: dict[str, str | None] = {}
         self._key_published = False
 
     async def append(self, draft: Draft) -> Entry:
@@ -183,11 +185,22 @@ class AuditStore:
         return table, write_key
 
     async def key_matches(self, table: str, key: str | None) -> bool | None:
-        """None: the table has no write key (open). Else whether ``key`` is its write key."""
-        stored = await self.redis.hget(_meta_key(table), "write_key_sha256")
-        if stored is None:
+        """None: the table has no write key (open). Else whether ``key`` is its write key.
+
+        A table's write key is set once, when ``create_table`` makes the table under a
+        fresh random id, and never changes; so what Redis says about a table is kept
+        (in a bounded map) and a roll costs no extra round trip to learn it.
+        """
+        if table in self._write_keys:
+            expected = self._write_keys[table]
+        else:
+            stored = await self.redis.hget(_meta_key(table), "write_key_sha256")
+            expected = None if stored is None else _text(stored)
+            if len(self._write_keys) >= _META_CACHE:
+                self._write_keys.clear()
+            self._write_keys[table] = expected
+        if expected is None:
             return None
-        expected = stored.decode() if isinstance(stored, bytes) else str(stored)
         return key is not None and hmac.compare_digest(expected, _digest(key))
 
     async def head(self, table: str) -> Head:
@@ -230,6 +243,10 @@ class AuditStore:
         if len(self._heads) >= _HEAD_CACHE:
             self._heads.clear()
         self._heads[table] = head
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _log_key(table: str) -> str:
