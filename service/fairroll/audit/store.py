@@ -28,10 +28,10 @@ import hmac
 import random
 import secrets
 from collections.abc import AsyncIterator
-from typing import cast
+from typing import Any, cast
 
 import msgspec
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import RedisError
 
 from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
@@ -79,9 +79,10 @@ class AuditStore:
     def __init__(self, redis: Redis, signer: Signer) -> None:
         self.redis = redis
         self.signer = signer
-        self._append = redis.register_script(_APPEND)
+        self._cluster = isinstance(redis, RedisCluster)
         self._queues: dict[str, list[_Pending]] = {}
-        self._flushes: set[asyncio.Future[None]] = set()
+        self._flusher: asyncio.Future[None] | None = None
+        self._attempts: dict[str, int] = {}
         self._heads: dict[str, Head] = {}
         self._write_keys: dict[str, str | None] = {}
         self._key_published = False
@@ -89,60 +90,128 @@ class AuditStore:
     async def append(self, draft: Draft) -> Entry:
         """Chain, sign and store ``draft``; return the entry once Redis holds it."""
         future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
-        queue = self._queues.get(draft.table)
-        if queue is not None:  # a flush for this table is running: it will take this one
-            queue.append((draft, future))
-            return await future
-        self._queues[draft.table] = [(draft, future)]
-        flush = asyncio.ensure_future(self._flush(draft.table))
-        self._flushes.add(flush)  # keep a reference: the flush outlives a cancelled caller
-        flush.add_done_callback(self._flushes.discard)
+        self._queues.setdefault(draft.table, []).append((draft, future))
+        if self._flusher is None:
+            # The flusher outlives a cancelled caller; it runs while anything is queued.
+            self._flusher = asyncio.ensure_future(self._flush())
         return await future
 
-    async def _flush(self, table: str) -> None:
-        """Commit the table's queued drafts, batch after batch, until none is left."""
-        queue = self._queues[table]
-        try:
-            while queue:
-                batch = queue[:MAX_BATCH]
-                del queue[:MAX_BATCH]
-                try:
-                    entries = await self._commit(table, [draft for draft, _ in batch])
-                except Exception as exc:
-                    for _, future in batch:
-                        if not future.done():
-                            future.set_exception(exc)
-                    continue
-                for (_, future), entry in zip(batch, entries, strict=True):
-                    if not future.done():
-                        future.set_result(entry)
-        finally:
-            del self._queues[table]
+    async def _flush(self) -> None:
+        """Commit what is queued, round after round, until nothing is left.
 
-    async def _commit(self, table: str, drafts: list[Draft]) -> list[Entry]:
-        keys = [_log_key(table), _head_key(table)]
+        A round takes up to ``MAX_BATCH`` queued drafts of every table, chains each
+        table's batch on that table's head and sends all the batches in one round trip
+        (a pipeline of one atomic script call per table; on Redis Cluster, one call per
+        table, concurrently, so a table whose master is down fails alone). A batch whose
+        head another process moved goes back to the front of its table's queue and is
+        re-chained in the next round.
+        """
+        try:
+            while self._queues:
+                round_: dict[str, list[_Pending]] = {}
+                for table in list(self._queues):
+                    queue = self._queues[table]
+                    round_[table] = queue[:MAX_BATCH]
+                    del queue[:MAX_BATCH]
+                    if not queue:
+                        del self._queues[table]
+                retry = await self._commit_round(round_)
+                for table, batch in retry.items():
+                    self._queues[table] = batch + self._queues.get(table, [])
+                if retry and len(self._queues) == len(retry):
+                    # Only contended tables are waiting: back off with jitter so that
+                    # no writer starves.
+                    attempts = min(self._attempts.get(t, 0) for t in retry)
+                    await asyncio.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempts)))  # noqa: S311
+        finally:
+            self._flusher = None
+
+    async def _commit_round(self, round_: dict[str, list[_Pending]]) -> dict[str, list[_Pending]]:
+        """One round trip for every batch; returns the batches to retry."""
         try:
             if not self._key_published:
                 await self.publish_key()
-            head = self._heads.get(table) or await self.head(table)
-            for attempt in range(MAX_ATTEMPTS):
-                entries = self._chain(drafts, head)
-                last = entries[-1]
-                args: list[str | bytes] = [_head_value(head), f"{last.seq}:{last.entry_hash}"]
-                for entry in entries:
-                    args += [f"{entry.seq}-0", _encoder.encode(entry)]
-                ok, current = await self._append(keys=keys, args=args)
-                if ok:
-                    self._remember(table, Head(last.seq, last.entry_hash))
-                    return entries
-                head = _parse_head(current)
-                # Another writer moved the head: back off with jitter so no writer starves.
-                await asyncio.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))  # noqa: S311
+            unknown = [table for table in round_ if table not in self._heads]
+            if unknown:
+                for table, value in zip(unknown, await self._get_heads(unknown), strict=True):
+                    self._remember(table, _parse_head(value or b""))
         except RedisError as exc:
-            self._heads.pop(table, None)
-            raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
-        self._heads.pop(table, None)
-        raise AppendConflictError(f"table {table!r} is too busy; the roll was not recorded")
+            error = StoreUnavailableError(f"audit store unavailable: {exc}")
+            for batch in round_.values():
+                _fail(batch, error)
+            return {}
+        chained = {
+            table: self._chain([draft for draft, _ in batch], self._heads[table])
+            for table, batch in round_.items()
+        }
+        results = await self._run_scripts(
+            [(table, self._heads[table], entries) for table, entries in chained.items()]
+        )
+        retry: dict[str, list[_Pending]] = {}
+        for (table, batch), result in zip(round_.items(), results, strict=True):
+            entries = chained[table]
+            if isinstance(result, BaseException):
+                self._heads.pop(table, None)
+                self._attempts.pop(table, None)
+                _fail(batch, StoreUnavailableError(f"audit store unavailable: {result}"))
+                continue
+            ok, current = result
+            if ok:
+                self._remember(table, Head(entries[-1].seq, entries[-1].entry_hash))
+                self._attempts.pop(table, None)
+                for (_, future), entry in zip(batch, entries, strict=True):
+                    if not future.done():
+                        future.set_result(entry)
+                continue
+            # Another writer moved the head: re-chain on the head Redis holds.
+            self._remember(table, _parse_head(current))
+            attempts = self._attempts[table] = self._attempts.get(table, 0) + 1
+            if attempts >= MAX_ATTEMPTS:
+                self._heads.pop(table, None)
+                self._attempts.pop(table, None)
+                error = AppendConflictError(
+                    f"table {table!r} is too busy; the roll was not recorded"
+                )
+                _fail(batch, error)
+            else:
+                retry[table] = batch
+        return retry
+
+    async def _get_heads(self, tables: list[str]) -> list[bytes | None]:
+        if self._cluster:
+            heads = await asyncio.gather(*(self.redis.get(_head_key(t)) for t in tables))
+            return [h.encode() if isinstance(h, str) else h for h in heads]
+        pipe = self.redis.pipeline(transaction=False)
+        for table in tables:
+            pipe.get(_head_key(table))
+        return cast(list[bytes | None], await pipe.execute())
+
+    async def _run_scripts(
+        self, batches: list[tuple[str, Head, list[Entry]]]
+    ) -> list[tuple[int, bytes] | BaseException]:
+        """Run the compare-and-append script for each table's batch; a result or an error
+        per batch."""
+        calls = []
+        for table, head, entries in batches:
+            last = entries[-1]
+            args: list[str | bytes] = [_head_value(head), f"{last.seq}:{last.entry_hash}"]
+            for entry in entries:
+                args += [f"{entry.seq}-0", _encoder.encode(entry)]
+            calls.append(("EVAL", _APPEND, 2, _log_key(table), _head_key(table), *args))
+        if self._cluster:
+            results = await asyncio.gather(
+                *(self.redis.execute_command(*call) for call in calls),  # type: ignore[no-untyped-call]
+                return_exceptions=True,
+            )
+            return [_script_result(r) for r in results]
+        pipe = self.redis.pipeline(transaction=False)
+        for call in calls:
+            pipe.execute_command(*call)
+        try:
+            results = await pipe.execute(raise_on_error=False)
+        except RedisError as exc:  # the connection failed: every batch failed
+            return [exc] * len(calls)
+        return [_script_result(r) for r in results]
 
     def _chain(self, drafts: list[Draft], head: Head) -> list[Entry]:
         entries = []
@@ -243,6 +312,19 @@ class AuditStore:
         if len(self._heads) >= _HEAD_CACHE:
             self._heads.clear()
         self._heads[table] = head
+
+
+def _fail(batch: list[_Pending], error: Exception) -> None:
+    for _, future in batch:
+        if not future.done():
+            future.set_exception(error)
+
+
+def _script_result(result: object) -> tuple[int, bytes] | BaseException:
+    if isinstance(result, BaseException):
+        return result
+    ok, current = cast(list[Any], result)
+    return int(ok), current if isinstance(current, bytes) else str(current).encode()
 
 
 def _text(value: bytes | str) -> str:
