@@ -92,13 +92,19 @@ class DiceSource(Protocol):
 
 def derive_face(key: bytes, position: int, sides: int) -> int:
     """Return the face (1..sides) of the die at ``position`` for the HMAC ``key``."""
+    return _face(hmac.new(key, digestmod=hashlib.sha256), position, sides)
+
+
+def _face(keyed: hmac.HMAC, position: int, sides: int) -> int:
+    """``derive_face`` with the HMAC already keyed (copying it skips re-keying per die)."""
     if not 2 <= sides <= MAX_SIDES:
         raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
     prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
     counter = 0
     while True:
-        block = hmac.digest(key, prefix + counter.to_bytes(4, "big"), hashlib.sha256)
-        face = face_from_block(block, sides)
+        mac = keyed.copy()
+        mac.update(prefix + counter.to_bytes(4, "big"))
+        face = face_from_block(mac.digest(), sides)
         if face is not None:
             return face
         counter += 1
@@ -122,8 +128,8 @@ def face_from_block(block: bytes, sides: int) -> int | None:
 
 def derive_faces(seed: str, *, sides: int, count: int, start: int = 0) -> tuple[int, ...]:
     """Return the faces of ``count`` dice of ``sides`` sides at positions ``start``..."""
-    key = seed.encode()
-    return tuple(derive_face(key, position, sides) for position in range(start, start + count))
+    keyed = hmac.new(seed.encode(), digestmod=hashlib.sha256)
+    return tuple(_face(keyed, position, sides) for position in range(start, start + count))
 
 
 def commitment_of(server_seed: str) -> str:
@@ -148,11 +154,11 @@ def new_seed() -> str:
 class SeededDice:
     """Dice derived from a seed; positions count up across all groups in call order."""
 
-    __slots__ = ("_dice", "_key", "seed")
+    __slots__ = ("_dice", "_keyed", "seed")
 
     def __init__(self, seed: str) -> None:
         self.seed = seed
-        self._key = seed.encode()
+        self._keyed = hmac.new(seed.encode(), digestmod=hashlib.sha256)
         self._dice: list[Die] = []
 
     @property
@@ -161,7 +167,7 @@ class SeededDice:
 
     def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
         start = len(self._dice)
-        faces = tuple(derive_face(self._key, start + i, sides) for i in range(count))
+        faces = tuple(_face(self._keyed, start + i, sides) for i in range(count))
         self._dice.extend(Die(group=group, sides=sides, face=face) for face in faces)
         return faces
 
