@@ -13,7 +13,6 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Tag
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 import fairroll
@@ -44,7 +43,7 @@ from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
 from fairroll.api.strict import strict_body
-from fairroll.audit import AuditStore, load_signer
+from fairroll.audit import AnyRedis, AuditStore, connect_redis, load_signer
 from fairroll.audit.sessions import SeedSessions
 
 __all__ = ["create_app", "create_app_from_env"]
@@ -68,12 +67,7 @@ def create_app(settings: Settings) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        redis = Redis.from_url(
-            settings.redis_url,
-            socket_timeout=settings.redis_timeout_seconds,
-            socket_connect_timeout=settings.redis_timeout_seconds,
-            health_check_interval=30,
-        )
+        redis = connect_redis(settings.redis_url, settings.redis_timeout_seconds)
         store = AuditStore(redis, signer)
         with suppress(RedisError):  # else published on the first append; /readyz tells
             await store.publish_key()
@@ -153,8 +147,8 @@ def create_app_from_env() -> Litestar:
     return create_app(Settings.from_env())
 
 
-def _provide_redis(state: State) -> Redis:
-    redis: Redis = state.redis
+def _provide_redis(state: State) -> AnyRedis:
+    redis: AnyRedis = state.redis
     return redis
 
 

@@ -18,8 +18,8 @@ from typing import cast
 
 import msgspec
 from litestar.exceptions import ClientException
-from redis.asyncio import Redis
 
+from fairroll.audit.store import AnyRedis
 from fairroll.rules import RuleError
 
 __all__ = ["WINDOW_SECONDS", "Idempotency", "fingerprint"]
@@ -42,7 +42,7 @@ def fingerprint(mechanic: str, request: msgspec.Struct) -> str:
 
 
 class Idempotency:
-    def __init__(self, redis: Redis, table: str, key: str) -> None:
+    def __init__(self, redis: AnyRedis, table: str, key: str) -> None:
         if not 1 <= len(key) <= 128 or not all("!" <= c <= "~" for c in key):
             raise RuleError(
                 "Idempotency-Key must be 1..128 visible ASCII characters", field="Idempotency-Key"

@@ -3,10 +3,17 @@
 from fairroll.audit.checkpoint import Checkpoint, verify_checkpoint
 from fairroll.audit.entry import Draft, Entry, Head, Session, Source
 from fairroll.audit.signing import PublicKey, Signer, load_signer
-from fairroll.audit.store import AppendConflictError, AuditStore, StoreUnavailableError
+from fairroll.audit.store import (
+    AnyRedis,
+    AppendConflictError,
+    AuditStore,
+    StoreUnavailableError,
+    connect_redis,
+)
 from fairroll.audit.verify import VerifyReport, verify_entries
 
 __all__ = [
+    "AnyRedis",
     "AppendConflictError",
     "AuditStore",
     "Checkpoint",
@@ -19,6 +26,7 @@ __all__ = [
     "Source",
     "StoreUnavailableError",
     "VerifyReport",
+    "connect_redis",
     "load_signer",
     "verify_checkpoint",
     "verify_entries",

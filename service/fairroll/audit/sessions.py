@@ -13,8 +13,8 @@ import secrets
 from typing import cast
 
 import msgspec
-from redis.asyncio import Redis
 
+from fairroll.audit.store import AnyRedis
 from fairroll.randomness import commitment_of, new_seed
 
 __all__ = ["SeedSessions", "SessionError", "SessionStatus"]
@@ -55,7 +55,7 @@ class SessionStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SeedSessions:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: AnyRedis) -> None:
         self.redis = redis
         self._next = redis.register_script(_NEXT)
         self._reveal = redis.register_script(_REVEAL)

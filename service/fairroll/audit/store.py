@@ -38,7 +38,13 @@ from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
 from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
 from fairroll.audit.signing import PublicKey, Signer, seal
 
-__all__ = ["AppendConflictError", "AuditStore", "StoreUnavailableError"]
+__all__ = [
+    "AnyRedis",
+    "AppendConflictError",
+    "AuditStore",
+    "StoreUnavailableError",
+    "connect_redis",
+]
 
 KEYS_HASH = "fairroll:keys"
 PAGE = 500
@@ -59,6 +65,32 @@ redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
 """
 
+#: A standalone Redis or a Redis Cluster: the store works on either.
+AnyRedis = Redis | RedisCluster
+CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+
+
+def connect_redis(url: str, timeout: float) -> AnyRedis:
+    """A client for ``url``: ``redis://``, ``rediss://``, ``unix://`` name one server;
+    ``redis+cluster://host:port`` (or ``rediss+cluster://``) names any node of a Redis
+    Cluster, whose topology the client then discovers (redis-py's cluster client)."""
+    if url.startswith(CLUSTER_SCHEMES):
+        return RedisCluster.from_url(
+            url.replace("+cluster", "", 1),
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # A master that is down answers nothing: fail its tables fast (503), and
+            # keep serving the others.
+            cluster_error_retry_attempts=1,
+        )
+    return Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        health_check_interval=30,
+    )
+
+
 _Row = tuple[bytes, dict[bytes, bytes]]
 _Pending = tuple[Draft, "asyncio.Future[Entry]"]
 _entry_decoder = msgspec.json.Decoder(Entry)
@@ -76,7 +108,7 @@ class AppendConflictError(StoreUnavailableError):
 class AuditStore:
     """Appends and reads signed entries in Redis."""
 
-    def __init__(self, redis: Redis, signer: Signer) -> None:
+    def __init__(self, redis: AnyRedis, signer: Signer) -> None:
         self.redis = redis
         self.signer = signer
         self._cluster = isinstance(redis, RedisCluster)
@@ -200,7 +232,7 @@ class AuditStore:
             calls.append(("EVAL", _APPEND, 2, _log_key(table), _head_key(table), *args))
         if self._cluster:
             results = await asyncio.gather(
-                *(self.redis.execute_command(*call) for call in calls),  # type: ignore[no-untyped-call]
+                *(self.redis.execute_command(*call) for call in calls),
                 return_exceptions=True,
             )
             return [_script_result(r) for r in results]

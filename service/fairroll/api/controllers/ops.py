@@ -6,10 +6,10 @@ import msgspec
 from litestar import Controller, get
 from litestar.exceptions import ServiceUnavailableException
 from litestar.plugins.prometheus import PrometheusController
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from fairroll.api.problems import problem_responses
+from fairroll.audit import AnyRedis
 
 __all__ = ["HealthController", "MetricsController"]
 
@@ -32,7 +32,7 @@ class HealthController(Controller):
         summary="Readiness: the audit store (Redis) answers",
         responses=problem_responses(503),
     )
-    async def readyz(self, redis: Redis) -> Health:
+    async def readyz(self, redis: AnyRedis) -> Health:
         try:
             await redis.ping()
         except RedisError as exc:
