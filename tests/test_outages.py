@@ -62,6 +62,8 @@ def test_redis_stopped_mid_load_then_back(stack: tuple[RedisServer, LiveServer])
     stop = threading.Event()
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(hammer, server.url, "load", stop)
+        watchdog = threading.Timer(60, stop.set)  # a failed assertion must not hang the run
+        watchdog.start()
         time.sleep(1.0)
         redis.stop()  # SIGTERM: Redis flushes its AOF and exits
         time.sleep(1.0)
@@ -78,6 +80,7 @@ def test_redis_stopped_mid_load_then_back(stack: tuple[RedisServer, LiveServer])
                 time.sleep(0.1)
         time.sleep(0.5)
         stop.set()
+        watchdog.cancel()
         responses = future.result()
     statuses = {r.status_code for r in responses}
     assert statuses <= {200, 503}, statuses

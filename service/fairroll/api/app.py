@@ -43,7 +43,7 @@ from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
 from fairroll.api.strict import strict_body
-from fairroll.audit import AnyRedis, AuditStore, connect_redis, load_signer
+from fairroll.audit import AuditStore, connect_redis, load_signer
 from fairroll.audit.sessions import SeedSessions
 
 __all__ = ["create_app", "create_app_from_env"]
@@ -102,7 +102,6 @@ def create_app(settings: Settings) -> Litestar:
             MetricsController,
         ],
         dependencies={
-            "redis": Provide(_provide_redis, sync_to_thread=False),
             "store": Provide(_provide_store, sync_to_thread=False),
             "roller": Provide(_provide_roller, sync_to_thread=False),
             "sessions": Provide(_provide_sessions, sync_to_thread=False),
@@ -145,11 +144,6 @@ def create_app(settings: Settings) -> Litestar:
 def create_app_from_env() -> Litestar:
     """Factory for ASGI servers: settings from the environment."""
     return create_app(Settings.from_env())
-
-
-def _provide_redis(state: State) -> AnyRedis:
-    redis: AnyRedis = state.redis
-    return redis
 
 
 def _provide_store(state: State) -> AuditStore:

@@ -9,7 +9,7 @@ from litestar.plugins.prometheus import PrometheusController
 from redis.exceptions import RedisError
 
 from fairroll.api.problems import problem_responses
-from fairroll.audit import AnyRedis
+from fairroll.audit import AuditStore
 
 __all__ = ["HealthController", "MetricsController"]
 
@@ -32,9 +32,9 @@ class HealthController(Controller):
         summary="Readiness: the audit store (Redis) answers",
         responses=problem_responses(503),
     )
-    async def readyz(self, redis: AnyRedis) -> Health:
+    async def readyz(self, store: AuditStore) -> Health:
         try:
-            await redis.ping()
+            await store.redis.ping()
         except RedisError as exc:
             raise ServiceUnavailableException("the audit store (Redis) is unreachable") from exc
         return Health(status="ok")
