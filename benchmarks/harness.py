@@ -181,9 +181,11 @@ def main() -> None:
                 [
                     sys.executable,
                     "-c",
-                    "import sys; from fairroll.cli import run_server; "
-                    f"run_server('ceiling:create_app', '127.0.0.1', {port}, "
-                    f"'{args.server}', {args.workers})",
+                    (
+                        "from fairroll.cli import run_server; "
+                        f"run_server('ceiling:create_app', '127.0.0.1', {port}, "
+                        f"'{args.server}', {args.workers})"
+                    ),
                 ],
                 env,
                 tmp / "ceiling.log",
