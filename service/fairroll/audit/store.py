@@ -52,6 +52,7 @@ KEYS_HASH = "fairroll:keys"
 PAGE = 500
 MAX_ATTEMPTS = 100
 MAX_BATCH = 64
+CONFLICTS_BEFORE_BACKOFF = 2
 _HEAD_CACHE = 10_000
 _META_CACHE = 100_000
 
@@ -152,11 +153,13 @@ class AuditStore:
                 retry = await self._commit_round(round_)
                 for table, batch in retry.items():
                     self._queues[table] = batch + self._queues.get(table, [])
-                if retry and len(self._queues) == len(retry):
-                    # Only contended tables are waiting: back off with jitter so that
-                    # no writer starves.
-                    attempts = min(self._attempts.get(t, 0) for t in retry)
-                    await asyncio.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempts)))  # noqa: S311
+                attempts = min((self._attempts.get(t, 0) for t in retry), default=0)
+                if attempts > CONFLICTS_BEFORE_BACKOFF and len(self._queues) == len(retry):
+                    # A conflict hands back the head another process just wrote, so a
+                    # re-chained batch usually lands at once; only when a table keeps
+                    # losing (and nothing else is waiting) back off, briefly, with jitter.
+                    ceiling = min(0.005, 0.0002 * 2**attempts)
+                    await asyncio.sleep(random.uniform(0, ceiling))  # noqa: S311
         finally:
             self._flusher = None
 
