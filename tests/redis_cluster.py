@@ -8,12 +8,14 @@ with its slots and its tables.
 
 from __future__ import annotations
 
+import random
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
 
-from fairroll.redis_server import find_redis_server, free_port
+from fairroll.redis_server import find_redis_server
 
 __all__ = ["RedisCluster"]
 
@@ -85,7 +87,7 @@ class RedisNode:
 
 class RedisCluster:
     def __init__(self, folder: Path, masters: int = 3) -> None:
-        self.nodes = [RedisNode(folder / f"node-{i}", free_port()) for i in range(masters)]
+        self.nodes = [RedisNode(folder / f"node-{i}", cluster_port()) for i in range(masters)]
 
     @property
     def url(self) -> str:
@@ -132,6 +134,23 @@ class RedisCluster:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+def cluster_port() -> int:
+    """A port that is free, with its cluster bus port (port + 10000) free as well."""
+    while True:
+        port = random.randint(20_000, 45_000)  # noqa: S311 - a port, not a secret
+        if _free(port) and _free(port + 10_000):
+            return port
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def redis_cli() -> str:
