@@ -139,7 +139,7 @@ class RedisCluster:
 def cluster_port() -> int:
     """A port that is free, with its cluster bus port (port + 10000) free as well."""
     while True:
-        port = random.randint(20_000, 45_000)  # noqa: S311 - a port, not a secret
+        port = random.randint(20_000, 45_000)
         if _free(port) and _free(port + 10_000):
             return port
 
