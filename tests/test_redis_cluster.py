@@ -33,7 +33,7 @@ def server(cluster: RedisCluster, tmp_path_factory: pytest.TempPathFactory) -> I
     live = LiveServer(
         cluster.url,
         tmp_path_factory.mktemp("fairroll") / "server.log",
-        env={"FAIRROLL_REDIS_TIMEOUT": "0.5"},
+        env={"FAIRROLL_REDIS_TIMEOUT": "2"},
     )
     yield live.url
     live.stop()

@@ -5,14 +5,16 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
-from litestar.datastructures import State
+from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Tag
+from litestar.static_files import create_static_files_router
 from redis.exceptions import RedisError
 
 import fairroll
@@ -100,6 +102,12 @@ def create_app(settings: Settings) -> Litestar:
             VerifyController,
             HealthController,
             MetricsController,
+            # The in-page verifier (verify.js): VTT plugins and pages import it from here.
+            create_static_files_router(
+                path="/static",
+                directories=[Path(__file__).with_name("static")],
+                cache_control=CacheControlHeader(max_age=300, public=True),
+            ),
         ],
         dependencies={
             "store": Provide(_provide_store, sync_to_thread=False),

@@ -34,7 +34,9 @@ from typing import Any, cast
 
 import msgspec
 from redis.asyncio import Redis, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
 from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
@@ -53,6 +55,7 @@ PAGE = 500
 MAX_ATTEMPTS = 100
 MAX_BATCH = 64
 CONFLICTS_BEFORE_BACKOFF = 2
+CLUSTER_RETRIES = 2
 _HEAD_CACHE = 10_000
 _META_CACHE = 100_000
 
@@ -118,6 +121,7 @@ class AuditStore:
         self._queues: dict[str, list[_Pending]] = {}
         self._flusher: asyncio.Future[None] | None = None
         self._attempts: dict[str, int] = {}
+        self._errors: dict[str, int] = {}
         self._heads: dict[str, Head] = {}
         self._write_keys: dict[str, str | None] = {}
         self._key_published = False
@@ -165,18 +169,22 @@ class AuditStore:
 
     async def _commit_round(self, round_: dict[str, list[_Pending]]) -> dict[str, list[_Pending]]:
         """One round trip for every batch; returns the batches to retry."""
+        retry: dict[str, list[_Pending]] = {}
         try:
             if not self._key_published:
                 await self.publish_key()
-            unknown = [table for table in round_ if table not in self._heads]
-            if unknown:
-                for table, value in zip(unknown, await self._get_heads(unknown), strict=True):
-                    self._remember(table, _parse_head(value or b""))
         except RedisError as exc:
             error = StoreUnavailableError(f"audit store unavailable: {exc}")
             for batch in round_.values():
                 _fail(batch, error)
             return {}
+        unknown = [table for table in round_ if table not in self._heads]
+        if unknown:
+            for table, value in zip(unknown, await self._get_heads(unknown), strict=True):
+                if isinstance(value, BaseException):
+                    self._failed(table, round_.pop(table), value, retry)
+                else:
+                    self._remember(table, _parse_head(value or b""))
         chained = {
             table: self._chain([draft for draft, _ in batch], self._heads[table])
             for table, batch in round_.items()
@@ -184,18 +192,16 @@ class AuditStore:
         results = await self._run_scripts(
             [(table, self._heads[table], entries) for table, entries in chained.items()]
         )
-        retry: dict[str, list[_Pending]] = {}
         for (table, batch), result in zip(round_.items(), results, strict=True):
             entries = chained[table]
             if isinstance(result, BaseException):
-                self._heads.pop(table, None)
-                self._attempts.pop(table, None)
-                _fail(batch, StoreUnavailableError(f"audit store unavailable: {result}"))
+                self._failed(table, batch, result, retry)
                 continue
             ok, current = result
             if ok:
                 self._remember(table, Head(entries[-1].seq, entries[-1].entry_hash))
                 self._attempts.pop(table, None)
+                self._errors.pop(table, None)
                 for (_, future), entry in zip(batch, entries, strict=True):
                     if not future.done():
                         future.set_result(entry)
@@ -214,14 +220,46 @@ class AuditStore:
                 retry[table] = batch
         return retry
 
-    async def _get_heads(self, tables: list[str]) -> list[bytes | None]:
+    def _failed(
+        self,
+        table: str,
+        batch: list[_Pending],
+        error: BaseException,
+        retry: dict[str, list[_Pending]],
+    ) -> None:
+        """A table's batch met a Redis error. On a cluster, a refused or dropped connection
+        is retried (``CLUSTER_RETRIES`` times): the client re-learns the topology after a
+        node fails, and calls to healthy masters caught in that moment should not fail.
+        A timeout is never retried (the script may have run); it answers 503."""
+        self._heads.pop(table, None)
+        self._attempts.pop(table, None)
+        errors = self._errors.get(table, 0)
+        transient = isinstance(error, RedisConnectionError) and not isinstance(
+            error, RedisTimeoutError
+        )
+        if self._cluster and transient and errors < CLUSTER_RETRIES:
+            self._errors[table] = errors + 1
+            retry[table] = batch
+            return
+        self._errors.pop(table, None)
+        _fail(batch, StoreUnavailableError(f"audit store unavailable: {error}"))
+
+    async def _get_heads(self, tables: list[str]) -> list[bytes | BaseException | None]:
+        """Each table's head, or the error that fetching it met."""
         if self._cluster:
-            heads = await asyncio.gather(*(self.redis.get(_head_key(t)) for t in tables))
+            heads = await asyncio.gather(
+                *(self.redis.get(_head_key(t)) for t in tables), return_exceptions=True
+            )
             return [h.encode() if isinstance(h, str) else h for h in heads]
         pipe = self.redis.pipeline(transaction=False)
         for table in tables:
             pipe.get(_head_key(table))
-        return cast(list[bytes | None], await pipe.execute())
+        try:
+            return cast(
+                list[bytes | BaseException | None], await pipe.execute(raise_on_error=False)
+            )
+        except RedisError as exc:
+            return [exc] * len(tables)
 
     async def _run_scripts(
         self, batches: list[tuple[str, Head, list[Entry]]]
