@@ -21,6 +21,7 @@ import fairroll
 from fairroll.api.controllers.fast_battle import FastBattleController
 from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
+from fairroll.api.controllers.page import PageController
 from fairroll.api.controllers.stat_skill import StatSkillController
 from fairroll.api.controllers.tables import (
     KeysController,
@@ -102,6 +103,7 @@ def create_app(settings: Settings) -> Litestar:
             VerifyController,
             HealthController,
             MetricsController,
+            PageController,
             # The in-page verifier (verify.js): VTT plugins and pages import it from here.
             create_static_files_router(
                 path="/static",

@@ -1,0 +1,32 @@
+// node page.mjs <url> <screenshot.png> <wait-for-seq> [width]
+// Opens the table page in Debian's chromium, waits until entry <wait-for-seq> is shown,
+// and prints what a player sees: each entry's seq, dice (their labels) and mark.
+import { chromium } from "playwright-core";
+
+const [url, screenshot, waitSeq, width] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: Number(width ?? 900), height: 900 } });
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  await page.goto(url);
+  await page.waitForSelector(`li[data-seq="${waitSeq}"] .mark`, { timeout: 20000 });
+  const entries = await page.$$eval("li[data-seq]", (items) =>
+    items.map((li) => ({
+      seq: Number(li.dataset.seq),
+      dice: Array.from(li.querySelectorAll(".die"), (d) => d.getAttribute("aria-label")),
+      outcome: li.querySelector(".outcome").textContent,
+      mark: li.querySelector(".mark").textContent,
+      ok: li.querySelector(".mark").classList.contains("ok"),
+    })),
+  );
+  const status = await page.textContent("#status");
+  await page.screenshot({ path: screenshot, fullPage: true });
+  console.log(JSON.stringify({ entries, status, errors }));
+} finally {
+  await browser.close();
+}

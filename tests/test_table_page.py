@@ -1,0 +1,161 @@
+"""The table page in a real browser: Debian's chromium, driven by playwright-core.
+
+Open a table's page, see its rolls newest first with their dice and each one's
+verified mark; roll again and see the new entry arrive live; tamper with an entry
+in Redis and see the page flag exactly that one. Screenshots go to the test's
+temporary folder (docs/ keeps the README's copy).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from conftest import LiveServer
+from fairroll.redis_server import RedisServer
+
+BROWSER = Path(__file__).resolve().parent / "browser"
+CONTEST = {
+    "a": {"name": "Roth", "attribute": 16, "talents": 2},
+    "b": {"attribute": 12},
+    "victory_levels": True,
+}
+
+
+@pytest.fixture(scope="module")
+def browser_driver() -> Path:
+    if shutil.which("chromium") is None and shutil.which("apt-get") is not None:
+        # The README's test command installs what the tests need: here, Debian's chromium.
+        subprocess.run(["apt-get", "update", "-qq"], check=False, timeout=300, capture_output=True)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "chromium"],
+            check=False,
+            timeout=600,
+            capture_output=True,
+        )
+    assert shutil.which("chromium") is not None, (
+        "Debian's chromium is needed (apt-get install chromium)"
+    )
+    if not (BROWSER / "node_modules" / "playwright-core").exists():
+        npm = shutil.which("npm")
+        assert npm is not None
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=BROWSER,
+            check=True,
+            timeout=300,
+            capture_output=True,
+        )
+    return BROWSER / "page.mjs"
+
+
+def open_page(driver: Path, url: str, shot: Path, seq: int, width: int = 900) -> Any:
+    node = shutil.which("node")
+    assert node is not None
+    run = subprocess.run(
+        [node, str(driver), url, str(shot), str(seq), str(width)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["errors"] == []
+    return seen
+
+
+def test_the_page_shows_and_verifies_rolls_live(
+    browser_driver: Path,
+    live_server: LiveServer,
+    client: httpx.Client,
+    table: str,
+    tmp_path: Path,
+) -> None:
+    rolls = [
+        ("/v1/tft/contests", {**CONTEST, "seed": "page-1"}),
+        ("/v1/fbc/rolls", {"pool": 10, "risk": 5, "dice": {"risk": [2, 1, 1, 4, 5]}}),
+        (
+            "/v1/fast-battle/attacks",
+            {
+                "attacker": {
+                    "name": "Zippy",
+                    "st": 3,
+                    "qk": 1,
+                    "in": 1,
+                    "ma": 1,
+                    "mr": 2,
+                    "max_hp": 6,
+                    "weapon": "Standard Issue Sword",
+                },
+                "defender": {
+                    "name": "Grub",
+                    "st": 3,
+                    "qk": 2,
+                    "in": 1,
+                    "ma": 2,
+                    "mr": 1,
+                    "max_hp": 7,
+                    "armor": "Light Robe",
+                },
+                "seed": "page-3",
+            },
+        ),
+    ]
+    for path, body in rolls:
+        assert client.post(path, json={**body, "table": table}).status_code == 200
+    url = f"{live_server.url}/tables/{table}"
+    seen = open_page(browser_driver, url, tmp_path / "table.png", 3)
+    entries = seen["entries"]
+    assert [e["seq"] for e in entries] == [3, 2, 1]  # newest first
+    assert all(e["ok"] and e["mark"].startswith("✓ verified") for e in entries), entries
+    assert "dice re-derived from the seed" in entries[2]["mark"]  # seeded TFT roll
+    assert re.fullmatch(r"(Roth|B) wins — Level \d victory|No victor: .*", entries[2]["outcome"])
+    assert entries[1]["dice"] == [f"risk: {f} on a d6" for f in (2, 1, 1, 4, 5)]
+    assert entries[1]["outcome"] == "2 successes; Pool 7"
+    assert {d.split(": ")[1] for d in entries[0]["dice"]} <= {"heads", "tails"}
+    assert seen["status"].startswith("3 entries, live")
+
+    # Live: a roll made after the page opened appears (the script waits for seq 4).
+    assert client.post("/v1/tft/contests", json={**CONTEST, "table": table}).status_code == 200
+    seen = open_page(browser_driver, url, tmp_path / "table-4.png", 4, width=380)
+    assert [e["seq"] for e in seen["entries"]] == [4, 3, 2, 1]
+
+
+def test_the_page_flags_an_entry_tampered_with_in_redis(
+    browser_driver: Path,
+    live_server: LiveServer,
+    redis_server: RedisServer,
+    client: httpx.Client,
+    table: str,
+    tmp_path: Path,
+) -> None:
+    for i in range(3):
+        body = {**CONTEST, "seed": f"tamper-{i}", "table": table}
+        assert client.post("/v1/tft/contests", json=body).status_code == 200
+    store = redis.Redis.from_url(redis_server.url)
+    key = f"fairroll:{{{table}}}:log"
+    rows = store.xrange(key)
+    entry = json.loads(zlib.decompress(rows[1][1][b"z"], wbits=-15))
+    entry["outcome"]["victor"] = "b" if entry["outcome"]["victor"] == "a" else "a"
+    rows[1][1][b"z"] = zlib.compress(json.dumps(entry).encode(), 3, wbits=-15)
+    store.delete(key)  # rewrite the stream with entry 2 altered (stream ids only grow)
+    for stream_id, fields in rows:
+        store.xadd(key, fields, id=stream_id)
+    store.close()
+
+    seen = open_page(browser_driver, f"{live_server.url}/tables/{table}", tmp_path / "t.png", 3)
+    marks = {e["seq"]: e for e in seen["entries"]}
+    assert marks[1]["ok"] and marks[3]["ok"]
+    assert not marks[2]["ok"]
+    assert "entry_hash does not match its contents" in marks[2]["mark"]
+    assert "1 failed verification" in seen["status"]
