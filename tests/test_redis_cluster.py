@@ -8,6 +8,7 @@ answer 503 (nothing acknowledged); when it returns, its chains go on unforked.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -82,6 +83,8 @@ def test_tables_spread_over_the_masters_and_survive_one_going_down(
     down = cluster.nodes[1]
     down.stop()
     try:
+        # Past the node timeout (2 s): the others have noticed, and still serve their slots.
+        time.sleep(3)
         during = roll_everywhere(server)
         for table, [status] in during.items():
             expected = 503 if table in by_master[down.port] else 200
