@@ -38,6 +38,7 @@ PAGE = """<!doctype html>
   .die {{ display: inline-block; min-width: 1.8rem; padding: 0 .2rem; text-align: center;
           border: 1px solid var(--ink); border-radius: 4px; font-size: 1.25rem; }}
   .die.coin {{ border-radius: 50%; }}
+  .group {{ color: var(--muted); font-size: .85rem; }}
   .mark.ok {{ color: var(--ok); }}
   .mark.bad {{ color: var(--bad); font-weight: bold; }}
 </style>

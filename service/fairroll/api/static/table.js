@@ -32,7 +32,14 @@ function entryElement(entry, result) {
     ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${result.checks.dice === "re-derived" ? ", dice re-derived from the seed" : ""}`)
     : element("p", { class: "mark bad", role: "alert" }, `✗ ${result.problems.join("; ")}`);
   const dice = element("p", { class: "dice" });
-  for (const die of entry.dice) dice.append(dieElement(die), " ");
+  let group = null;
+  for (const die of entry.dice) {
+    if (die.group !== group) {  // a visible label where each group of dice starts
+      group = die.group;
+      dice.append(element("span", { class: "group", "aria-hidden": "true" }, `${group}:`), " ");
+    }
+    dice.append(dieElement(die), " ");
+  }
   return element(
     "li",
     { "data-seq": String(entry.seq), class: result.ok ? "entry" : "entry tampered" },
