@@ -25,7 +25,8 @@ from typing import Any
 import httpx
 
 from fairroll.api.app import create_app
-from fairroll.api.examples import EXAMPLES_PATH, operations_by_id
+from fairroll.api.examples import EXAMPLES_PATH
+from fairroll.api.openapi import operations_by_id
 from fairroll.api.settings import Settings
 from fairroll.redis_server import RedisServer, free_port
 

@@ -16,17 +16,16 @@ import msgspec
 from litestar import Litestar
 from litestar.openapi.spec import (
     Example,
-    OpenAPI,
-    Operation,
     Parameter,
 )
+
+from fairroll.api.openapi import operations_by_id
 
 __all__ = [
     "EXAMPLES_PATH",
     "SpecExample",
     "attach_examples",
     "load_examples",
-    "operations_by_id",
 ]
 
 EXAMPLES_PATH = Path(__file__).with_name("examples.json")
@@ -48,29 +47,23 @@ def load_examples() -> tuple[SpecExample, ...]:
     return msgspec.json.decode(EXAMPLES_PATH.read_bytes(), type=tuple[SpecExample, ...])
 
 
-def operations_by_id(spec: OpenAPI) -> dict[str, tuple[str, str, Operation]]:
-    """``operationId`` -> (method, path, operation) of every operation in the spec."""
-    found: dict[str, tuple[str, str, Operation]] = {}
-    for path, item in (spec.paths or {}).items():
-        for method in ("get", "post", "put", "patch", "delete"):
-            operation = getattr(item, method, None)
-            if operation is not None and operation.operation_id:
-                found[operation.operation_id] = (method.upper(), path, operation)
-    return found
-
-
 def attach_examples(app: Litestar) -> None:
     """Put every example on its operation: request body, parameters and success response."""
     operations = operations_by_id(app.openapi_schema)
     for example in load_examples():
         _method, _path, operation = operations[example.operation]
-        value = Example(summary=example.summary, description=example.source)
         if example.request is not None and operation.request_body is not None:
             media = operation.request_body.content["application/json"]  # type: ignore[union-attr]
-            media.examples = {**(media.examples or {}), example.name: _with(value, example.request)}
+            media.examples = {
+                **(media.examples or {}),
+                example.name: _example(example, example.request),
+            }
         if example.ndjson is not None and operation.request_body is not None:
             media = operation.request_body.content["application/x-ndjson"]  # type: ignore[union-attr]
-            media.examples = {**(media.examples or {}), example.name: _with(value, example.ndjson)}
+            media.examples = {
+                **(media.examples or {}),
+                example.name: _example(example, example.ndjson),
+            }
         for parameter in operation.parameters or ():
             if isinstance(parameter, Parameter) and parameter.name in example.params:
                 given = example.params[parameter.name]
@@ -85,9 +78,9 @@ def attach_examples(app: Litestar) -> None:
                     media = next(iter(content.values()))
                     media.examples = {
                         **(media.examples or {}),
-                        example.name: _with(value, example.response),
+                        example.name: _example(example, example.response),
                     }
 
 
-def _with(example: Example, value: Any) -> Example:
-    return Example(summary=example.summary, description=example.description, value=value)
+def _example(example: SpecExample, value: Any) -> Example:
+    return Example(summary=example.summary, description=example.source, value=value)

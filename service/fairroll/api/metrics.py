@@ -102,7 +102,7 @@ def http_metrics(app: ASGIApp) -> ASGIApp:
             gauge.dec()
             count, seconds, errors = _series(method, path, status)
             count.inc()
-            seconds.observe(max(finished, started) - started)
+            seconds.observe(finished - started)
             if errors is not None:
                 errors.inc()
 

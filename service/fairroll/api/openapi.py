@@ -27,6 +27,7 @@ __all__ = [
     "declare_links",
     "declare_ndjson",
     "declare_roll_headers",
+    "operations_by_id",
 ]
 
 
@@ -197,14 +198,19 @@ def _link(operation: Operation, **links: tuple[str, dict[str, str]]) -> None:
             }
 
 
-def _operations(spec: OpenAPI) -> dict[str, Operation]:
-    found: dict[str, Operation] = {}
-    for item in (spec.paths or {}).values():
+def operations_by_id(spec: OpenAPI) -> dict[str, tuple[str, str, Operation]]:
+    """``operationId`` -> (method, path, operation) of every operation in the spec."""
+    found: dict[str, tuple[str, str, Operation]] = {}
+    for path, item in (spec.paths or {}).items():
         for method in ("get", "post", "put", "patch", "delete"):
             operation = getattr(item, method, None)
             if operation is not None and operation.operation_id:
-                found[operation.operation_id] = operation
+                found[operation.operation_id] = (method.upper(), path, operation)
     return found
+
+
+def _operations(spec: OpenAPI) -> dict[str, Operation]:
+    return {op_id: operation for op_id, (_, _, operation) in operations_by_id(spec).items()}
 
 
 def declare_ndjson(app: Litestar) -> None:
