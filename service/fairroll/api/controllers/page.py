@@ -1,9 +1,12 @@
 """``GET /tables/{table}``: the player-facing page of a table (HTML, no build step).
 
-The page is static HTML plus hand-written ES modules under ``/static``: ``table.js``
-reads the table's entries (stream reads after the last seq it has, every 1.5 s),
-shows them newest first with their dice and outcome in words (``words.js``), and
-verifies each in the browser with WebCrypto (``verify.js``).
+The page is static HTML plus hand-written ES modules under ``/static`` (no bundler,
+no npm library in the page): ``table.js`` reads the table's entries (stream reads
+after the last seq it has, every 1.5 s), shows them newest first with their dice and
+outcome in words (``words.js``), and verifies each in the browser with WebCrypto
+(``verify.js``). ``roll.js`` builds a roll form per mechanic from the service's own
+OpenAPI spec (``form.js``), started from the seeds' worked examples, with the exact
+odds of the current input drawn beside it (``odds.js``).
 """
 
 from __future__ import annotations
@@ -22,26 +25,8 @@ PAGE = """<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>fairroll · {table}</title>
-<style>
-  :root {{ color-scheme: light; --ink: #1b1b1b; --muted: #4a4a4a; --ok: #0b6b2b;
-          --bad: #a4000f; --line: #c8c8c8; }}
-  body {{ font: 16px/1.5 system-ui, sans-serif; color: var(--ink); background: #fff;
-          margin: 0 auto; max-width: 46rem; padding: 1rem; }}
-  header p {{ color: var(--muted); margin: 0; }}
-  ol {{ list-style: none; padding: 0; }}
-  li.entry {{ border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem;
-              margin: .75rem 0; }}
-  li.tampered {{ border: 2px solid var(--bad); }}
-  h2 {{ font-size: 1rem; margin: 0; }}
-  h2 small {{ color: var(--muted); font-weight: normal; }}
-  p {{ margin: .25rem 0; }}
-  .die {{ display: inline-block; min-width: 1.8rem; padding: 0 .2rem; text-align: center;
-          border: 1px solid var(--ink); border-radius: 4px; font-size: 1.25rem; }}
-  .die.coin {{ border-radius: 50%; }}
-  .group {{ color: var(--muted); font-size: .85rem; }}
-  .mark.ok {{ color: var(--ok); }}
-  .mark.bad {{ color: var(--bad); font-weight: bold; }}
-</style>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/table.css">
 <script type="module" src="/static/table.js"></script>
 </head>
 <body>
@@ -52,7 +37,46 @@ PAGE = """<!doctype html>
     <p>Every roll below is checked in this browser: its hash, its link to the one before,
        the server's Ed25519 signature and, for seeded rolls, every die from its seed.</p>
   </header>
-  <ol id="entries" aria-label="Rolls, newest first"></ol>
+  <section aria-labelledby="roll-title">
+    <h2 id="roll-title">Roll</h2>
+    <div class="roll-grid">
+      <form id="roll-form">
+        <div class="field">
+          <label for="mechanic">Mechanic</label>
+          <select id="mechanic" name="mechanic"></select>
+        </div>
+        <p><small id="example-note"></small></p>
+        <div id="fields"></div>
+        <details>
+          <summary>Seed and write key</summary>
+          <div class="field">
+            <label for="seed">Seed <span class="optional">(optional)</span></label>
+            <input id="seed" type="text" maxlength="256" autocomplete="off"
+                   aria-describedby="seed-hint">
+            <small id="seed-hint">The same seed and the same request give the same dice.
+              Leave it empty for fresh dice.</small>
+          </div>
+          <div class="field">
+            <label for="write-key">Table write key <span class="optional">(optional)</span></label>
+            <input id="write-key" type="password" autocomplete="off"
+                   aria-describedby="key-hint">
+            <small id="key-hint">Only for a table created with a write key.</small>
+          </div>
+        </details>
+        <button type="submit">Roll on table {table}</button>
+        <div id="roll-result" role="status" aria-live="polite"></div>
+      </form>
+      <aside aria-labelledby="odds-title">
+        <h2 id="odds-title">Odds</h2>
+        <p><small id="odds-note">Reading the mechanics…</small></p>
+        <div id="odds"></div>
+      </aside>
+    </div>
+  </section>
+  <section aria-labelledby="rolls-title">
+    <h2 id="rolls-title">Rolls, newest first</h2>
+    <ol id="entries" aria-labelledby="rolls-title"></ol>
+  </section>
 </main>
 </body>
 </html>

@@ -1,6 +1,7 @@
 // The table page: a table's rolls, newest first, live; every entry verified here, in the
 // browser, with WebCrypto (verify.js) — never on the server's word.
 import { importKeys, verifyEntries } from "./verify.js";
+import { startRollPanel } from "./roll.js";
 import { describe, dieInWords } from "./words.js";
 
 const PIPS = ["⚀", "⚁", "⚂", "⚃", "⚄", "⚅"];
@@ -43,7 +44,7 @@ function entryElement(entry, result) {
   return element(
     "li",
     { "data-seq": String(entry.seq), class: result.ok ? "entry" : "entry tampered" },
-    element("h2", {}, `#${entry.seq} · ${entry.mechanic}`, element("small", {}, ` ${entry.time} · ${entry.source}`)),
+    element("h3", {}, `#${entry.seq} · ${entry.mechanic}`, element("small", {}, ` ${entry.time} · ${entry.source}`)),
     element("p", { class: "asked" }, asked),
     dice,
     element("p", { class: "outcome" }, came),
@@ -73,8 +74,15 @@ async function poll() {
   }
 }
 
+let wake = null;  // a roll made on this page reads the table at once, not at the next tick
+startRollPanel({ table, onRolled: () => wake?.() }).catch((error) => {
+  document.getElementById("odds-note").textContent = `Cannot build the roll form: ${error.message}`;
+});
 keys = await importKeys(await (await fetch("/v1/keys")).json());
 for (;;) {  // one read at a time: a slow answer never overlaps the next
   await poll();
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await new Promise((resolve) => {
+    wake = resolve;
+    setTimeout(resolve, 1500);
+  });
 }

@@ -1,0 +1,11 @@
+import { chromium } from "playwright-core";
+const [url, shot, width] = process.argv.slice(2);
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+const page = await browser.newPage({ viewport: { width: Number(width ?? 1100), height: 900 } });
+page.on("pageerror", (e) => console.log("PAGEERROR", String(e)));
+page.on("console", (m) => console.log("CONSOLE", m.type(), m.text()));
+await page.goto(url);
+await page.waitForTimeout(2500);
+console.log(await page.textContent("#odds-note"), await page.textContent("#odds"));
+await page.screenshot({ path: shot, fullPage: true });
+await browser.close();
