@@ -41,7 +41,15 @@ class ScriptedDice:
         return tuple(faces)
 
 
-def every_outcome(run: Callable[[ScriptedDice], Hashable]) -> dict[Hashable, Fraction]:
+def every_outcome(
+    run: Callable[[ScriptedDice], Hashable], *, max_dice: int | None = None
+) -> dict[Hashable, Fraction]:
+    """The exact distribution of ``run``'s results.
+
+    ``max_dice`` bounds rules that re-roll without limit (rejection sampling): sequences
+    longer than it are dropped and the rest renormalised, which is exact whenever the
+    result does not depend on how many re-rolls came before it.
+    """
     results: Counter[Hashable] = Counter()
     stack: list[tuple[tuple[int, ...], Fraction]] = [((), Fraction(1))]
     while stack:
@@ -49,8 +57,11 @@ def every_outcome(run: Callable[[ScriptedDice], Hashable]) -> dict[Hashable, Fra
         try:
             result = run(ScriptedDice(script))
         except _NeedsDieError as need:
+            if max_dice is not None and len(script) >= max_dice:
+                continue
             share = weight / need.sides
             stack.extend(((*script, face), share) for face in range(1, need.sides + 1))
             continue
         results[result] += weight  # type: ignore[assignment]
-    return dict(results)
+    total = sum(results.values())
+    return {result: weight / total for result, weight in results.items()}

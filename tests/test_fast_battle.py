@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from enumerate_dice import every_outcome
-from fairroll.odds.fast_battle import battle_odds, damage_odds
+from fairroll.odds.fast_battle import (
+    battle_odds,
+    character_odds,
+    damage_odds,
+    initiative_odds,
+    level_up_odds,
+    spell_odds,
+)
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules import fast_battle as fb
@@ -409,3 +416,113 @@ def test_large_battles_are_estimated_with_error_and_seed() -> None:
     assert not odds.exact
     assert odds.battles and odds.standard_error is not None and odds.seed
     assert odds.turn_cap == 1  # 400 HP cannot fall in 20 turns of at most 2 damage
+
+
+def marginal(truth: dict[Any, Fraction], pick: Any) -> dict[Any, Fraction]:
+    out: dict[Any, Fraction] = {}
+    for result, p in truth.items():
+        out[pick(result)] = out.get(pick(result), Fraction(0)) + p
+    return dict(sorted(out.items()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    spell=st.sampled_from(["Spark", "Magic Missile", "Fireball"]),
+    ma=st.integers(4, 7),
+    mr=st.integers(0, 3),
+    armor=st.sampled_from([None, "Light Robe", "Warded Robe"]),
+    hp=st.integers(1, 6),
+)
+def test_spell_odds_are_exact_against_every_flip_sequence(
+    spell: str, ma: int, mr: int, armor: str | None, hp: int
+) -> None:
+    cast = fb.SpellCast(
+        attacker=fighter(name="Caster", ma=ma, spells=[spell]),
+        defender=fighter(name="Target", mr=mr, armor=armor, max_hp=6, hp=hp),
+        spell=spell,
+    )
+
+    def flips(dice: Any) -> tuple[bool, int, bool]:
+        outcome = fb.resolve_spell(cast, dice)
+        return outcome.nullified, outcome.damage, outcome.knocked_out
+
+    truth = every_outcome(flips)
+    odds = spell_odds(cast)
+    assert odds.takes_effect == sum(p for r, p in truth.items() if not r[0])
+    assert odds.damage == marginal(truth, lambda r: r[1])
+    assert odds.knock_out == sum(p for r, p in truth.items() if r[2])
+
+
+@settings(max_examples=25, deadline=None)
+@given(qks=st.lists(st.integers(0, 3), min_size=2, max_size=5))
+def test_initiative_odds_are_exact_against_every_flip_sequence(qks: list[int]) -> None:
+    initiative = fb.Initiative(fighters=[fighter(name=f"F{i}", qk=qk) for i, qk in enumerate(qks)])
+    # Three or more tied re-flip a draw past their number: sequences are bounded and
+    # renormalised, exact because each accepted draw is uniform whatever came before.
+    truth = every_outcome(lambda dice: fb.resolve_initiative(initiative, dice).order, max_dice=10)
+    odds = initiative_odds(initiative)
+    for index, places in enumerate(odds.places):
+        seen = marginal(truth, lambda order, i=index: order.index(f"F{i}") + 1)
+        assert places == {place: p for place, p in seen.items() if p}
+        assert sum(places.values()) == 1
+
+
+def test_initiative_odds_name_a_repeated_fighter() -> None:
+    with pytest.raises(RuleError) as refused:
+        initiative_odds(fb.Initiative(fighters=[fighter(name="Twin"), fighter(name="Twin")]))
+    assert refused.value.field == "fighters[1].name"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st_points=st.integers(0, 4),
+    bonus=st.lists(st.sampled_from(["st", "qk", "in", "ma", "mr"]), min_size=3, max_size=3),
+)
+def test_character_odds_are_exact_against_every_flip_sequence(
+    st_points: int, bonus: list[Any]
+) -> None:
+    new = fb.NewCharacter(
+        name="New", allocation=fb.Allocation(st=st_points, qk=6 - st_points), bonus=bonus
+    )
+
+    def flips(dice: Any) -> tuple[int, int]:
+        outcome = fb.resolve_new_character(new, dice)
+        return outcome.bonus_heads, outcome.character.max_hp
+
+    truth = every_outcome(flips)
+    odds = character_odds(new)
+    assert odds.bonus_points == marginal(truth, lambda r: r[0])
+    assert odds.max_hp == marginal(truth, lambda r: r[1])
+
+
+def test_character_odds_refuse_a_wrong_allocation() -> None:
+    with pytest.raises(RuleError) as refused:
+        character_odds(fb.NewCharacter(name="N", allocation=fb.Allocation(st=5), bonus=["st"] * 3))
+    assert refused.value.field == "allocation"
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st_score=st.integers(0, 3),
+    xp=st.sampled_from(["0", "2.5", "3", "5.5"]),
+    gained=st.sampled_from(["0", "0.5", "1", "3"]),
+    max_hp=st.integers(1, 997),
+)
+def test_level_up_odds_are_exact_against_every_flip_sequence(
+    st_score: int, xp: str, gained: str, max_hp: int
+) -> None:
+    sheet = fb.Sheet(name="L", st=st_score, qk=1, in_=1, ma=1, mr=1, max_hp=max_hp, xp=xp)
+    plan_levels = (int(float(xp) * 2) + int(float(gained) * 2)) // 6
+    level_up = fb.LevelUp(character=sheet, xp_gained=gained, assign=["st"] * plan_levels)
+    truth = every_outcome(lambda dice: fb.resolve_level_up(level_up, dice).character.max_hp)
+    odds = level_up_odds(level_up)
+    assert odds.levels_gained == plan_levels
+    assert odds.max_hp == dict(sorted(truth.items()))
+    assert max(odds.max_hp) <= fb.MAX_HP
+
+
+def test_level_up_odds_check_the_level_up_like_the_roll() -> None:
+    sheet = fb.Sheet(name="L", st=3, qk=1, in_=2, ma=1, mr=1, max_hp=6, xp="2.5")
+    with pytest.raises(RuleError) as refused:
+        level_up_odds(fb.LevelUp(character=sheet, xp_gained="1", assign=["st"]))
+    assert refused.value.field == "assign"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fairroll.odds.stat_skill import check_odds, complex_odds
+from fairroll.odds.stat_skill import check_odds, complex_odds, contest_odds
 from fairroll.randomness import DiceError, SeededDice, SuppliedDice
 from fairroll.rules.stat_skill import (
     Check,
@@ -347,3 +347,47 @@ def test_complex_odds_sum_to_one() -> None:
     # The fastest path: four criticals (fate spent 3+3+3+1: 5+5+5+4 successes) and six full
     # successes (2 each): 10 periods.
     assert min(odds.completed_in) == 10
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"stat": 5, "skill": 3}, {"stat": 3, "skill": 5}),  # both make headway
+        (
+            {"stat": 4, "skill": 4, "fate_dice": 1, "activate_threat": "always"},
+            {
+                "stat": 4,
+                "skill": 2,
+                "skill_trick": 2,
+                "fate_dice": 1,
+                "activate_threat": "on_failure",
+            },
+        ),
+        ({"stat": 0, "skill": 9, "stat_trick": -3}, {"stat": 9, "skill": 0}),
+    ],
+)
+def test_contest_odds_match_every_roll(a: dict[str, Any], b: dict[str, Any]) -> None:
+    contest = ContestedCheck(a=Contender(**a), b=Contender(**b))
+    truth: dict[str, Counter[str]] = {k: Counter() for k in ("stat", "skill", "a", "b")}
+    for faces in itertools.product(range(1, 11), repeat=4):
+        dice = SuppliedDice(
+            {
+                "a.stat": [faces[0]],
+                "a.skill": [faces[1]],
+                "b.stat": [faces[2]],
+                "b.skill": [faces[3]],
+            }
+        )
+        outcome = resolve_contest(contest, dice)
+        truth["stat"][outcome.stat_winner] += 1
+        truth["skill"][outcome.skill_winner] += 1
+        truth["a"][outcome.a.final] += 1
+        truth["b"][outcome.b.final] += 1
+    odds = contest_odds(contest)
+    for key, got in (
+        ("stat", odds.stat_winner),
+        ("skill", odds.skill_winner),
+        ("a", odds.a_final),
+        ("b", odds.b_final),
+    ):
+        assert got == {name: Fraction(n, 10_000) for name, n in sorted(truth[key].items())}

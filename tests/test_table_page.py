@@ -159,3 +159,80 @@ def test_the_page_flags_an_entry_tampered_with_in_redis(
     assert not marks[2]["ok"]
     assert "entry_hash does not match its contents" in marks[2]["mark"]
     assert "1 failed verification" in seen["status"]
+
+
+def roll_operations() -> set[str]:
+    """The roll mechanics of the committed spec: POST bodies carrying the envelope's table."""
+    spec = json.loads((Path(__file__).resolve().parents[1] / "openapi/openapi.json").read_text())
+    schemas = spec["components"]["schemas"]
+    found = set()
+    for methods in spec["paths"].values():
+        body = methods.get("post", {}).get("requestBody", {}).get("content", {})
+        schema = body.get("application/json", {}).get("schema", {})
+        ref = (schema.get("allOf") or [schema])[0].get("$ref", "")
+        if "table" in schemas.get(ref.rsplit("/", 1)[-1], {}).get("properties", {}):
+            found.add(methods["post"]["operationId"])
+    return found
+
+
+def test_a_gm_rolls_every_mechanic_from_the_page(
+    browser_driver: Path,
+    live_server: LiveServer,
+    client: httpx.Client,
+    table: str,
+    tmp_path: Path,
+) -> None:
+    node = shutil.which("node")
+    assert node is not None
+    url = f"{live_server.url}/tables/{table}"
+    run = subprocess.run(
+        [node, str(browser_driver.with_name("roll.mjs")), url, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["errors"] == []
+
+    # Keyboard only: Tab reaches the mechanic, End picks TFT, Tab reaches Side A's name,
+    # Enter rolls; a roll the rules refuse shows the problem and focuses the field.
+    keyboard = seen["keyboard"]
+    assert keyboard["first"] == "mechanic"
+    assert keyboard["second"] == "f-a-name"
+    assert keyboard["result"]["ok"], keyboard
+    assert keyboard["result"]["text"].startswith("Rolled #1: ")
+    assert (
+        keyboard["asked"] == "Keyboard Roth (attribute 16, 2 talents) against Sheena (attribute 12)"
+    )
+    assert not keyboard["refused"]["ok"]
+    assert "needs an attribute" in keyboard["refused"]["text"]
+    assert keyboard["invalid"] == ["f-a-attribute"] == [keyboard["focusAfterProblem"]]
+
+    # The odds follow the input: Roth's attribute typed from 16 down to 8.
+    following = seen["following"]
+    assert following["captionBefore"] == "Who wins (7 dice against 4)"
+    assert following["captionAfter"] == "Who wins (4 dice against 4)"
+    assert float(following["after"].split()[0]) < float(following["before"].split()[0])
+
+    # Phone width: nothing wider than the screen, still labelled and legible.
+    assert seen["phone"] == {"overflow": 0, "survey": {"unlabelled": [], "low": []}}
+    assert (tmp_path / "table-page.png").stat().st_size > 10_000
+    assert (tmp_path / "table-page-phone.png").stat().st_size > 10_000
+
+    rolled = {r["id"]: r for r in seen["rolled"]}
+    assert set(rolled) == roll_operations()  # one form per roll mechanic of the spec
+    for operation, r in rolled.items():
+        assert r["result"]["ok"], (operation, r["result"])
+        entry = r["entry"]
+        assert entry["ok"] and entry["mark"].startswith("✓ verified"), (operation, entry)
+        assert r["result"]["text"].endswith(entry["outcome"])  # the same words as the list
+        assert r["survey"] == {"unlabelled": [], "low": []}, (operation, r["survey"])
+        assert r["odds"]["note"].startswith("Exact odds"), (operation, r["odds"])
+        assert r["odds"]["bars"] >= 2, (operation, r["odds"])
+    assert rolled["rollFbc"]["entry"]["dice"] and rolled["fightFastBattle"]["entry"]["dice"]
+
+    # What the page wrote is what the server holds: one entry per roll, a sound chain.
+    verdict = client.get(f"/v1/tables/{table}/verification").json()
+    assert verdict["ok"] and verdict["entries"] == 1 + len(rolled), verdict

@@ -15,9 +15,13 @@ try {
   const page = await browser.newPage({ viewport: { width: Number(width ?? 1100), height: 900 } });
   const errors = [];
   page.on("pageerror", (error) => errors.push(String(error)));
-  page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
+  page.on("console", (message) => {
+    // The refused roll below answers 422 on purpose; any other console error counts.
+    if (message.type() === "error" && !message.text().includes("status of 422")) errors.push(message.text());
+  });
   await page.goto(url);
   await page.waitForSelector("#mechanic option", { state: "attached" });
+  const keyboard = await byKeyboard(page);
   const mechanics = await page.$$eval("#mechanic option", (options) => options.map((o) => o.value));
   const rolled = [];
   for (const id of mechanics) {
@@ -49,12 +53,83 @@ try {
     }
     rolled.push({ id, odds, result, entry, survey });
   }
-  await page.selectOption("#mechanic", "rollTftContest");
-  await page.waitForFunction(() => document.getElementById("odds-note").textContent.startsWith("Exact odds"));
+  const following = await oddsFollowTheInput(page);
   await page.screenshot({ path: `${shots}/table-page.png`, fullPage: true });
-  console.log(JSON.stringify({ rolled, errors }));
+  await page.setViewportSize({ width: 380, height: 800 });
+  await page.selectOption("#mechanic", "rollTributeTest");
+  await oddsReady(page);
+  const phone = {
+    overflow: await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+    survey: await page.evaluate(surveyForm),
+  };
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${shots}/table-page-phone.png`, fullPage: false });
+  console.log(JSON.stringify({ keyboard, following, phone, rolled, errors }));
 } finally {
   await browser.close();
+}
+
+// A roll without a mouse: Tab to the mechanic, pick the last one (TFT) with End, Tab into
+// Side A's name, type it, and submit with Enter; then an input the rules refuse (neither an
+// attribute nor a dice count), whose problem is shown and whose field takes the focus.
+async function byKeyboard(page) {
+  const focused = () => page.evaluate(() => document.activeElement?.id ?? null);
+  const steps = {};
+  await page.keyboard.press("Tab");
+  steps.first = await focused();
+  await page.keyboard.press("End");
+  await page.waitForFunction(() => document.getElementById("mechanic").value === "rollTftContest");
+  await page.keyboard.press("Tab");
+  steps.second = await focused();
+  await page.keyboard.press("ControlOrMeta+a");
+  await page.keyboard.type("Keyboard Roth");
+  await page.keyboard.press("Enter");
+  steps.result = await settled(page);
+  await page.waitForSelector('li[data-seq="1"] .mark');
+  steps.asked = await page.textContent('li[data-seq="1"] .asked');
+  await page.fill("#f-a-attribute", "");
+  await page.focus("#f-a-name");
+  await page.keyboard.press("Enter");
+  steps.refused = await settled(page);
+  steps.invalid = await page.$$eval("[aria-invalid=true]", (nodes) => nodes.map((n) => n.id));
+  steps.focusAfterProblem = await focused();
+  await page.fill("#f-a-attribute", "16");
+  return steps;
+}
+
+async function settled(page) {
+  await page.waitForFunction(() => {
+    const said = document.getElementById("roll-result");
+    return said.className && !document.querySelector("#roll-form button[type=submit]").disabled;
+  }, null, { timeout: 20000 });
+  const seen = await page.$eval("#roll-result", (said) => ({ ok: said.className === "ok", text: said.textContent }));
+  await page.$eval("#roll-result", (said) => { said.className = ""; });  // ready for the next one
+  return seen;
+}
+
+async function oddsReady(page) {
+  await page.waitForFunction(() => document.getElementById("odds-note").textContent.startsWith("Exact odds"));
+}
+
+function barValue(page, label) {
+  return page.$$eval("#odds tr", (rows, wanted) => {
+    const row = rows.find((r) => r.querySelector("th").textContent === wanted);
+    return row ? row.querySelector(".number").textContent : null;
+  }, label);
+}
+
+// The odds follow the form: Roth's attribute 16 (7 dice with his talents) against
+// Sheena's 12, then typed down to 8 (4 dice) — the chart changes without a click.
+async function oddsFollowTheInput(page) {
+  await page.selectOption("#mechanic", "rollTftContest");
+  await oddsReady(page);
+  const before = await barValue(page, "Roth wins");
+  const caption = () => page.textContent("#odds figcaption");
+  const captionBefore = await caption();
+  await page.fill("#f-a-attribute", "8");
+  await page.waitForFunction((old) => document.querySelector("#odds figcaption")?.textContent !== old, captionBefore);
+  await oddsReady(page);
+  return { before, after: await barValue(page, "Roth wins"), captionBefore, captionAfter: await caption() };
 }
 
 // Runs in the page: every form control has a label, and every piece of visible text has

@@ -21,19 +21,42 @@ from math import comb
 import msgspec
 
 from fairroll.randomness import SeededDice
+from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle import (
+    MAX_HP,
     Battle,
     Combatant,
     Effective,
+    Initiative,
+    LevelUp,
+    NewCharacter,
+    SpellCast,
     current_hp,
     effective,
+    plan_level_up,
     planned_spell,
     potion_item,
     resolve_battle,
+    spell_matchup,
+    unique_names,
 )
 from fairroll.rules.fast_battle_items import Heal, Spell
 
-__all__ = ["EXACT_BUDGET", "BattleOdds", "battle_odds", "damage_odds", "spell_success"]
+__all__ = [
+    "EXACT_BUDGET",
+    "BattleOdds",
+    "CharacterOdds",
+    "InitiativeOdds",
+    "LevelUpOdds",
+    "SpellOdds",
+    "battle_odds",
+    "character_odds",
+    "damage_odds",
+    "initiative_odds",
+    "level_up_odds",
+    "spell_odds",
+    "spell_success",
+]
 
 #: Most (states x turns) solved exactly; beyond it the odds are estimated.
 EXACT_BUDGET = 100_000
@@ -50,6 +73,47 @@ class BattleOdds(msgspec.Struct, frozen=True, kw_only=True):
     battles: int | None = None
     standard_error: float | None = None
     seed: str | None = None
+
+
+class SpellOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether the spell takes effect, and what it does to the defender."""
+
+    takes_effect: Fraction
+    damage: dict[int, Fraction]
+    knock_out: Fraction
+
+
+class InitiativeOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """For each fighter (request order), the chance of acting at each place (1 = first)."""
+
+    places: tuple[dict[int, Fraction], ...]
+
+
+class CharacterOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """A new character's bonus points (heads of 3 coins) and starting HP."""
+
+    bonus_points: dict[int, Fraction]
+    max_hp: dict[int, Fraction]
+
+
+class LevelUpOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """Levels the XP brings (certain) and the max HP afterwards (the only chance part)."""
+
+    levels_gained: int
+    max_hp: dict[int, Fraction]
+
+
+def binomial(n: int) -> dict[int, Fraction]:
+    """Heads of ``n`` fair coins."""
+    return {k: Fraction(ways, 2**n) for k, ways in enumerate(_ways(n))}
+
+
+def _ways(n: int) -> list[int]:
+    """C(n, k) for k = 0..n, each from the one before (not n separate ``comb`` calls)."""
+    ways = [1]
+    for k in range(n):
+        ways.append(ways[-1] * (n - k) // (k + 1))
+    return ways
 
 
 def damage_odds(*, af: int, frw: int) -> dict[int, Fraction]:
@@ -180,3 +244,64 @@ def _estimate(battle: Battle, seed: str) -> BattleOdds:
         standard_error=math.sqrt(p * (1 - p) / n),
         seed=seed,
     )
+
+
+def spell_odds(cast: SpellCast) -> SpellOdds:
+    """Exact odds of a spell: the same checks as casting it, then its flips."""
+    caster, target, spell = spell_matchup(cast)
+    works = spell_success(caster, target, spell)
+    hp = current_hp(cast.defender)
+    damage: defaultdict[int, Fraction] = defaultdict(Fraction)
+    damage[0] += 1 - works
+    damage[spell.damage] += works
+    knock_out = works if spell.damage >= hp else Fraction(0)
+    return SpellOdds(
+        takes_effect=works,
+        damage={d: p for d, p in sorted(damage.items()) if p},
+        knock_out=knock_out,
+    )
+
+
+def initiative_odds(initiative: Initiative) -> InitiativeOdds:
+    """Higher QK first; within a tie the coins draw a uniformly random order, so each of
+    the k tied fighters holds each of their k places with probability 1/k."""
+    qks = [effective(f, f"fighters[{i}].").qk for i, f in enumerate(initiative.fighters)]
+    unique_names(initiative.fighters)
+    places: list[dict[int, Fraction]] = []
+    for qk in qks:
+        ahead = sum(other > qk for other in qks)
+        tied = qks.count(qk)
+        places.append({ahead + i: Fraction(1, tied) for i in range(1, tied + 1)})
+    return InitiativeOdds(places=tuple(places))
+
+
+def character_odds(new: NewCharacter) -> CharacterOdds:
+    """Bonus heads h ~ Bin(3) raise the first h of ``bonus``; HP is 5 + Bin(ST then).
+
+    Purchases do not change the odds and are checked when the character is made.
+    """
+    if new.allocation.total() != new.points:
+        raise RuleError(
+            f"the allocation places {new.allocation.total()} points; place exactly {new.points}",
+            field="allocation",
+        )
+    bonus = binomial(3)
+    max_hp: defaultdict[int, Fraction] = defaultdict(Fraction)
+    for heads, p in bonus.items():
+        st = new.allocation.st + new.bonus[:heads].count("st")
+        for extra, q in binomial(st).items():
+            max_hp[5 + extra] += p * q
+    return CharacterOdds(bonus_points=bonus, max_hp=dict(sorted(max_hp.items())))
+
+
+def level_up_odds(level_up: LevelUp) -> LevelUpOdds:
+    """Each new level adds 3 + Bin(ST at that level) HP; the flips of all levels together
+    are Bin(sum of those STs), and capping each level at the HP limit is capping the sum."""
+    plan = plan_level_up(level_up)
+    flips = sum(st for _, _, _, st in plan.levels)
+    base = plan.character.max_hp + 3 * len(plan.levels)
+    counts: defaultdict[int, int] = defaultdict(int)  # integers: thousands of flips stay fast
+    for heads, ways in enumerate(_ways(flips)):
+        counts[min(MAX_HP, base + heads)] += ways
+    max_hp = {hp: Fraction(n, 2**flips) for hp, n in sorted(counts.items())}
+    return LevelUpOdds(levels_gained=len(plan.levels), max_hp=max_hp)

@@ -19,9 +19,17 @@ from functools import cache
 
 import msgspec
 
-from fairroll.rules.stat_skill import DIE, Check, ComplexCheck, progress, score_check
+from fairroll.rules.stat_skill import (
+    DIE,
+    Check,
+    ComplexCheck,
+    ContestedCheck,
+    progress,
+    score_check,
+    score_contest,
+)
 
-__all__ = ["CheckOdds", "ComplexOdds", "check_odds", "complex_odds"]
+__all__ = ["CheckOdds", "ComplexOdds", "ContestOdds", "check_odds", "complex_odds", "contest_odds"]
 
 ROLLS = DIE * DIE
 
@@ -43,6 +51,15 @@ class ComplexOdds(msgspec.Struct, frozen=True, kw_only=True):
     completed_in: dict[int, Fraction]
     within_cap: Fraction
     not_within_cap: Fraction
+
+
+class ContestOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """Who wins each pair (a, b or standoff) and each side's final result."""
+
+    stat_winner: dict[str, Fraction]
+    skill_winner: dict[str, Fraction]
+    a_final: dict[str, Fraction]
+    b_final: dict[str, Fraction]
 
 
 def check_odds(check: Check) -> CheckOdds:
@@ -124,3 +141,52 @@ def _steps_cached(
             outcome = score_check(simple, stat_die, skill_die, fate)
             steps[progress(outcome, per_critical)] += 1
     return dict(steps)
+
+
+def contest_odds(contest: ContestedCheck) -> ContestOdds:
+    """Exact odds of a contested check over its 10,000 equally likely rolls.
+
+    A roll's outcome depends only on who wins each pair and on each side's threat
+    (its two dice equal). The rolls are counted by that key; each key is scored by the
+    rules once, on one of its rolls.
+    """
+    a, b = contest.a, contest.b
+    faces = range(1, DIE + 1)
+
+    def pair(a_total: int, b_total: int, a_rating: int, b_rating: int) -> int:
+        return (a_total > b_total) - (a_total < b_total) or (a_rating > b_rating) - (
+            a_rating < b_rating
+        )
+
+    stat = {
+        (x, y): pair(a.stat + x + a.stat_trick, b.stat + y + b.stat_trick, a.stat, b.stat)
+        for x in faces
+        for y in faces
+    }
+    skill = {
+        (x, y): pair(a.skill + x + a.skill_trick, b.skill + y + b.skill_trick, a.skill, b.skill)
+        for x in faces
+        for y in faces
+    }
+    keys: Counter[tuple[int, int, bool, bool]] = Counter()
+    example: dict[tuple[int, int, bool, bool], tuple[int, int, int, int]] = {}
+    for (a_stat, b_stat), stat_won in stat.items():
+        for (a_skill, b_skill), skill_won in skill.items():
+            key = (stat_won, skill_won, a_stat == a_skill, b_stat == b_skill)
+            keys[key] += 1
+            example.setdefault(key, (a_stat, a_skill, b_stat, b_skill))
+    counts: dict[str, Counter[str]] = {name: Counter() for name in ("stat", "skill", "a", "b")}
+    for key, n in keys.items():
+        outcome = score_contest(contest, *example[key])
+        counts["stat"][outcome.stat_winner] += n
+        counts["skill"][outcome.skill_winner] += n
+        counts["a"][outcome.a.final] += n
+        counts["b"][outcome.b.final] += n
+    rolls = ROLLS * ROLLS
+
+    def odds(name: str) -> dict[str, Fraction]:
+        return {k: Fraction(n, rolls) for k, n in sorted(counts[name].items())}
+
+    return ContestOdds(
+        stat_winner=odds("stat"), skill_winner=odds("skill"), a_final=odds("a"), b_final=odds("b")
+    )

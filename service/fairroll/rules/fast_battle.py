@@ -380,10 +380,15 @@ class SpellOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 def resolve_spell(cast: SpellCast, dice: DiceSource) -> SpellOutcome:
     """SP flips (group ``spell``) + MA above the minimum, against FRM flips (``resist``) + MR."""
+    caster, target, spell = spell_matchup(cast)
+    return _spell(caster, target, spell, current_hp(cast.defender), dice)
+
+
+def spell_matchup(cast: SpellCast) -> tuple[Effective, Effective, Spell]:
+    """The caster's and target's scores in battle, and the spell, once it may be cast."""
     caster = effective(cast.attacker, "attacker.")
     target = effective(cast.defender, "defender.")
-    spell = _castable(cast.attacker, caster, cast.spell, "spell")
-    return _spell(caster, target, spell, current_hp(cast.defender), dice)
+    return caster, target, _castable(cast.attacker, caster, cast.spell, "spell")
 
 
 def _castable(fighter: Fighter, scores: Effective, ref: SpellRef, field: str) -> Spell:
@@ -442,7 +447,7 @@ class InitiativeOutcome(msgspec.Struct, frozen=True, kw_only=True):
 def resolve_initiative(initiative: Initiative, dice: DiceSource) -> InitiativeOutcome:
     """Higher effective QK first; ties broken by flips (group ``initiative``)."""
     scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(initiative.fighters)]
-    _unique_names(initiative.fighters)
+    unique_names(initiative.fighters)
     order, flips = _order([s.qk for s in scores], dice)
     return InitiativeOutcome(
         order=tuple(initiative.fighters[i].name for i in order),
@@ -594,7 +599,7 @@ def rewards(*, winner_level: int, loser_level: int) -> Rewards:
 def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
     """Fight: initiative, then turns in order until one fighter stands or the turn cap."""
     fighters = battle.fighters
-    _unique_names(fighters)
+    unique_names(fighters)
     scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(fighters)]
     hp = [current_hp(f) for f in fighters]
     potions = [
@@ -749,7 +754,7 @@ def _next_alive(actor: int, order: list[int], hp: list[int]) -> int:
     return actor
 
 
-def _unique_names(fighters: list[Fighter] | list[Combatant]) -> None:
+def unique_names(fighters: list[Fighter] | list[Combatant]) -> None:
     names = [f.name for f in fighters]
     for index, name in enumerate(names):
         if names.index(name) != index:
@@ -787,14 +792,22 @@ class LevelUpOutcome(msgspec.Struct, frozen=True, kw_only=True):
     character: Sheet
 
 
-def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
-    """Level up while XP >= 3 (group ``hp``: one flip per ST at each new level)."""
+class LevelPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What a level-up decides before any coin: each new level's points and assignments,
+    the ST it flips for HP, and the sheet afterwards (``max_hp`` before those flips)."""
+
+    levels: tuple[tuple[int, int, tuple[Attribute, ...], int], ...]  # level, points, assigned, ST
+    character: Sheet
+
+
+def plan_level_up(level_up: LevelUp) -> LevelPlan:
+    """Check a level-up and lay out its levels; only the HP flips are left to chance."""
     sheet = level_up.character
     xp = _halves(sheet.xp) + _halves(level_up.xp_gained)
     scores = {"st": sheet.st, "qk": sheet.qk, "in": sheet.in_, "ma": sheet.ma, "mr": sheet.mr}
-    level, max_hp = sheet.level, sheet.max_hp
+    level = sheet.level
     queue = list(level_up.assign)
-    gained: list[LevelGained] = []
+    levels: list[tuple[int, int, tuple[Attribute, ...], int]] = []
     while xp >= 6:  # 3 XP, in half points
         xp -= 6
         level += 1
@@ -819,17 +832,11 @@ def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
                     f"{attribute.upper()} would pass {MAX_SCORE}, fairroll's limit",
                     field="assign",
                 )
-        flips, heads = _flip(dice, "hp", scores["st"])
-        max_hp = min(MAX_HP, max_hp + 3 + heads)
-        gained.append(
-            LevelGained(
-                level=level, points=points, assigned=assigned, hp_flips=flips, hp_gained=3 + heads
-            )
-        )
+        levels.append((level, points, assigned, scores["st"]))
     if queue:
         raise RuleError(
             f"{len(queue)} assignments are left over: the levels gained bring "
-            f"{sum(g.points for g in gained)} points",
+            f"{sum(points for _, points, _, _ in levels)} points",
             field="assign",
         )
     character = msgspec.structs.replace(
@@ -841,8 +848,25 @@ def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
         in_=scores["in"],
         ma=scores["ma"],
         mr=scores["mr"],
-        max_hp=max_hp,
     )
+    return LevelPlan(levels=tuple(levels), character=character)
+
+
+def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
+    """Level up while XP >= 3 (group ``hp``: one flip per ST at each new level)."""
+    plan = plan_level_up(level_up)
+    max_hp = plan.character.max_hp
+    gained: list[LevelGained] = []
+    for level, points, assigned, st in plan.levels:
+        flips, heads = _flip(dice, "hp", st)
+        # Gains are never negative, so capping each level is capping the total.
+        max_hp = min(MAX_HP, max_hp + 3 + heads)
+        gained.append(
+            LevelGained(
+                level=level, points=points, assigned=assigned, hp_flips=flips, hp_gained=3 + heads
+            )
+        )
+    character = msgspec.structs.replace(plan.character, max_hp=max_hp)
     return LevelUpOutcome(levels=tuple(gained), character=character)
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "resolve_complex_check",
     "resolve_contest",
     "score_check",
+    "score_contest",
 ]
 
 DIE = 10
@@ -220,11 +221,18 @@ def resolve_contest(contest: ContestedCheck, dice: DiceSource) -> ContestedOutco
     Equal totals: the higher rating wins the pair (skill over luck); equal ratings too
     and the pair is a standoff that neither side wins.
     """
-    a, b = contest.a, contest.b
     (a_stat,) = dice.roll("a.stat", DIE)
     (a_skill,) = dice.roll("a.skill", DIE)
     (b_stat,) = dice.roll("b.stat", DIE)
     (b_skill,) = dice.roll("b.skill", DIE)
+    return score_contest(contest, a_stat, a_skill, b_stat, b_skill)
+
+
+def score_contest(
+    contest: ContestedCheck, a_stat: int, a_skill: int, b_stat: int, b_skill: int
+) -> ContestedOutcome:
+    """Score a contested check from its four dice."""
+    a, b = contest.a, contest.b
     totals = {
         "a": (a.stat + a_stat + a.stat_trick, a.skill + a_skill + a.skill_trick),
         "b": (b.stat + b_stat + b.stat_trick, b.skill + b_skill + b.skill_trick),

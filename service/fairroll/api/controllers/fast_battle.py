@@ -31,7 +31,14 @@ from fairroll.mechanics import (
     FAST_BATTLE_LEVEL_UP,
     FAST_BATTLE_SPELL,
 )
-from fairroll.odds.fast_battle import battle_odds, damage_odds
+from fairroll.odds.fast_battle import (
+    battle_odds,
+    character_odds,
+    damage_odds,
+    initiative_odds,
+    level_up_odds,
+    spell_odds,
+)
 from fairroll.rules import fast_battle as fb
 from fairroll.rules import fast_battle_catalogue as store
 from fairroll.rules.errors import RuleError
@@ -131,6 +138,41 @@ class AttackOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
 
     damage: list[CountOdds]
     knock_out: Probability
+
+
+class SpellOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether the spell takes effect, its damage distribution, and a knock-out."""
+
+    takes_effect: Probability
+    damage: list[CountOdds]
+    knock_out: Probability
+
+
+class FighterPlaces(msgspec.Struct, frozen=True, kw_only=True):
+    """One fighter's chance of acting at each place (``value`` 1 acts first)."""
+
+    name: str
+    places: list[CountOdds]
+
+
+class InitiativeOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """Each fighter, in request order, with the odds of each place in the order."""
+
+    fighters: list[FighterPlaces]
+
+
+class CharacterOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """A new character's bonus points (heads of 3 coins) and starting HP."""
+
+    bonus_points: list[CountOdds]
+    max_hp: list[CountOdds]
+
+
+class LevelUpOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """The levels the XP brings (certain) and the max HP afterwards."""
+
+    levels_gained: int
+    max_hp: list[CountOdds]
 
 
 class BattleOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
@@ -288,6 +330,61 @@ class FastBattleController(Controller):
         hp = fb.current_hp(data.defender)
         knock_out = sum((p for d, p in damage.items() if d >= hp), Fraction(0))
         return AttackOddsResponse(damage=counts_of(damage), knock_out=probability_of(knock_out))
+
+    @post(
+        "/spells/odds",
+        operation_id="fastBattleSpellOdds",
+        summary="Exact odds that a spell takes effect, and its damage",
+        status_code=200,
+        responses=CALC_ERRORS,
+    )
+    async def spell_odds(self, data: fb.SpellCast) -> SpellOddsResponse:
+        odds = spell_odds(data)
+        return SpellOddsResponse(
+            takes_effect=probability_of(odds.takes_effect),
+            damage=counts_of(odds.damage),
+            knock_out=probability_of(odds.knock_out),
+        )
+
+    @post(
+        "/initiatives/odds",
+        operation_id="fastBattleInitiativeOdds",
+        summary="Exact odds of each fighter's place in the order",
+        status_code=200,
+        responses=CALC_ERRORS,
+    )
+    async def initiative_odds(self, data: fb.Initiative) -> InitiativeOddsResponse:
+        odds = initiative_odds(data)
+        return InitiativeOddsResponse(
+            fighters=[
+                FighterPlaces(name=fighter.name, places=counts_of(places))
+                for fighter, places in zip(data.fighters, odds.places, strict=True)
+            ]
+        )
+
+    @post(
+        "/characters/odds",
+        operation_id="fastBattleCharacterOdds",
+        summary="Exact odds of a new character's bonus points and HP",
+        status_code=200,
+        responses=CALC_ERRORS,
+    )
+    async def character_odds(self, data: fb.NewCharacter) -> CharacterOddsResponse:
+        odds = character_odds(data)
+        return CharacterOddsResponse(
+            bonus_points=counts_of(odds.bonus_points), max_hp=counts_of(odds.max_hp)
+        )
+
+    @post(
+        "/level-ups/odds",
+        operation_id="fastBattleLevelUpOdds",
+        summary="Exact odds of the max HP after a level-up",
+        status_code=200,
+        responses=CALC_ERRORS,
+    )
+    async def level_up_odds(self, data: fb.LevelUp) -> LevelUpOddsResponse:
+        odds = level_up_odds(data)
+        return LevelUpOddsResponse(levels_gained=odds.levels_gained, max_hp=counts_of(odds.max_hp))
 
     @post(
         "/battles/odds",

@@ -109,6 +109,21 @@ class RollOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
     new_pool: list[CountOdds]
 
 
+class ParticipantOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """One participant's own roll (target 3): successes and pool afterwards."""
+
+    name: str
+    failure: Probability
+    successes: list[CountOdds]
+    new_pool: list[CountOdds]
+
+
+class ConflictOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """Each participant's roll, exactly, in request order."""
+
+    participants: list[ParticipantOdds]
+
+
 class FbcController(Controller):
     path = "/v1/fbc"
     tags = ("fbc",)
@@ -149,6 +164,39 @@ class FbcController(Controller):
             successes=counts_of(odds.successes),
             new_pool=counts_of(odds.new_pool),
         )
+
+    @post(
+        "/conflicts/odds",
+        operation_id="fbcConflictOdds",
+        summary="Exact odds of each participant's roll in a conflict",
+        description=(
+            "Each participant rolls at target 3 on their own: these are the exact odds of "
+            "each roll. Who narrates when follows from all of them together and is not "
+            "computed."
+        ),
+        status_code=200,
+        responses=CALC_ERRORS,
+    )
+    async def conflict_odds(self, data: fbc.Conflict) -> ConflictOddsResponse:
+        participants = []
+        for index, who in enumerate(data.participants):
+            if who.risk > who.pool:
+                raise RuleError(
+                    f"{who.name} cannot risk {who.risk} dice from a pool of {who.pool}",
+                    field=f"participants[{index}].risk",
+                )
+            fields = msgspec.structs.asdict(who)
+            del fields["name"], fields["narrate"]
+            odds = roll_odds(fbc.Roll(**fields))
+            participants.append(
+                ParticipantOdds(
+                    name=who.name,
+                    failure=probability_of(odds.successes.get(0, Fraction(0))),
+                    successes=counts_of(odds.successes),
+                    new_pool=counts_of(odds.new_pool),
+                )
+            )
+        return ConflictOddsResponse(participants=participants)
 
     @post(
         "/conflicts",

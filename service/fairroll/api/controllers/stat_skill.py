@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Annotated
 
 import msgspec
@@ -21,7 +22,7 @@ from fairroll.api.envelope import (
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import STAT_SKILL_CHECK, STAT_SKILL_COMPLEX, STAT_SKILL_CONTEST
-from fairroll.odds.stat_skill import check_odds, complex_odds
+from fairroll.odds.stat_skill import check_odds, complex_odds, contest_odds
 from fairroll.rules import stat_skill
 
 __all__ = ["StatSkillController"]
@@ -124,6 +125,20 @@ class CheckOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
     final: list[NamedOdds]
 
 
+def named_odds(odds: dict[str, Fraction]) -> list[NamedOdds]:
+    return [NamedOdds(name=name, probability=probability_of(p)) for name, p in odds.items()]
+
+
+class ContestOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """Who wins each pair (``a``, ``b`` or ``standoff``) and each side's final result,
+    threats activated by each side's policy and fate dice."""
+
+    stat_winner: list[NamedOdds]
+    skill_winner: list[NamedOdds]
+    a_final: list[NamedOdds]
+    b_final: list[NamedOdds]
+
+
 class PeriodOdds(msgspec.Struct, frozen=True, kw_only=True):
     periods: int
     probability: Probability
@@ -195,10 +210,23 @@ class StatSkillController(Controller):
             partial_skill_short=probability_of(odds.partial_skill_short),
             full_success=probability_of(odds.full_success),
             threat=probability_of(odds.threat),
-            final=[
-                NamedOdds(name=name, probability=probability_of(p))
-                for name, p in odds.final.items()
-            ],
+            final=named_odds(odds.final),
+        )
+
+    @post(
+        "/contests/odds",
+        operation_id="statSkillContestOdds",
+        summary="Exact odds of a contested check",
+        status_code=200,
+        responses=CALC_ERRORS,
+    )
+    async def contest_odds(self, data: stat_skill.ContestedCheck) -> ContestOddsResponse:
+        odds = contest_odds(data)
+        return ContestOddsResponse(
+            stat_winner=named_odds(odds.stat_winner),
+            skill_winner=named_odds(odds.skill_winner),
+            a_final=named_odds(odds.a_final),
+            b_final=named_odds(odds.b_final),
         )
 
     @post(

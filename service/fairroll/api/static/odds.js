@@ -5,6 +5,13 @@ function bar(label, probability) {
   return { label, exact: probability.exact, value: probability.value };
 }
 
+const ZERO = { exact: "0/1", value: 0 };
+
+function complement({ exact, value }) {
+  const [n, d] = exact.split("/").map(BigInt);
+  return { exact: `${d - n}/${d}`, value: 1 - value };
+}
+
 function plural(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -75,6 +82,42 @@ const CHARTS = {
     },
     { title: "Knock-out", bars: [bar("Knocked out", odds.knock_out)] },
   ],
+  fbcConflictOdds: (odds) => odds.participants.map((who) => ({
+    title: `${who.name}: successes`,
+    bars: who.successes.map((p) => bar(plural(p.value, "success", "successes"), p.probability)),
+  })),
+  statSkillContestOdds: (odds, request) => {
+    const pair = (p) => bar(p.name === "standoff" ? "Standoff" : `${side(request, p.name)} wins`, p.probability);
+    return [
+      { title: "Stat pair", bars: odds.stat_winner.map(pair) },
+      { title: "Skill pair", bars: odds.skill_winner.map(pair) },
+      { title: `${side(request, "a")}: result`, bars: odds.a_final.map((p) => bar(RESULT[p.name] ?? p.name, p.probability)) },
+      { title: `${side(request, "b")}: result`, bars: odds.b_final.map((p) => bar(RESULT[p.name] ?? p.name, p.probability)) },
+    ];
+  },
+  fastBattleSpellOdds: (odds, request) => [
+    { title: "The spell", bars: [bar("Takes effect", odds.takes_effect), bar("Has no effect", complement(odds.takes_effect))] },
+    {
+      title: `Damage to ${request.defender?.name ?? "the defender"}`,
+      bars: odds.damage.map((p) => bar(plural(p.value, "hit point"), p.probability)),
+    },
+  ],
+  fastBattleInitiativeOdds: (odds) => [
+    {
+      title: "Acts first",
+      bars: odds.fighters.map((f) => bar(f.name, f.places.find((p) => p.value === 1)?.probability ?? ZERO)),
+    },
+  ],
+  fastBattleCharacterOdds: (odds) => [
+    { title: "Bonus points (heads of 3 coins)", bars: odds.bonus_points.map((p) => bar(plural(p.value, "point"), p.probability)) },
+    { title: "Starting HP", bars: odds.max_hp.map((p) => bar(`${p.value} HP`, p.probability)) },
+  ],
+  fastBattleLevelUpOdds: (odds) => [
+    {
+      title: odds.levels_gained ? `Max HP after ${plural(odds.levels_gained, "level")}` : "No level gained: max HP stays",
+      bars: odds.max_hp.map((p) => bar(`${p.value} HP`, p.probability)),
+    },
+  ],
   fastBattleOdds: (odds, request) => {
     const names = (request.fighters ?? []).map((f) => f.name ?? "?");
     return [
@@ -96,9 +139,14 @@ export function charts(operationId, odds, request) {
   return make ? make(odds, request) : [];
 }
 
-export function percent(value) {
-  if (value === 0) return "0 %";
-  if (value === 1) return "100 %";
+// A probability as a percentage that never rounds a possible outcome to 0 % or a
+// doubtful one to 100 %: the exact fraction decides those.
+export function percent(value, exact) {
+  const [n, d] = exact.split("/");
+  if (n === "0") return "0 %";
+  if (n === d) return "100 %";
+  if (value < 0.00001) return "< 0.001 %";
+  if (value > 0.999) return "> 99.9 %";
   const digits = value < 0.001 ? 3 : value < 0.1 ? 2 : 1;
   return `${(value * 100).toFixed(digits)} %`;
 }
@@ -127,7 +175,7 @@ export function drawCharts(container, list) {
         track.append(fill);
         const number = row.insertCell();
         number.className = "number";
-        number.textContent = percent(value);
+        number.textContent = percent(value, exact);
         number.title = `exactly ${exact}`;
         const fraction = document.createElement("span");
         fraction.className = "visually-hidden";

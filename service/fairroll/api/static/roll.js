@@ -52,7 +52,7 @@ export async function startRollPanel({ table, onRolled }) {
     drawCharts(oddsPanel, []);
     oddsNote.textContent = "Working out the odds…";
     document.getElementById("example-note").textContent = current.exampleName
-      ? `Started from the rules' worked example: ${current.exampleName}.`
+      ? `Starting values from the rules' worked example “${current.exampleName}”; the dice are rolled fresh.`
       : "";
     updateOdds();
   }
@@ -68,7 +68,7 @@ export async function startRollPanel({ table, onRolled }) {
     oddsRequest?.abort();
     if (!current.odds) {
       drawCharts(oddsPanel, []);
-      oddsNote.textContent = "The API has no odds for this mechanic: it has no fixed distribution to show before the roll.";
+      oddsNote.textContent = "The API has no odds for this mechanic.";
       return;
     }
     oddsTimer = setTimeout(async () => {
@@ -130,7 +130,8 @@ export async function startRollPanel({ table, onRolled }) {
 
   function showProblem(problem) {
     said.className = "bad";
-    const items = (problem.invalid_params ?? []).map((p) => `${p.name}: ${p.reason}`);
+    const params = problem.invalid_params ?? [];
+    const items = params.length === 1 && params[0].reason === problem.detail ? [] : params.map((p) => `${p.name}: ${p.reason}`);
     said.replaceChildren(`${problem.title}: ${problem.detail}`);
     if (items.length) {
       const list = document.createElement("ul");
