@@ -215,6 +215,7 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     assert following["captionBefore"] == "Who wins (7 dice against 4)"
     assert following["captionAfter"] == "Who wins (4 dice against 4)"
     assert float(following["after"].split()[0]) < float(following["before"].split()[0])
+    assert following["restored"] == following["before"]
 
     # Phone width: nothing wider than the screen, still labelled and legible.
     assert seen["phone"] == {"overflow": 0, "survey": {"unlabelled": [], "low": []}}

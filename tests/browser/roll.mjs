@@ -129,7 +129,12 @@ async function oddsFollowTheInput(page) {
   await page.fill("#f-a-attribute", "8");
   await page.waitForFunction((old) => document.querySelector("#odds figcaption")?.textContent !== old, captionBefore);
   await oddsReady(page);
-  return { before, after: await barValue(page, "Roth wins"), captionBefore, captionAfter: await caption() };
+  const seen = { before, after: await barValue(page, "Roth wins"), captionBefore, captionAfter: await caption() };
+  await page.fill("#f-a-attribute", "16");  // and back to the worked example
+  await page.waitForFunction((old) => document.querySelector("#odds figcaption")?.textContent === old, captionBefore);
+  await oddsReady(page);
+  seen.restored = await barValue(page, "Roth wins");
+  return seen;
 }
 
 // Runs in the page: every form control has a label, and every piece of visible text has

@@ -300,8 +300,17 @@ def level_up_odds(level_up: LevelUp) -> LevelUpOdds:
     plan = plan_level_up(level_up)
     flips = sum(st for _, _, _, st in plan.levels)
     base = plan.character.max_hp + 3 * len(plan.levels)
-    counts: defaultdict[int, int] = defaultdict(int)  # integers: thousands of flips stay fast
-    for heads, ways in enumerate(_ways(flips)):
-        counts[min(MAX_HP, base + heads)] += ways
-    max_hp = {hp: Fraction(n, 2**flips) for hp, n in sorted(counts.items())}
+    # Integer counts, and only below the cap: the capped tail is what the rest leaves,
+    # so 99 levels of ST 99 (9,801 flips) cost about a thousand big-integer steps.
+    counts: dict[int, int] = {}
+    ways, below = 1, 0
+    for heads in range(flips + 1):
+        if base + heads >= MAX_HP:
+            break
+        counts[base + heads] = ways
+        below += ways
+        ways = ways * (flips - heads) // (heads + 1)
+    if below < 2**flips:
+        counts[MAX_HP] = 2**flips - below
+    max_hp = {hp: Fraction(n, 2**flips) for hp, n in counts.items()}
     return LevelUpOdds(levels_gained=len(plan.levels), max_hp=max_hp)
