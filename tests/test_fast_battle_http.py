@@ -181,3 +181,70 @@ def test_odds_and_store(client: httpx.Client) -> None:
     store = client.get("/v1/fast-battle/store").json()
     assert "not the Fast Battle System text" in store["notice"]
     assert {"name": "Standard Issue Sword", "af": 2}.items() <= store["weapons"][0].items()
+
+
+@pytest.mark.parametrize(
+    ("path", "payload", "field"),
+    [
+        (
+            "/v1/fast-battle/spells/odds",
+            {
+                "attacker": fighter("A", ma=0, spells=["Magic Missile"]),
+                "defender": fighter("B"),
+                "spell": "Magic Missile",
+            },
+            "spell",
+        ),
+        ("/v1/fast-battle/initiatives/odds", {"fighters": [fighter("A"), fighter("A")]}, None),
+        ("/v1/fast-battle/characters/odds", {**ZIPPY, "allocation": {"st": 7}}, "allocation"),
+        (
+            "/v1/fast-battle/level-ups/odds",
+            {"character": {**fighter("A"), "xp": "2.5"}, "xp_gained": "1", "assign": []},
+            "assign",
+        ),
+    ],
+)
+def test_odds_refuse_what_the_roll_refuses(
+    client: httpx.Client, table: str, path: str, payload: dict[str, Any], field: str | None
+) -> None:
+    odds = client.post(path, json=payload)
+    roll = client.post(path.removesuffix("/odds"), json={**payload, "table": table})
+    assert odds.status_code == roll.status_code == 422, (odds.text, roll.text)
+    assert odds.json()["invalid_params"] == roll.json()["invalid_params"]
+    if field:
+        assert field in [p["name"] for p in odds.json()["invalid_params"]]
+    assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 0
+
+
+def test_coin_odds_over_http(client: httpx.Client) -> None:
+    spark = client.post(
+        "/v1/fast-battle/spells/odds",
+        json={
+            "attacker": fighter("Grub", ma=3, spells=["Spark"]),
+            "defender": fighter("Zippy", mr=0, hp=2),
+            "spell": "Spark",
+        },
+    ).json()
+    # SP 2 flips + 2 MA above the minimum against MR 0 and no FRM: nullified only if
+    # 0 >= half of 2..4, never.
+    assert spark["takes_effect"]["exact"] == "1/1"
+    assert spark["knock_out"]["exact"] == "1/1"
+    first = client.post(
+        "/v1/fast-battle/initiatives/odds",
+        json={"fighters": [fighter("A", qk=2), fighter("B", qk=2), fighter("C", qk=3)]},
+    ).json()
+    assert [
+        (f["name"], [(p["value"], p["probability"]["exact"]) for p in f["places"]])
+        for f in first["fighters"]
+    ] == [
+        ("A", [(2, "1/2"), (3, "1/2")]),
+        ("B", [(2, "1/2"), (3, "1/2")]),
+        ("C", [(1, "1/1")]),
+    ]
+    hp = client.post("/v1/fast-battle/characters/odds", json=ZIPPY).json()
+    assert [(b["value"], b["probability"]["exact"]) for b in hp["bonus_points"]] == [
+        (0, "1/8"),
+        (1, "3/8"),
+        (2, "3/8"),
+        (3, "1/8"),
+    ]

@@ -136,3 +136,23 @@ def test_roll_odds_are_exact(client: httpx.Client) -> None:
         10: "1/2",
         11: "1/6",
     }
+
+
+def test_conflict_odds_are_each_participants_roll(client: httpx.Client) -> None:
+    participants = [
+        {"name": "Joe", "pool": 5, "risk": 5, "faster": 1},
+        {"name": "Sue", "pool": 5, "risk": 5, "convert": 1},
+        {"name": "Fred", "pool": 5, "risk": 3, "narrate": "last", "better": 1},
+    ]
+    odds = client.post("/v1/fbc/conflicts/odds", json={"participants": participants})
+    assert odds.status_code == 200, odds.text
+    for who, got in zip(participants, odds.json()["participants"], strict=True):
+        roll = {k: v for k, v in who.items() if k not in ("name", "narrate")}
+        alone = client.post("/v1/fbc/rolls/odds", json={**roll, "target": 3}).json()
+        assert got == {"name": who["name"], **alone}
+    bad = client.post(
+        "/v1/fbc/conflicts/odds",
+        json={"participants": [participants[0], {"name": "Sue", "pool": 2, "risk": 3}]},
+    )
+    assert bad.status_code == 422
+    assert [p["name"] for p in bad.json()["invalid_params"]] == ["participants[1].risk"]
