@@ -3,19 +3,38 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from redis import Redis
 
 from fairroll.redis_server import RedisServer, free_port
+
+
+def run_node(script: Path, *args: object, timeout: float = 60) -> Any:
+    """Run a Node script of the tests and return the JSON it prints."""
+    node = shutil.which("node")
+    assert node is not None, "node (>= 20) is needed"
+    run = subprocess.run(
+        [node, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout)
+
 
 #: A fixed test signing key (the 32-byte Ed25519 seed, base64), so tests can pin key ids.
 TEST_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()

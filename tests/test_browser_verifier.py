@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from conftest import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "service" / "fairroll" / "api" / "static" / "verify.js"
@@ -29,27 +29,16 @@ ODD_NAME = 'Zoë "the\\quick" \t\u2028 \u00e9\u0301 \U0001f3b2 \x01'
 
 
 def run_verifier(tmp_path: Path, keys: Any, lines: list[bytes], vectors: Any = ()) -> Any:
-    node = shutil.which("node")
-    assert node is not None, "node (>= 20) is needed"
     (tmp_path / "keys.json").write_text(json.dumps(keys))
     (tmp_path / "export.ndjson").write_bytes(b"\n".join(lines) + b"\n")
     (tmp_path / "vectors.json").write_text(json.dumps(list(vectors)))
-    run = subprocess.run(
-        [
-            node,
-            str(SCRIPT),
-            str(MODULE),
-            str(tmp_path / "keys.json"),
-            str(tmp_path / "export.ndjson"),
-            str(tmp_path / "vectors.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    return run_node(
+        SCRIPT,
+        MODULE,
+        tmp_path / "keys.json",
+        tmp_path / "export.ndjson",
+        tmp_path / "vectors.json",
     )
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
 
 
 @pytest.fixture

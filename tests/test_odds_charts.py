@@ -5,13 +5,13 @@ that split all outcomes add up to exactly 1."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conftest import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 ODDS = ROOT / "service/fairroll/api/static/odds.js"
@@ -23,16 +23,8 @@ PARTIAL = {"Victory levels", "Knock-out"}
 
 @pytest.fixture(scope="module")
 def drawn() -> dict[tuple[str, str], tuple[list[dict[str, Any]], list[list[str]]]]:
-    node = shutil.which("node")
-    assert node is not None
-    run = subprocess.run(
-        [node, str(SCRIPT), str(ODDS), str(EXAMPLES)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return {(op, name): (charts, shown) for op, name, charts, shown in json.loads(run.stdout)}
+    rows = run_node(SCRIPT, ODDS, EXAMPLES)
+    return {(op, name): (charts, shown) for op, name, charts, shown in rows}
 
 
 def test_every_odds_operation_is_drawn_exactly(

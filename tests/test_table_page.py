@@ -20,7 +20,7 @@ import httpx
 import pytest
 import redis
 
-from conftest import LiveServer
+from conftest import LiveServer, run_node
 from fairroll.redis_server import RedisServer
 
 BROWSER = Path(__file__).resolve().parent / "browser"
@@ -59,17 +59,7 @@ def browser_driver() -> Path:
 
 
 def open_page(driver: Path, url: str, shot: Path, seq: int, width: int = 900) -> Any:
-    node = shutil.which("node")
-    assert node is not None
-    run = subprocess.run(
-        [node, str(driver), url, str(shot), str(seq), str(width)],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    seen = json.loads(run.stdout)
+    seen = run_node(driver, url, shot, seq, width, timeout=90)
     assert seen["errors"] == []
     return seen
 
@@ -182,18 +172,8 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     table: str,
     tmp_path: Path,
 ) -> None:
-    node = shutil.which("node")
-    assert node is not None
     url = f"{live_server.url}/tables/{table}"
-    run = subprocess.run(
-        [node, str(browser_driver.with_name("roll.mjs")), url, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    seen = json.loads(run.stdout)
+    seen = run_node(browser_driver.with_name("roll.mjs"), url, tmp_path, timeout=240)
     assert seen["errors"] == []
 
     # Keyboard only: Tab reaches the mechanic, End picks TFT, Tab reaches Side A's name,

@@ -4,11 +4,11 @@ examples: the seeds' worked examples as the server answered them."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ROOT / "service" / "fairroll" / "api" / "static" / "words.js"
@@ -18,18 +18,8 @@ SCRIPT = ROOT / "tests" / "js" / "describe_examples.mjs"
 
 @pytest.fixture(scope="module")
 def described() -> dict[tuple[str, str], tuple[str, str, list[str]]]:
-    node = shutil.which("node")
-    assert node is not None
-    run = subprocess.run(
-        [node, str(SCRIPT), str(WORDS), str(EXAMPLES)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return {
-        (op, name): (asked, came, dice) for op, name, asked, came, dice in json.loads(run.stdout)
-    }
+    rows = run_node(SCRIPT, WORDS, EXAMPLES)
+    return {(op, name): (asked, came, dice) for op, name, asked, came, dice in rows}
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,10 @@
 // node page.mjs <url> <screenshot.png> <wait-for-seq> [width]
 // Opens the table page in Debian's chromium, waits until entry <wait-for-seq> is shown,
 // and prints what a player sees: each entry's seq, dice (their labels) and mark.
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 
 const [url, screenshot, waitSeq, width] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: Number(width ?? 900), height: 900 } });
   const errors = [];

@@ -3,14 +3,10 @@
 // GM would: pick it, keep the seed's example, press Roll, and wait for the new entry to
 // be shown and verified. Prints what was seen for each (odds bars, the result, the entry)
 // plus an accessibility survey of the form: unlabelled controls and text contrast.
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 
 const [url, shots, width] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: Number(width ?? 1100), height: 900 } });
   const errors = [];

@@ -1,5 +1,6 @@
 // Odds in pictures: each odds operation's answer as charts of bars, every bar carrying its
 // exact fraction. `charts()` is pure (tested under Node); `drawCharts()` makes the DOM.
+import { plural, RESULT } from "./words.js";
 
 function bar(label, probability) {
   return { label, exact: probability.exact, value: probability.value };
@@ -11,18 +12,6 @@ function complement({ exact, value }) {
   const [n, d] = exact.split("/").map(BigInt);
   return { exact: `${d - n}/${d}`, value: 1 - value };
 }
-
-function plural(n, one, many = `${one}s`) {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
-const RESULT = {
-  full_success: "Full success",
-  partial_success: "Partial success",
-  failure: "Failure",
-  critical_success: "Critical success",
-  catastrophic_failure: "Catastrophic failure",
-};
 
 function side(request, key) {
   return request?.[key]?.name ?? key.toUpperCase();

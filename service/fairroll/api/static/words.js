@@ -8,7 +8,7 @@ function named(name, fallback) {
   return name ?? fallback;
 }
 
-function plural(n, one, many = `${one}s`) {
+export function plural(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
 }
 
@@ -16,7 +16,7 @@ function capitalise(text) {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-const RESULT = {
+export const RESULT = {
   full_success: "Full success",
   partial_success: "Partial success",
   failure: "Failure",
