@@ -190,6 +190,24 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     assert "needs an attribute" in keyboard["refused"]["text"]
     assert keyboard["invalid"] == ["f-a-attribute"] == [keyboard["focusAfterProblem"]]
 
+    # Forms that change shape: Tribute's optional opponent switched on in place of a
+    # difficulty; a third fighter added (odds cover two), rolled, and removed by keyboard.
+    by_hand = seen["byHand"]
+    assert by_hand["opponentDisabled"]
+    assert by_hand["tributeOdds"] == "The odds need Difficulty; this input has none."
+    assert by_hand["tribute"]["ok"] and by_hand["tribute"]["result"]["ok"]
+    assert by_hand["tribute"]["asked"].endswith("rank 0 against the GM")
+    assert by_hand["rows"] == ["Fighter 1", "Fighter 2", "Fighter 3"]
+    assert by_hand["focusAfterAdd"] == "f-fighters-2-name"
+    assert (
+        by_hand["battleOdds"] == "No odds for this input: battle odds are for exactly two fighters"
+    )
+    assert by_hand["battle"]["ok"]
+    assert by_hand["battle"]["asked"] == "Battle: Zippy the Mean against Grub against Third"
+    assert by_hand["rowsAfterRemove"] == ["Fighter 1", "Fighter 2"]
+    assert by_hand["focusAfterRemove"] == "Add fighter"
+    assert by_hand["battleOddsAfterRemove"].startswith("Exact odds")
+
     # The odds follow the input: Roth's attribute typed from 16 down to 8.
     following = seen["following"]
     assert following["captionBefore"] == "Who wins (7 dice against 4)"
@@ -216,4 +234,4 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
 
     # What the page wrote is what the server holds: one entry per roll, a sound chain.
     verdict = client.get(f"/v1/tables/{table}/verification").json()
-    assert verdict["ok"] and verdict["entries"] == 1 + len(rolled), verdict
+    assert verdict["ok"] and verdict["entries"] == 1 + len(rolled) + 2, verdict

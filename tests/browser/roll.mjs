@@ -49,6 +49,7 @@ try {
     }
     rolled.push({ id, odds, result, entry, survey });
   }
+  const byHand = await formsByHand(page);
   const following = await oddsFollowTheInput(page);
   await page.screenshot({ path: `${shots}/table-page.png`, fullPage: true });
   await page.setViewportSize({ width: 380, height: 800 });
@@ -60,7 +61,7 @@ try {
   };
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${shots}/table-page-phone.png`, fullPage: false });
-  console.log(JSON.stringify({ keyboard, following, phone, rolled, errors }));
+  console.log(JSON.stringify({ keyboard, byHand, following, phone, rolled, errors }));
 } finally {
   await browser.close();
 }
@@ -100,6 +101,59 @@ async function settled(page) {
   }, null, { timeout: 20000 });
   const seen = await page.$eval("#roll-result", (said) => ({ ok: said.className === "ok", text: said.textContent }));
   await page.$eval("#roll-result", (said) => { said.className = ""; });  // ready for the next one
+  return seen;
+}
+
+async function oddsSettled(page) {
+  await page.waitForFunction(() => {
+    const note = document.getElementById("odds-note").textContent;
+    return note.startsWith("Exact odds") || note.startsWith("No odds") || note.startsWith("The odds need");
+  });
+  await page.waitForTimeout(300);  // past the debounce: the note is for the input as it is
+  await page.waitForFunction(() => !document.getElementById("odds-note").textContent.startsWith("Working"));
+  return page.textContent("#odds-note");
+}
+
+async function rolledEntry(page) {
+  await page.click("#roll-form button[type=submit]");
+  const result = await settled(page);
+  const seq = /^Rolled #(\d+)/.exec(result.text)?.[1];
+  if (!seq) return { result };
+  await page.waitForSelector(`li[data-seq="${seq}"] .mark`);
+  return {
+    result,
+    asked: await page.textContent(`li[data-seq="${seq}"] .asked`),
+    ok: await page.$eval(`li[data-seq="${seq}"] .mark`, (m) => m.classList.contains("ok")),
+  };
+}
+
+// The parts of a form that change shape: an optional group switched on (Tribute's
+// opponent instead of a difficulty) and fighters added and removed (a battle of three).
+async function formsByHand(page) {
+  const seen = {};
+  await page.selectOption("#mechanic", "rollTributeTest");
+  await oddsReady(page);
+  seen.opponentDisabled = await page.$eval("#f-opponent-rank", (input) => input.disabled);
+  await page.check("#f-opponent-on");
+  await page.fill("#f-opponent-name", "the GM");
+  await page.fill("#f-opponent-rank", "1");
+  await page.fill("#f-difficulty", "");
+  seen.tributeOdds = await oddsSettled(page);
+  seen.tribute = await rolledEntry(page);
+
+  await page.selectOption("#mechanic", "fightFastBattle");
+  await oddsReady(page);
+  await page.click("text=Add fighter");
+  seen.rows = await page.$$eval("#fields fieldset.repeated > fieldset.object > legend", (l) => l.map((n) => n.textContent));
+  seen.focusAfterAdd = await page.evaluate(() => document.activeElement?.id ?? null);
+  await page.keyboard.type("Third");
+  seen.battleOdds = await oddsSettled(page);
+  seen.battle = await rolledEntry(page);
+  await page.focus("text=Remove fighter 3");
+  await page.keyboard.press("Enter");
+  seen.rowsAfterRemove = await page.$$eval("#fields fieldset.repeated > fieldset.object > legend", (l) => l.map((n) => n.textContent));
+  seen.focusAfterRemove = await page.evaluate(() => document.activeElement?.textContent ?? null);
+  seen.battleOddsAfterRemove = await oddsSettled(page);
   return seen;
 }
 

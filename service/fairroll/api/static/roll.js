@@ -1,7 +1,7 @@
 // The roll panel: pick a mechanic, fill its form (built from the spec, started from the
 // seed's example), see the exact odds of the current input beside it, and roll on this
 // page's table. The new entry arrives in the list below like any other, verified.
-import { controlFor, mechanicForm, oddsBody, rollOperations } from "./form.js";
+import { controlFor, labelOf, mechanicForm, oddsBody, rollOperations } from "./form.js";
 import { charts, drawCharts } from "./odds.js";
 import { describe } from "./words.js";
 
@@ -77,13 +77,20 @@ export async function startRollPanel({ table, onRolled }) {
         return;
       }
       const request = body();
+      const asked = oddsBody(current, request);
+      const missing = (current.odds.schema.required ?? []).filter((name) => !(name in asked));
+      if (missing.length) {  // e.g. a Tribute test against an opponent: odds need a difficulty
+        drawCharts(oddsPanel, []);
+        oddsNote.textContent = `The odds need ${missing.map((name) => labelOf(name)).join(" and ")}; this input has none.`;
+        return;
+      }
       oddsRequest = new AbortController();
       oddsNote.textContent = "Working out the odds…";
       try {
         const response = await fetch(current.odds.path, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify(oddsBody(current, request)),
+          body: JSON.stringify(asked),
           signal: oddsRequest.signal,
         });
         const answer = await response.json();
