@@ -42,7 +42,7 @@ function refName(schema) {
 }
 
 // What a property is, for the form: its kind plus the limits that apply to it.
-export function classify(spec, raw) {
+function classify(spec, raw) {
   const schema = deref(spec, raw);
   const limits = { minimum: schema.minimum, maximum: schema.maximum, maxLength: schema.maxLength, pattern: schema.pattern };
   if (schema.oneOf) {
@@ -163,7 +163,7 @@ function objectField(context, name, schema, value, { path, required, hint }) {
   return { node: box, read: () => (toggle.checked ? inner.read() : undefined) };
 }
 
-export function objectFields(context, schema, value, path, skip = new Set()) {
+function objectFields(context, schema, value, path, skip = new Set()) {
   const required = new Set(schema.required ?? []);
   const fields = [];
   for (const [name, raw] of Object.entries(schema.properties ?? {})) {
