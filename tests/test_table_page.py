@@ -8,6 +8,7 @@ temporary folder (docs/ keeps the README's copy).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -235,3 +236,44 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     # What the page wrote is what the server holds: one entry per roll, a sound chain.
     verdict = client.get(f"/v1/tables/{table}/verification").json()
     assert verdict["ok"] and verdict["entries"] == 1 + len(rolled) + 2, verdict
+
+
+def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
+    browser_driver: Path,
+    live_server: LiveServer,
+    redis_server: RedisServer,
+    client: httpx.Client,
+    table: str,
+    tmp_path: Path,
+) -> None:
+    assert client.post("/v1/tft/contests", json={**CONTEST, "table": table}).status_code == 200
+    node = shutil.which("node")
+    assert node is not None
+    url = f"{live_server.url}/tables/{table}"
+    page = subprocess.Popen(
+        [node, str(browser_driver), url, str(tmp_path / "rotated.png"), "2", "900", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    rotated = None
+    try:
+        assert page.stderr is not None
+        assert page.stderr.readline().strip() == "shown"  # the page holds the first key only
+        rotated = LiveServer(
+            redis_server.url,
+            tmp_path / "rotated.log",
+            env={"FAIRROLL_SIGNING_KEY": base64.b64encode(b"k" * 32).decode()},
+        )
+        body = {**CONTEST, "table": table}
+        assert httpx.post(f"{rotated.url}/v1/tft/contests", json=body).status_code == 200
+        out, err = page.communicate(timeout=90)
+    finally:
+        if page.poll() is None:
+            page.kill()
+        if rotated is not None:
+            rotated.stop()
+    assert page.returncode == 0, out + err
+    seen = json.loads(out)
+    assert seen["errors"] == []
+    assert [(e["seq"], e["ok"]) for e in seen["entries"]] == [(2, True), (1, True)], seen

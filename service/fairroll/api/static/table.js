@@ -60,6 +60,9 @@ async function poll() {
     if (page.entries.length) {
       const first = page.entries[0];
       const previous = lastHash ?? (first.seq === 1 ? "0".repeat(64) : null);
+      if (page.entries.some((entry) => !keys.has(entry.key_id))) {
+        keys = await readKeys();  // the server rotated its key while the page was open
+      }
       const results = await verifyEntries(page.entries, keys, previous);
       page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i])));
       const last = page.entries.at(-1);
@@ -78,7 +81,11 @@ let wake = null;  // a roll made on this page reads the table at once, not at th
 startRollPanel({ table, onRolled: () => wake?.() }).catch((error) => {
   document.getElementById("odds-note").textContent = `Cannot build the roll form: ${error.message}`;
 });
-keys = await importKeys(await (await fetch("/v1/keys")).json());
+async function readKeys() {
+  return importKeys(await (await fetch("/v1/keys")).json());
+}
+
+keys = await readKeys();
 for (;;) {  // one read at a time: a slow answer never overlaps the next
   await poll();
   await new Promise((resolve) => {
