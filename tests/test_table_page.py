@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from conftest import LiveServer, run_node
-from fairroll.redis_server import RedisServer
+from fairroll.redis_server import RedisServer, free_port
 
 BROWSER = Path(__file__).resolve().parent / "browser"
 CONTEST = {
@@ -239,40 +239,40 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
 
 
 def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
-    browser_driver: Path,
-    live_server: LiveServer,
-    redis_server: RedisServer,
-    client: httpx.Client,
-    table: str,
-    tmp_path: Path,
+    browser_driver: Path, tmp_path: Path
 ) -> None:
-    assert client.post("/v1/tft/contests", json={**CONTEST, "table": table}).status_code == 200
-    node = shutil.which("node")
-    assert node is not None
-    url = f"{live_server.url}/tables/{table}"
-    page = subprocess.Popen(
-        [node, str(browser_driver), url, str(tmp_path / "rotated.png"), "2", "900", "1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    rotated = None
+    # A Redis of its own: the second signing key is published there and nowhere else.
+    redis_server = RedisServer(tmp_path / "redis", port=free_port()).start()
+    first = second = page = None
     try:
+        first = LiveServer(redis_server.url, tmp_path / "first.log")
+        body = {**CONTEST, "table": "rotation"}
+        assert httpx.post(f"{first.url}/v1/tft/contests", json=body).status_code == 200
+        node = shutil.which("node")
+        assert node is not None
+        url = f"{first.url}/tables/rotation"
+        page = subprocess.Popen(
+            [node, str(browser_driver), url, str(tmp_path / "rotated.png"), "2", "900", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert page.stderr is not None
         assert page.stderr.readline().strip() == "shown"  # the page holds the first key only
-        rotated = LiveServer(
+        second = LiveServer(
             redis_server.url,
-            tmp_path / "rotated.log",
+            tmp_path / "second.log",
             env={"FAIRROLL_SIGNING_KEY": base64.b64encode(b"k" * 32).decode()},
         )
-        body = {**CONTEST, "table": table}
-        assert httpx.post(f"{rotated.url}/v1/tft/contests", json=body).status_code == 200
+        assert httpx.post(f"{second.url}/v1/tft/contests", json=body).status_code == 200
         out, err = page.communicate(timeout=90)
     finally:
-        if page.poll() is None:
+        if page is not None and page.poll() is None:
             page.kill()
-        if rotated is not None:
-            rotated.stop()
+        for server in (first, second):
+            if server is not None:
+                server.stop()
+        redis_server.stop()
     assert page.returncode == 0, out + err
     seen = json.loads(out)
     assert seen["errors"] == []
