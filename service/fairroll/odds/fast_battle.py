@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator
 from fractions import Fraction
 from math import comb
 
 import msgspec
 
 from fairroll.randomness import SeededDice
-from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle import (
     MAX_HP,
     Battle,
@@ -38,6 +38,7 @@ from fairroll.rules.fast_battle import (
     potion_item,
     resolve_battle,
     spell_matchup,
+    starting_scores,
     unique_names,
 )
 from fairroll.rules.fast_battle_items import Heal, Spell
@@ -108,12 +109,12 @@ def binomial(n: int) -> dict[int, Fraction]:
     return {k: Fraction(ways, 2**n) for k, ways in enumerate(_ways(n))}
 
 
-def _ways(n: int) -> list[int]:
+def _ways(n: int) -> Iterator[int]:
     """C(n, k) for k = 0..n, each from the one before (not n separate ``comb`` calls)."""
-    ways = [1]
-    for k in range(n):
-        ways.append(ways[-1] * (n - k) // (k + 1))
-    return ways
+    ways = 1
+    for k in range(n + 1):
+        yield ways
+        ways = ways * (n - k) // (k + 1)
 
 
 def damage_odds(*, af: int, frw: int) -> dict[int, Fraction]:
@@ -280,15 +281,11 @@ def character_odds(new: NewCharacter) -> CharacterOdds:
 
     Purchases do not change the odds and are checked when the character is made.
     """
-    if new.allocation.total() != new.points:
-        raise RuleError(
-            f"the allocation places {new.allocation.total()} points; place exactly {new.points}",
-            field="allocation",
-        )
+    allocated_st = starting_scores(new)["st"]
     bonus = binomial(3)
     max_hp: defaultdict[int, Fraction] = defaultdict(Fraction)
     for heads, p in bonus.items():
-        st = new.allocation.st + new.bonus[:heads].count("st")
+        st = allocated_st + new.bonus[:heads].count("st")
         for extra, q in binomial(st).items():
             max_hp[5 + extra] += p * q
     return CharacterOdds(bonus_points=bonus, max_hp=dict(sorted(max_hp.items())))
@@ -303,13 +300,12 @@ def level_up_odds(level_up: LevelUp) -> LevelUpOdds:
     # Integer counts, and only below the cap: the capped tail is what the rest leaves,
     # so 99 levels of ST 99 (9,801 flips) cost about a thousand big-integer steps.
     counts: dict[int, int] = {}
-    ways, below = 1, 0
-    for heads in range(flips + 1):
+    below = 0
+    for heads, ways in enumerate(_ways(flips)):
         if base + heads >= MAX_HP:
             break
         counts[base + heads] = ways
         below += ways
-        ways = ways * (flips - heads) // (heads + 1)
     if below < 2**flips:
         counts[MAX_HP] = 2**flips - below
     max_hp = {hp: Fraction(n, 2**flips) for hp, n in counts.items()}

@@ -21,9 +21,17 @@ from math import comb
 
 import msgspec
 
-from fairroll.rules.fbc import Adjectives, Roll, adjectives_of, chance_threshold
+from fairroll.rules.fbc import (
+    Adjectives,
+    Conflict,
+    Roll,
+    adjectives_of,
+    chance_threshold,
+    check_conflict,
+    participant_roll,
+)
 
-__all__ = ["RollOdds", "roll_odds"]
+__all__ = ["RollOdds", "conflict_odds", "roll_odds"]
 
 
 class RollOdds(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +43,15 @@ class RollOdds(msgspec.Struct, frozen=True, kw_only=True):
 
 # A die's effect: (lost from the pool, success, kept success, dice added by a natural 6).
 _Kind = tuple[int, int, int, int]
+
+
+def conflict_odds(conflict: Conflict) -> tuple[RollOdds, ...]:
+    """Each participant's own roll, exactly, once the conflict is one the rules accept.
+
+    Who narrates when follows from all the rolls together (and tie dice): not computed.
+    """
+    check_conflict(conflict)
+    return tuple(roll_odds(participant_roll(p)) for p in conflict.participants)
 
 
 def roll_odds(roll: Roll) -> RollOdds:

@@ -43,6 +43,7 @@ __all__ = [
     "Fighter",
     "Initiative",
     "InitiativeOutcome",
+    "LevelPlan",
     "LevelUp",
     "LevelUpOutcome",
     "NewCharacter",
@@ -57,6 +58,7 @@ __all__ = [
     "Tactic",
     "current_hp",
     "effective",
+    "plan_level_up",
     "planned_spell",
     "potion_item",
     "quaff",
@@ -68,6 +70,9 @@ __all__ = [
     "resolve_new_character",
     "resolve_spell",
     "rewards",
+    "spell_matchup",
+    "starting_scores",
+    "unique_names",
     "xp_text",
 ]
 
@@ -241,20 +246,25 @@ class NewCharacterOutcome(msgspec.Struct, frozen=True, kw_only=True):
     gold: int
 
 
-def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOutcome:
-    """Flip 3 coins for bonus points (group ``bonus``), then ST coins for HP (group ``hp``)."""
+def starting_scores(new: NewCharacter) -> dict[str, int]:
+    """The attributes as allocated, once the allocation places exactly ``points``."""
     if new.allocation.total() != new.points:
         raise RuleError(
             f"the allocation places {new.allocation.total()} points; place exactly {new.points}",
             field="allocation",
         )
-    scores = {
+    return {
         "st": new.allocation.st,
         "qk": new.allocation.qk,
         "in": new.allocation.in_,
         "ma": new.allocation.ma,
         "mr": new.allocation.mr,
     }
+
+
+def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOutcome:
+    """Flip 3 coins for bonus points (group ``bonus``), then ST coins for HP (group ``hp``)."""
+    scores = starting_scores(new)
     bonus_flips, bonus_heads = _flip(dice, "bonus", 3)
     for attribute in new.bonus[:bonus_heads]:
         scores[attribute] += 1

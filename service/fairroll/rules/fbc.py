@@ -40,6 +40,8 @@ __all__ = [
     "Turn",
     "adjectives_of",
     "chance_threshold",
+    "check_conflict",
+    "participant_roll",
     "resolve_conflict",
     "resolve_roll",
     "score_roll",
@@ -314,10 +316,8 @@ class ConflictOutcome(msgspec.Struct, frozen=True, kw_only=True):
     participants: tuple[ParticipantOutcome, ...]
 
 
-def resolve_conflict(conflict: Conflict, dice: DiceSource) -> ConflictOutcome:
-    """Roll every participant (groups ``p1.risk``, ``p1.chance``, ``p2.risk`` ...), then
-    settle the narration order (ties: group ``tiebreak``, a d``k`` among ``k`` tied) and turns.
-    """
+def check_conflict(conflict: Conflict) -> None:
+    """Names that differ, and no participant risking more dice than their pool holds."""
     names = [p.name for p in conflict.participants]
     for index, name in enumerate(names):
         if names.index(name) != index:
@@ -325,15 +325,30 @@ def resolve_conflict(conflict: Conflict, dice: DiceSource) -> ConflictOutcome:
                 f"two participants are named {name!r}; names must differ",
                 field=f"participants[{index}].name",
             )
-    outcomes = []
     for index, participant in enumerate(conflict.participants):
-        prefix = f"participants[{index}]."
         if participant.risk > participant.pool:
             raise RuleError(
                 f"{participant.name} cannot risk {participant.risk} dice "
                 f"from a pool of {participant.pool}",
-                field=prefix + "risk",
+                field=f"participants[{index}].risk",
             )
+
+
+def participant_roll(participant: Participant) -> Roll:
+    """A participant's own roll: their pool, risk and adjectives at the conflict target."""
+    fields = msgspec.structs.asdict(participant)
+    del fields["name"], fields["narrate"]
+    return Roll(**fields, target=CONFLICT_TARGET)
+
+
+def resolve_conflict(conflict: Conflict, dice: DiceSource) -> ConflictOutcome:
+    """Roll every participant (groups ``p1.risk``, ``p1.chance``, ``p2.risk`` ...), then
+    settle the narration order (ties: group ``tiebreak``, a d``k`` among ``k`` tied) and turns.
+    """
+    check_conflict(conflict)
+    outcomes = []
+    for index, participant in enumerate(conflict.participants):
+        prefix = f"participants[{index}]."
         adjectives = adjectives_of(participant, prefix)
         faces, chance = _roll_dice(dice, participant.risk, adjectives, f"p{index + 1}.")
         outcome = _score(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, post
@@ -24,7 +24,7 @@ from fairroll.api.envelope import (
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import FBC_CONFLICT, FBC_ROLL
-from fairroll.odds.fbc import roll_odds
+from fairroll.odds.fbc import RollOdds, conflict_odds, roll_odds
 from fairroll.rules import fbc, fbc_characters
 from fairroll.rules.errors import RuleError
 
@@ -109,6 +109,15 @@ class RollOddsResponse(msgspec.Struct, frozen=True, kw_only=True):
     new_pool: list[CountOdds]
 
 
+def roll_odds_fields(odds: RollOdds) -> dict[str, Any]:
+    """The fields of a roll's odds answer, shared by a roll and a conflict's participants."""
+    return {
+        "failure": probability_of(odds.successes.get(0, Fraction(0))),
+        "successes": counts_of(odds.successes),
+        "new_pool": counts_of(odds.new_pool),
+    }
+
+
 class ParticipantOdds(msgspec.Struct, frozen=True, kw_only=True):
     """One participant's own roll (target 3): successes and pool afterwards."""
 
@@ -158,12 +167,7 @@ class FbcController(Controller):
             raise RuleError(
                 f"cannot risk {data.risk} dice from a pool of {data.pool}", field="risk"
             )
-        odds = roll_odds(data)
-        return RollOddsResponse(
-            failure=probability_of(odds.successes.get(0, Fraction(0))),
-            successes=counts_of(odds.successes),
-            new_pool=counts_of(odds.new_pool),
-        )
+        return RollOddsResponse(**roll_odds_fields(roll_odds(data)))
 
     @post(
         "/conflicts/odds",
@@ -178,25 +182,12 @@ class FbcController(Controller):
         responses=CALC_ERRORS,
     )
     async def conflict_odds(self, data: fbc.Conflict) -> ConflictOddsResponse:
-        participants = []
-        for index, who in enumerate(data.participants):
-            if who.risk > who.pool:
-                raise RuleError(
-                    f"{who.name} cannot risk {who.risk} dice from a pool of {who.pool}",
-                    field=f"participants[{index}].risk",
-                )
-            fields = msgspec.structs.asdict(who)
-            del fields["name"], fields["narrate"]
-            odds = roll_odds(fbc.Roll(**fields))
-            participants.append(
-                ParticipantOdds(
-                    name=who.name,
-                    failure=probability_of(odds.successes.get(0, Fraction(0))),
-                    successes=counts_of(odds.successes),
-                    new_pool=counts_of(odds.new_pool),
-                )
-            )
-        return ConflictOddsResponse(participants=participants)
+        return ConflictOddsResponse(
+            participants=[
+                ParticipantOdds(name=who.name, **roll_odds_fields(odds))
+                for who, odds in zip(data.participants, conflict_odds(data), strict=True)
+            ]
+        )
 
     @post(
         "/conflicts",
