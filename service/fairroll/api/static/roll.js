@@ -161,7 +161,6 @@ export async function startRollPanel({ table, onRolled }) {
     choose(select.value);
   });
   form.addEventListener("input", updateOdds);
-  form.addEventListener("change", updateOdds);
   form.addEventListener("submit", roll);
   choose(location.hash.slice(1));
 }
