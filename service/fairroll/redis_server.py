@@ -43,13 +43,25 @@ class RedisServer:
     """A redis-server child process with its data in ``data_dir``.
 
     With ``port=None`` it listens only on a unix socket in ``data_dir``
-    (embedded use); with a port, on 127.0.0.1:port (tests). AOF is on, so the
-    audit trail survives restarts of the embedded server.
+    (embedded use); with a port, on 127.0.0.1:port (tests). AOF is on with
+    ``appendfsync always``, so the audit trail survives restarts of the embedded
+    server and a crash of its host.
     """
 
-    def __init__(self, data_dir: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        binary: str | None = None,
+        appendfsync: str = "always",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.port = port
+        self.binary = binary
+        self.appendfsync = appendfsync
+        self.env = env
         self.socket_path = data_dir / "redis.sock"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -62,7 +74,7 @@ class RedisServer:
     def start(self, timeout: float = 10.0) -> RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
-            find_redis_server(),
+            self.binary or find_redis_server(),
             "--port",
             str(self.port or 0),
             "--bind",
@@ -72,7 +84,9 @@ class RedisServer:
             "--appendonly",
             "yes",
             "--appendfsync",
-            "everysec",
+            # "always": Redis fsyncs before it answers, so an acknowledged roll survives
+            # a host crash (docs/operations.md, "Durability"); a round is one fsync.
+            self.appendfsync,
             "--save",
             "",
             "--daemonize",
@@ -83,7 +97,9 @@ class RedisServer:
         if self.port is None:
             args += ["--unixsocket", str(self.socket_path.resolve()), "--unixsocketperm", "600"]
         log = (self.data_dir / "redis.log").open("ab")
-        self._process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+        self._process = subprocess.Popen(  # noqa: S603
+            args, stdout=log, stderr=subprocess.STDOUT, env=self.env
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while not self._answers():
@@ -94,6 +110,10 @@ class RedisServer:
                 raise RuntimeError("redis-server did not start in time")
             time.sleep(0.02)
         return self
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server (SIGTERM: it flushes the AOF and exits)."""

@@ -32,7 +32,7 @@ from fairroll.api.controllers.tables import (
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.examples import attach_examples
-from fairroll.api.metrics import http_metrics
+from fairroll.api.metrics import FENCED_TABLES, HEAD_REGRESSIONS, http_metrics
 from fairroll.api.openapi import (
     declare_closed_objects,
     declare_exactly_one,
@@ -71,9 +71,16 @@ def create_app(settings: Settings) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         redis = connect_redis(settings.redis_url, settings.redis_timeout_seconds)
-        store = AuditStore(redis, signer)
+        store = AuditStore(
+            redis,
+            signer,
+            replicas=settings.require_replicas,
+            allow_unsafe=settings.durability == "memory",
+            on_fence=_alarm,
+        )
         with suppress(RedisError):  # else published on the first append; /readyz tells
             await store.publish_key()
+            await store.probe_durability()
         app.state.redis = redis
         app.state.store = store
         # Everything built at startup (modules, the OpenAPI document, msgspec types)
@@ -154,6 +161,12 @@ def create_app(settings: Settings) -> Litestar:
 def create_app_from_env() -> Litestar:
     """Factory for ASGI servers: settings from the environment."""
     return create_app(Settings.from_env())
+
+
+def _alarm(table: str, acknowledged: int, seen: int) -> None:
+    """A table's log went back (the store has stopped it and logged both seqs)."""
+    HEAD_REGRESSIONS.inc()
+    FENCED_TABLES.inc()
 
 
 def _provide_store(state: State) -> AuditStore:

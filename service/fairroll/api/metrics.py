@@ -20,6 +20,9 @@ __all__ = [
     "AUDIT_APPEND_SECONDS",
     "AUDIT_ERRORS",
     "DICE",
+    "DURABLE",
+    "FENCED_TABLES",
+    "HEAD_REGRESSIONS",
     "ROLLS",
     "http_metrics",
 ]
@@ -33,6 +36,21 @@ AUDIT_APPEND_SECONDS = Histogram(
 )
 AUDIT_ERRORS = Counter(
     "fairroll_audit_errors", "Audit appends that failed: Redis unreachable or too busy."
+)
+HEAD_REGRESSIONS = Counter(
+    "fairroll_audit_head_regressions",
+    "Alarm: a table's log in Redis went back behind (or away from) an entry this process "
+    "acknowledged or read; that table is stopped.",
+)
+FENCED_TABLES = Gauge(
+    "fairroll_audit_fenced_tables",
+    "Tables this process has stopped appending to because their log went back.",
+    multiprocess_mode="livesum",
+)
+DURABLE = Gauge(
+    "fairroll_audit_durable",
+    "1 if the audit store acknowledges only appends on disk (waitaof or fsync-always).",
+    multiprocess_mode="liveall",
 )
 
 APP_NAME = "fairroll"

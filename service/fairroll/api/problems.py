@@ -13,6 +13,7 @@ from litestar.types import ExceptionHandlersMap
 from redis.exceptions import RedisError
 
 from fairroll.audit import StoreUnavailableError
+from fairroll.audit.store import TableFencedError
 from fairroll.randomness import DiceError
 from fairroll.rules import RuleError
 
@@ -135,15 +136,33 @@ def _rule(request: Request[Any, Any, Any], exc: RuleError | DiceError) -> Respon
 
 def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     logger.warning("audit store unavailable: %s", exc)
+    if isinstance(exc, TableFencedError):
+        return _respond(
+            request,
+            status=503,
+            slug="table-stopped",
+            title="The table's log went back; appends are stopped",
+            detail=str(exc),
+        )
+    # A bare RedisError never comes from an append (the store wraps those): not recorded.
+    recorded = exc.recorded if isinstance(exc, StoreUnavailableError) else False
+    if recorded is False:
+        detail = (
+            "The audit store (Redis) did not answer; nothing was recorded, and no roll is "
+            f"made that cannot be recorded ({exc}). Retry shortly."
+        )
+    else:
+        detail = (
+            "The audit store (Redis) did not confirm the roll in time: it may have been "
+            "recorded. Retry with the same Idempotency-Key to get the recorded roll, or "
+            "the first one, never two."
+        )
     return _respond(
         request,
         status=503,
         slug="audit-store-unavailable",
         title="The audit store is unavailable",
-        detail=(
-            "The audit store (Redis) did not answer; no roll is made that cannot be "
-            "recorded. Retry shortly."
-        ),
+        detail=detail,
         headers={"Retry-After": "1"},
     )
 
@@ -209,7 +228,10 @@ _DESCRIPTIONS = {
     413: "The request body is larger than the server accepts.",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
     429: "Too many requests from this client this minute; see `Retry-After`.",
-    503: "The audit store is unreachable; nothing was rolled or recorded.",
+    503: (
+        "The audit store is unreachable or did not confirm the roll in time; `detail` says "
+        "whether it may have been recorded (then retry with the same `Idempotency-Key`)."
+    ),
 }
 
 #: Every error a roll can answer: bad body, too large, no or wrong table key, rule breach,

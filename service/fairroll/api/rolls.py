@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextlib import suppress
 from dataclasses import dataclass
@@ -18,10 +19,11 @@ from msgspec import UnsetType
 from redis.exceptions import RedisError
 
 from fairroll.api.envelope import RollEnvelope, receipt_of
-from fairroll.api.idempotency import Idempotency, fingerprint
+from fairroll.api.idempotency import PENDING_SECONDS, Idempotency, fingerprint
 from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
 from fairroll.audit.sessions import SeedSessions, SessionError
+from fairroll.audit.store import Marker, MarkerLostError
 from fairroll.mechanics import Mechanic
 from fairroll.randomness import SeededDice, SuppliedDice, committed_seed, new_seed
 from fairroll.rules import RuleError
@@ -102,27 +104,41 @@ class Roller:
         guard = Idempotency(self.store.redis, request.table, self.idempotency_key)
         print_ = fingerprint(mechanic.name, cast(msgspec.Struct, request))
         try:
-            earlier = await guard.claim(print_)
+            claimed = await guard.claim(print_, wait_seconds=PENDING_SECONDS)
         except RedisError as exc:
             raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
-        if earlier is not None:  # a retry: the roll it repeats, not a new one
-            entry = await self.store.entry(request.table, earlier)
+        if isinstance(claimed, int):  # a retry: the roll it repeats, not a new one
+            entry = await self.store.entry(request.table, claimed)
             if entry is None:
                 raise StoreUnavailableError("the earlier roll is not in the audit store")
             outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
             return Rolled(outcome, entry)
         try:
-            rolled = await self._roll(mechanic, request)
-        except BaseException:
+            return await self._roll(mechanic, request, claimed)
+        except MarkerLostError as exc:
+            raise StoreUnavailableError(
+                "the roll took longer than its Idempotency-Key claim and was not recorded; "
+                "retry with the same key",
+                recorded=False,
+            ) from exc
+        except (asyncio.CancelledError, StoreUnavailableError) as exc:
+            # Ambiguous (cancelled or timed out after the append was sent): the claim is
+            # kept, and expires by itself; a retry then finds "done" or rolls afresh.
+            if isinstance(exc, StoreUnavailableError) and exc.recorded is False:
+                with suppress(RedisError):
+                    await guard.release()
+            raise
+        except Exception:
+            # Refused before anything was appended (rules, dice, sessions): free the key.
             with suppress(RedisError):
                 await guard.release()
             raise
-        with suppress(RedisError):  # the roll is recorded; a lost marker only risks a re-roll
-            await guard.complete(print_, rolled.entry.seq)
-        return rolled
 
     async def _roll(
-        self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
+        self,
+        mechanic: Mechanic[InputT, OutcomeT],
+        request: RollEnvelope,
+        marker: Marker | None = None,
     ) -> Rolled[OutcomeT]:
         given = [
             name
@@ -179,7 +195,7 @@ class Roller:
         )
         started = time.perf_counter()
         try:
-            entry = await self.store.append(draft)
+            entry = await self.store.append(draft, marker)
         except StoreUnavailableError:
             AUDIT_ERRORS.inc()
             raise

@@ -26,6 +26,10 @@ class Settings:
     ``request_timeout_seconds``: a response must start within this (503 after; 0: off).
     ``trusted_proxy_hops``: proxies whose ``X-Forwarded-For`` is believed (0: none).
     ``cors_origins``: browser origins allowed to call the API (``*``: any; none by default).
+    ``durability``: ``fsync`` (the default) acknowledges a roll only once Redis has it on
+    disk, and refuses rolls on a Redis that cannot promise that; ``memory`` accepts such
+    a Redis (tests of other things, throwaway tables), and ``/readyz`` says so.
+    ``require_replicas``: replicas that must hold each round before it is acknowledged.
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -39,6 +43,8 @@ class Settings:
     request_timeout_seconds: float = 10.0
     trusted_proxy_hops: int = 0
     cors_origins: tuple[str, ...] = ()
+    durability: str = "fsync"
+    require_replicas: int = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -46,8 +52,11 @@ class Settings:
         ``FAIRROLL_DEV_KEY_DIR``, ``FAIRROLL_MAX_BODY_BYTES``, ``FAIRROLL_REDIS_TIMEOUT``,
         ``FAIRROLL_DEFAULT_TABLE_OPEN``, ``FAIRROLL_RATE_LIMIT``,
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
-        ``FAIRROLL_REQUEST_TIMEOUT``."""
+        ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``."""
         env = os.environ if env is None else env
+        durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
+        if durability not in ("fsync", "memory"):
+            raise ValueError(f"FAIRROLL_DURABILITY must be fsync or memory, not {durability!r}")
         key_file = env.get("FAIRROLL_SIGNING_KEY_FILE")
         dev_dir = env.get("FAIRROLL_DEV_KEY_DIR")
         return cls(
@@ -62,6 +71,8 @@ class Settings:
             rate_limit=int(env.get("FAIRROLL_RATE_LIMIT", "0")),
             request_timeout_seconds=float(env.get("FAIRROLL_REQUEST_TIMEOUT", "10")),
             trusted_proxy_hops=int(env.get("FAIRROLL_TRUSTED_PROXY_HOPS", "0")),
+            durability=durability,
+            require_replicas=int(env.get("FAIRROLL_REQUIRE_REPLICAS", "0")),
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")

@@ -3,7 +3,8 @@
 Keys share the table's hash tag, so a table lives in one Redis Cluster slot::
 
     fairroll:{<table>}:log    stream; entry seq N has stream id "N-0", field "z" = the entry's
-                              JSON, raw-deflated (field "e": plain JSON, as first stored)
+                              JSON, raw-deflated (field "e": plain JSON, as first stored),
+                              field "h" = the first 16 hex digits of its entry_hash
     fairroll:{<table>}:head   "<seq>:<entry_hash>" of the last entry
     fairroll:{<table>}:meta   hash: write_key_sha256 (tables created with a write key)
     fairroll:keys             hash key_id -> public key JSON (every key that ever signed)
@@ -19,6 +20,24 @@ script call. Each caller gets its entry only after the script that stored it
 succeeded. The head is cached, so the script succeeds first time unless
 another process wrote in between; then the batch is re-chained on the head
 the script returned and tried again, with jittered back-off.
+
+An answer leaves only once its round is durable: the round's scripts are followed,
+in the same pipeline, by ``WAITAOF`` (Redis >= 7.2) or rely on ``appendfsync
+always``, and by ``WAIT`` where replicas are required (``durability``). A round
+not confirmed in time is answered 503 "may have been recorded".
+
+Acknowledged seqs are never re-issued. Each process keeps, per table, an *anchor*:
+the last entry it acknowledged or read. The script refuses a batch (and the
+process fences the table: 503 for every later append, an alarm metric, a log line)
+when the anchor's seq is gone from the stream or holds another hash: the log went
+back (a crash that lost the AOF's tail, a restore) or was rewritten, and chaining
+on it would hand out seqs that players already hold receipts for.
+
+An idempotency marker (``api.idempotency``) travels with its draft: the script
+stores the entry only if the marker still holds that request's pending claim, and
+turns it into ``done:<fingerprint>:<seq>`` in the same atomic step, so a recorded
+roll is never left without its marker, and a claim that expired can never be
+recorded late.
 """
 
 from __future__ import annotations
@@ -26,11 +45,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import itertools
+import logging
 import random
 import secrets
+import time
 import zlib
-from collections.abc import AsyncIterator
-from typing import Any, cast
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NamedTuple, cast
 
 import msgspec
 from redis.asyncio import Redis, RedisCluster
@@ -39,6 +61,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
+from fairroll.audit.durability import PROBE_SECONDS, Durability, probe
 from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
 from fairroll.audit.signing import PublicKey, Signer, seal
 
@@ -46,7 +69,10 @@ __all__ = [
     "AnyRedis",
     "AppendConflictError",
     "AuditStore",
+    "Marker",
+    "MarkerLostError",
     "StoreUnavailableError",
+    "TableFencedError",
     "connect_redis",
 ]
 
@@ -58,14 +84,47 @@ CONFLICTS_BEFORE_BACKOFF = 2
 CLUSTER_RETRIES = 2
 _HEAD_CACHE = 10_000
 _META_CACHE = 100_000
+#: Tables whose last acknowledged entry a process remembers (about 150 bytes each).
+_ANCHORS = 1_000_000
+_STORED, _FENCED, _MARKER_LOST = 1, 2, 3
 
+#: The compare-and-append script. KEYS: the log, the head, then the idempotency markers
+#: of the batch. ARGV: the head the batch was chained on, the new head, this process's
+#: anchor (``seq`` and ``seq:hash`` of the last entry it acknowledged or read; ``0`` and
+#: ``""`` for none), the markers' time to live, then six values per entry: stream id,
+#: deflated JSON, hash prefix, marker key index (0: none), the marker's pending value
+#: and the request fingerprint. Replies: ``{1, head}`` stored; ``{0, head}`` the head
+#: moved (re-chain); ``{2, head}`` the anchor is gone or changed (the log went back or
+#: was forked: stop); ``{3, i}`` entry i's marker is no longer its pending claim.
 _APPEND = """
 local head = redis.call('GET', KEYS[2]) or ''
+if ARGV[3] ~= '0' and ARGV[4] ~= head then
+  local rows = redis.call('XRANGE', KEYS[1], ARGV[3] .. '-0', ARGV[3] .. '-0')
+  if #rows == 0 then return {2, head} end
+  local fields = rows[1][2]
+  local want = string.sub(ARGV[4], #ARGV[3] + 2, #ARGV[3] + 1 + 16)
+  for i = 1, #fields, 2 do
+    if fields[i] == 'h' and fields[i + 1] ~= want then return {2, head} end
+  end
+end
 if head ~= ARGV[1] then
   return {0, head}
 end
-for i = 3, #ARGV, 2 do
-  redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1])
+local n = 0
+for i = 6, #ARGV, 6 do
+  n = n + 1
+  local marker = tonumber(ARGV[i + 3])
+  if marker > 0 and redis.call('GET', KEYS[marker]) ~= ARGV[i + 4] then
+    return {3, n}
+  end
+end
+for i = 6, #ARGV, 6 do
+  redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
+  local marker = tonumber(ARGV[i + 3])
+  if marker > 0 then
+    local seq = string.sub(ARGV[i], 1, -3)
+    redis.call('SET', KEYS[marker], 'done:' .. ARGV[i + 5] .. ':' .. seq, 'EX', ARGV[5])
+  end
 end
 redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
@@ -98,52 +157,118 @@ def connect_redis(url: str, timeout: float) -> AnyRedis:
 
 
 _Row = tuple[bytes, dict[bytes, bytes]]
-_Pending = tuple[Draft, "asyncio.Future[Entry]"]
 _entry_decoder = msgspec.json.Decoder(Entry)
 _encoder = msgspec.json.Encoder()
+_log = logging.getLogger("fairroll.audit")
+
+
+class Marker(NamedTuple):
+    """An idempotency claim the append must still hold: the script stores the entry only
+    if ``key`` still reads ``pending`` and, in the same step, marks it done with the seq."""
+
+    key: str
+    pending: str
+    fingerprint: str
+    ttl: int
+
+
+class _Pending(NamedTuple):
+    draft: Draft
+    future: asyncio.Future[Entry]
+    marker: Marker | None
 
 
 class StoreUnavailableError(Exception):
-    """Redis could not be reached or answered with an error; nothing was acknowledged."""
+    """Redis could not be reached or answered with an error.
+
+    ``recorded`` is None where the roll may have been recorded (a timeout after the
+    script was sent, or a durability confirmation that did not come), False where it
+    certainly was not."""
+
+    def __init__(self, message: str, *, recorded: bool | None = False) -> None:
+        super().__init__(message)
+        self.recorded = recorded
 
 
 class AppendConflictError(StoreUnavailableError):
     """Other writers kept moving the head; the entry was not appended."""
 
 
+class TableFencedError(StoreUnavailableError):
+    """The table's log in Redis went back behind, or away from, an entry this process
+    acknowledged or read: appending would re-issue or fork acknowledged seqs."""
+
+
+class MarkerLostError(Exception):
+    """The roll's idempotency claim expired or was taken over before the append: the
+    roll was not recorded, and a retry with the same key decides what is."""
+
+
 class AuditStore:
     """Appends and reads signed entries in Redis."""
 
-    def __init__(self, redis: AnyRedis, signer: Signer) -> None:
+    def __init__(
+        self,
+        redis: AnyRedis,
+        signer: Signer,
+        *,
+        replicas: int = 0,
+        allow_unsafe: bool = False,
+        on_fence: Callable[[str, int, int], None] | None = None,
+    ) -> None:
         self.redis = redis
         self.signer = signer
         self._cluster = isinstance(redis, RedisCluster)
+        if self._cluster and replicas:
+            raise ValueError(
+                "FAIRROLL_REQUIRE_REPLICAS is not supported on Redis Cluster (see durability)"
+            )
+        self.replicas = replicas
+        self.allow_unsafe = allow_unsafe
+        self.durability: Durability | None = None
+        self._probed_at = -PROBE_SECONDS
+        self._on_fence = on_fence
         self._queues: dict[str, list[_Pending]] = {}
         self._flusher: asyncio.Future[None] | None = None
         self._attempts: dict[str, int] = {}
         self._errors: dict[str, int] = {}
         self._heads: dict[str, Head] = {}
+        #: Per table, the last entry this process acknowledged or read: Redis must still
+        #: hold it (same seq, same hash) for the table to take appends from this process.
+        self._anchors: dict[str, Head] = {}
+        #: Tables whose log went back or forked: (anchor seq, head seq Redis showed).
+        self.fenced: dict[str, tuple[int, int]] = {}
         self._write_keys: dict[str, str | None] = {}
         self._key_published = False
 
-    async def append(self, draft: Draft) -> Entry:
-        """Chain, sign and store ``draft``; return the entry once Redis holds it."""
+    async def append(self, draft: Draft, marker: Marker | None = None) -> Entry:
+        """Chain, sign and store ``draft``; return the entry once Redis holds it durably."""
+        if draft.table in self.fenced:
+            raise self._fence_error(draft.table)
         future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
-        self._queues.setdefault(draft.table, []).append((draft, future))
+        self._queues.setdefault(draft.table, []).append(_Pending(draft, future, marker))
         if self._flusher is None:
             # The flusher outlives a cancelled caller; it runs while anything is queued.
             self._flusher = asyncio.ensure_future(self._flush())
         return await future
+
+    async def probe_durability(self) -> Durability:
+        """Ask Redis what an acknowledged append is worth now (see ``durability``)."""
+        self.durability = await probe(
+            self.redis, replicas=self.replicas, allow_unsafe=self.allow_unsafe
+        )
+        self._probed_at = time.monotonic()
+        return self.durability
 
     async def _flush(self) -> None:
         """Commit what is queued, round after round, until nothing is left.
 
         A round takes up to ``MAX_BATCH`` queued drafts of every table, chains each
         table's batch on that table's head and sends all the batches in one round trip
-        (a pipeline of one atomic script call per table; on Redis Cluster, one call per
-        table, concurrently, so a table whose master is down fails alone). A batch whose
-        head another process moved goes back to the front of its table's queue and is
-        re-chained in the next round.
+        (a pipeline of one atomic script call per table, then the durability
+        confirmation; on Redis Cluster, one call per table, concurrently, so a table
+        whose master is down fails alone). A batch whose head another process moved
+        goes back to the front of its table's queue and is re-chained in the next round.
         """
         try:
             while self._queues:
@@ -167,44 +292,81 @@ class AuditStore:
         finally:
             self._flusher = None
 
-    async def _commit_round(self, round_: dict[str, list[_Pending]]) -> dict[str, list[_Pending]]:
-        """One round trip for every batch; returns the batches to retry."""
-        retry: dict[str, list[_Pending]] = {}
+    async def _prepare(self, round_: dict[str, list[_Pending]]) -> bool:
+        """Key published and durability known before a round; False: the round failed."""
         try:
             if not self._key_published:
                 await self.publish_key()
+            if time.monotonic() - self._probed_at >= PROBE_SECONDS:
+                await self.probe_durability()
         except RedisError as exc:
             error = StoreUnavailableError(f"audit store unavailable: {exc}")
             for batch in round_.values():
                 _fail(batch, error)
+            return False
+        durability = self.durability
+        if durability is not None and not durability.accepted:
+            error = StoreUnavailableError(f"the audit store is not durable: {durability.detail}")
+            for batch in round_.values():
+                _fail(batch, error)
+            return False
+        return True
+
+    async def _commit_round(self, round_: dict[str, list[_Pending]]) -> dict[str, list[_Pending]]:
+        """One round trip for every batch; returns the batches to retry."""
+        retry: dict[str, list[_Pending]] = {}
+        if not await self._prepare(round_):
             return {}
+        for table in [t for t in round_ if t in self.fenced]:
+            _fail(round_.pop(table), self._fence_error(table))
         unknown = [table for table in round_ if table not in self._heads]
         if unknown:
             for table, value in zip(unknown, await self._get_heads(unknown), strict=True):
                 if isinstance(value, BaseException):
                     self._failed(table, round_.pop(table), value, retry)
-                else:
-                    self._remember(table, _parse_head(value or b""))
+                elif not self._learn(table, _parse_head(value or b"")):
+                    _fail(round_.pop(table), self._fence_error(table))
         chained = {
-            table: self._chain([draft for draft, _ in batch], self._heads[table])
+            table: self._chain([pending.draft for pending in batch], self._heads[table])
             for table, batch in round_.items()
         }
-        results = await self._run_scripts(
-            [(table, self._heads[table], entries) for table, entries in chained.items()]
+        results, confirmed = await self._run_scripts(
+            [(t, self._heads[t], round_[t], entries) for t, entries in chained.items()]
         )
         for (table, batch), result in zip(round_.items(), results, strict=True):
             entries = chained[table]
             if isinstance(result, BaseException):
                 self._failed(table, batch, result, retry)
                 continue
-            ok, current = result
-            if ok:
-                self._remember(table, Head(entries[-1].seq, entries[-1].entry_hash))
+            status, current = result
+            if status == _STORED:
+                head = Head(entries[-1].seq, entries[-1].entry_hash)
+                self._remember(table, head)
+                self._anchor(table, head)
                 self._attempts.pop(table, None)
                 self._errors.pop(table, None)
-                for (_, future), entry in zip(batch, entries, strict=True):
-                    if not future.done():
-                        future.set_result(entry)
+                if confirmed is not None:
+                    # Stored, but not confirmed on disk (or on enough replicas) in time.
+                    _fail(batch, StoreUnavailableError(confirmed, recorded=None))
+                    continue
+                for pending, entry in zip(batch, entries, strict=True):
+                    if not pending.future.done():
+                        pending.future.set_result(entry)
+                continue
+            if status == _FENCED:
+                self._fence(table, _parse_head(current).seq)
+                _fail(batch, self._fence_error(table))
+                continue
+            if status == _MARKER_LOST:
+                # That roll's claim is gone: it is not recorded; the others re-chain.
+                index = int(current) - 1
+                lost = batch.pop(index)
+                if not lost.future.done():
+                    lost.future.set_exception(
+                        MarkerLostError("the Idempotency-Key claim expired before the append")
+                    )
+                if batch:
+                    retry[table] = batch
                 continue
             # Another writer moved the head: re-chain on the head Redis holds.
             self._remember(table, _parse_head(current))
@@ -230,19 +392,66 @@ class AuditStore:
         """A table's batch met a Redis error. On a cluster, a refused or dropped connection
         is retried (``CLUSTER_RETRIES`` times): the client re-learns the topology after a
         node fails, and calls to healthy masters caught in that moment should not fail.
-        A timeout is never retried (the script may have run); it answers 503."""
+        A timeout is never retried (the script may have run); it answers 503 and says
+        the roll may have been recorded."""
         self._heads.pop(table, None)
         self._attempts.pop(table, None)
         errors = self._errors.get(table, 0)
-        transient = isinstance(error, RedisConnectionError) and not isinstance(
-            error, RedisTimeoutError
-        )
+        timeout = isinstance(error, RedisTimeoutError)
+        transient = isinstance(error, RedisConnectionError) and not timeout
         if self._cluster and transient and errors < CLUSTER_RETRIES:
             self._errors[table] = errors + 1
             retry[table] = batch
             return
         self._errors.pop(table, None)
-        _fail(batch, StoreUnavailableError(f"audit store unavailable: {error}"))
+        _fail(
+            batch,
+            StoreUnavailableError(f"audit store unavailable: {error}", recorded=None),
+        )
+
+    def _learn(self, table: str, head: Head) -> bool:
+        """Take a head read from Redis; False (and the table fenced) if it is behind this
+        process's anchor, or at the anchor's seq with another hash."""
+        anchor = self._anchors.get(table)
+        if anchor is not None and (
+            head.seq < anchor.seq or (head.seq == anchor.seq and head != anchor)
+        ):
+            self._fence(table, head.seq)
+            return False
+        self._remember(table, head)
+        return True
+
+    def _fence(self, table: str, seen: int) -> None:
+        anchor = self._anchors.get(table, Head.empty())
+        self.fenced[table] = (anchor.seq, seen)
+        self._heads.pop(table, None)
+        _log.error(
+            "table %r: Redis holds its log up to seq %d, but this process acknowledged or "
+            "read seq %d (%s...); appends to the table are stopped so no acknowledged seq "
+            "is re-issued. See docs/operations.md, 'A table's log went back'.",
+            table,
+            seen,
+            anchor.seq,
+            anchor.entry_hash[:16],
+        )
+        if self._on_fence is not None:
+            self._on_fence(table, anchor.seq, seen)
+
+    def _fence_error(self, table: str) -> TableFencedError:
+        acked, seen = self.fenced[table]
+        return TableFencedError(
+            f"table {table!r} is stopped: its log in the audit store ends at seq {seen} "
+            f"(or was rewritten), behind seq {acked} this server acknowledged; nothing was "
+            "recorded. An operator must restore the log or open a new epoch."
+        )
+
+    def _anchor(self, table: str, head: Head) -> None:
+        anchors = self._anchors
+        if table not in anchors and len(anchors) >= _ANCHORS:
+            # Forget the oldest half (insertion order) rather than everything.
+            for stale in list(itertools.islice(anchors, _ANCHORS // 2)):
+                del anchors[stale]
+        anchors[table] = head
 
     async def _get_heads(self, tables: list[str]) -> list[bytes | BaseException | None]:
         """Each table's head, or the error that fetching it met."""
@@ -261,32 +470,92 @@ class AuditStore:
         except RedisError as exc:
             return [exc] * len(tables)
 
+    def _script_call(
+        self, table: str, head: Head, batch: list[_Pending], entries: list[Entry]
+    ) -> tuple[Any, ...]:
+        last = entries[-1]
+        anchor = self._anchors.get(table)
+        keys = [_log_key(table), _head_key(table)]
+        args: list[str | bytes | int] = [
+            _head_value(head),
+            f"{last.seq}:{last.entry_hash}",
+            anchor.seq if anchor else 0,
+            _head_value(anchor) if anchor else "",
+            max((p.marker.ttl for p in batch if p.marker), default=0),
+        ]
+        for pending, entry in zip(batch, entries, strict=True):
+            index = 0
+            if pending.marker is not None:
+                keys.append(pending.marker.key)
+                index = len(keys)
+            args += [
+                f"{entry.seq}-0",
+                _deflate(_encoder.encode(entry)),
+                entry.entry_hash[:16],
+                index,
+                pending.marker.pending if pending.marker else "",
+                pending.marker.fingerprint if pending.marker else "",
+            ]
+        return ("EVAL", _APPEND, len(keys), *keys, *args)
+
     async def _run_scripts(
-        self, batches: list[tuple[str, Head, list[Entry]]]
-    ) -> list[tuple[int, bytes] | BaseException]:
-        """Run the compare-and-append script for each table's batch; a result or an error
-        per batch."""
-        calls = []
-        for table, head, entries in batches:
-            last = entries[-1]
-            args: list[str | bytes] = [_head_value(head), f"{last.seq}:{last.entry_hash}"]
-            for entry in entries:
-                args += [f"{entry.seq}-0", _deflate(_encoder.encode(entry))]
-            calls.append(("EVAL", _APPEND, 2, _log_key(table), _head_key(table), *args))
+        self, batches: list[tuple[str, Head, list[_Pending], list[Entry]]]
+    ) -> tuple[list[tuple[int, bytes] | BaseException], str | None]:
+        """Run the compare-and-append script for each table's batch, then the durability
+        confirmation, in one round trip: a result or an error per batch, and None if the
+        round is confirmed durable (else why not)."""
+        calls = [self._script_call(*batch) for batch in batches]
+        if not calls:
+            return [], None
         if self._cluster:
             results = await asyncio.gather(
                 *(self.redis.execute_command(*call) for call in calls),
                 return_exceptions=True,
             )
-            return [_script_result(r) for r in results]
+            return [_script_result(r) for r in results], None
+        mode = self.durability.mode if self.durability else "unsafe"
         pipe = self.redis.pipeline(transaction=False)
         for call in calls:
             pipe.execute_command(*call)
+        wait_ms = self._wait_ms()
+        if mode == "waitaof":
+            pipe.execute_command("WAITAOF", 1, self.replicas, wait_ms)
+        elif self.replicas:
+            pipe.execute_command("WAIT", self.replicas, wait_ms)
         try:
             results = await pipe.execute(raise_on_error=False)
         except RedisError as exc:  # the connection failed: every batch failed
-            return [exc] * len(calls)
-        return [_script_result(r) for r in results]
+            return [exc] * len(calls), None
+        confirmed: str | None = None
+        if mode == "waitaof" or self.replicas:
+            confirmed = self._unconfirmed(mode, results.pop())
+        return [_script_result(r) for r in results], confirmed
+
+    def _wait_ms(self) -> int:
+        """How long a round waits for its fsync and replicas: within the socket timeout."""
+        pool = cast(Redis, self.redis).connection_pool
+        timeout = pool.connection_kwargs.get("socket_timeout") or 2.0
+        return max(1, int(float(timeout) * 800))
+
+    def _unconfirmed(self, mode: str, reply: object) -> str | None:
+        """None if the WAITAOF / WAIT reply meets the requirement, else why not."""
+        if isinstance(reply, BaseException):
+            return f"the round's durability was not confirmed: {reply}; it may have been recorded"
+        if mode == "waitaof":
+            local, replicas = (int(x) for x in cast(list[Any], reply))
+            if local >= 1 and replicas >= self.replicas:
+                return None
+            return (
+                f"the round was not confirmed on disk in time (fsynced locally: {local}, "
+                f"replicas: {replicas} of {self.replicas}); it may have been recorded"
+            )
+        acked = int(cast(int, reply))
+        if acked >= self.replicas:
+            return None
+        return (
+            f"only {acked} of {self.replicas} replicas acknowledged the round in time; "
+            "it may have been recorded"
+        )
 
     def _chain(self, drafts: list[Draft], head: Head) -> list[Entry]:
         entries = []
@@ -348,8 +617,16 @@ class AuditStore:
         return key is not None and hmac.compare_digest(expected, _digest(key))
 
     async def head(self, table: str) -> Head:
-        value = await self.redis.get(_head_key(table))
-        return _parse_head(value or b"")
+        """The table's head in Redis; a head behind what this process acknowledged (or
+        read) fences the table and raises, so no checkpoint is signed on it."""
+        if table in self.fenced:
+            raise self._fence_error(table)
+        head = _parse_head(await self.redis.get(_head_key(table)) or b"")
+        if not self._learn(table, head):
+            raise self._fence_error(table)
+        if head.seq:
+            self._anchor(table, head)
+        return head
 
     async def entry(self, table: str, seq: int) -> Entry | None:
         rows = await self._range(table, f"{seq}-0", f"{seq}-0", 1)
@@ -402,9 +679,9 @@ def _stored_json(fields: dict[bytes, bytes]) -> bytes:
 
 
 def _fail(batch: list[_Pending], error: Exception) -> None:
-    for _, future in batch:
-        if not future.done():
-            future.set_exception(error)
+    for pending in batch:
+        if not pending.future.done():
+            pending.future.set_exception(error)
 
 
 def _script_result(result: object) -> tuple[int, bytes] | BaseException:

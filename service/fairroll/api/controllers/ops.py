@@ -8,6 +8,7 @@ from litestar.exceptions import ServiceUnavailableException
 from litestar.plugins.prometheus import PrometheusController
 from redis.exceptions import RedisError
 
+from fairroll.api.metrics import DURABLE
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore
 
@@ -16,6 +17,19 @@ __all__ = ["HealthController", "MetricsController"]
 
 class Health(msgspec.Struct, frozen=True, kw_only=True):
     status: str
+
+
+class Readiness(msgspec.Struct, frozen=True, kw_only=True):
+    """Ready: Redis answers and acknowledges appends only once they are durable."""
+
+    status: str
+    #: ``waitaof``, ``fsync-always`` or ``unsafe`` (see docs/operations.md).
+    durability: str
+    redis_version: str
+    replicas: int
+    detail: str
+    #: Tables this process stopped because their log went back (see docs/operations.md).
+    fenced_tables: int
 
 
 class HealthController(Controller):
@@ -32,12 +46,24 @@ class HealthController(Controller):
         summary="Readiness: the audit store (Redis) answers",
         responses=problem_responses(503),
     )
-    async def readyz(self, store: AuditStore) -> Health:
+    async def readyz(self, store: AuditStore) -> Readiness:
         try:
-            await store.redis.ping()
+            durability = await store.probe_durability()
         except RedisError as exc:
             raise ServiceUnavailableException("the audit store (Redis) is unreachable") from exc
-        return Health(status="ok")
+        DURABLE.set(1 if durability.mode != "unsafe" else 0)
+        if not durability.accepted:
+            raise ServiceUnavailableException(
+                f"the audit store is not durable: {durability.detail}"
+            )
+        return Readiness(
+            status="ok",
+            durability=durability.mode,
+            redis_version=durability.redis_version,
+            replicas=durability.replicas,
+            detail=durability.detail,
+            fenced_tables=len(store.fenced),
+        )
 
 
 class MetricsController(PrometheusController):
