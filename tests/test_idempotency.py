@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import random
+import signal
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 
+from conftest import LiveServer
+from fairroll.redis_server import RedisServer, free_port
+
 BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}}
+ROLLS_EACH = 25
 
 
 def post(
@@ -63,3 +73,69 @@ def test_a_malformed_key_is_refused_by_name(client: httpx.Client, table: str) ->
     response = post(client, table, "not ok")
     assert response.status_code == 422
     assert response.json()["invalid_params"][0]["name"] == "Idempotency-Key"
+
+
+def test_repeated_redis_stalls_never_roll_twice_nor_leave_a_key_stuck(tmp_path: Path) -> None:
+    """Redis is frozen (SIGSTOP) again and again for 0.2-1.5 s, longer than the client
+    timeout (0.5 s), at whatever point each roll is in; every logical roll is retried with
+    its key until answered. Each is recorded exactly once, and each key is answered."""
+    redis = RedisServer(tmp_path / "redis", port=free_port()).start()
+    server = LiveServer(redis.url, tmp_path / "server.log")
+    rng = random.Random(7)
+    stop = threading.Event()
+    answers: dict[str, dict[str, object]] = {}
+    refused: list[int] = []
+    lock = threading.Lock()
+
+    def stall() -> None:
+        pid = redis.pid
+        assert pid is not None
+        while not stop.is_set():
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(rng.uniform(0.2, 1.5))
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(rng.uniform(0.05, 0.4))
+
+    def rolls(worker: int) -> None:
+        with httpx.Client(base_url=server.url, timeout=3) as client:
+            time.sleep(0.1 * worker)
+            for n in range(ROLLS_EACH):
+                key = f"w{worker}-{n}"
+                body = {**BODY, "seed": key}  # the entry's seed names its logical roll
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    try:
+                        response = post(client, "stalls", key, body)
+                    except httpx.HTTPError:
+                        continue
+                    if response.status_code == 200:
+                        with lock:
+                            answers[key] = response.json()["receipt"]
+                        break
+                    assert response.status_code in (409, 503), response.text
+                    with lock:
+                        refused.append(response.status_code)
+                    time.sleep(0.05)
+
+    staller = threading.Thread(target=stall)
+    try:
+        staller.start()
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(rolls, range(4)))
+        stop.set()
+        staller.join()
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            entries = client.get("/v1/tables/stalls/entries").json()["entries"]
+    finally:
+        stop.set()
+        if redis.pid is not None:
+            os.kill(redis.pid, signal.SIGCONT)
+        server.stop()
+        redis.stop()
+    assert refused, "no stall met a roll: the test proved nothing"
+    assert len(answers) == 4 * ROLLS_EACH, "a key was left without an answer"
+    seeds = [entry["seed"] for entry in entries]
+    assert sorted(seeds) == sorted(answers), "a logical roll was recorded twice (or not)"
+    by_seq = {entry["seq"]: entry["entry_hash"] for entry in entries}
+    for receipt in answers.values():
+        assert by_seq[receipt["seq"]] == receipt["entry_hash"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
@@ -19,11 +17,11 @@ from msgspec import UnsetType
 from redis.exceptions import RedisError
 
 from fairroll.api.envelope import RollEnvelope, receipt_of
-from fairroll.api.idempotency import PENDING_SECONDS, Idempotency, fingerprint
+from fairroll.api.idempotency import Idempotency, fingerprint
 from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
 from fairroll.audit.sessions import SeedSessions, SessionError
-from fairroll.audit.store import Marker, MarkerLostError
+from fairroll.audit.store import AlreadyRecordedError, Marker
 from fairroll.mechanics import Mechanic
 from fairroll.randomness import SeededDice, SuppliedDice, committed_seed, new_seed
 from fairroll.rules import RuleError
@@ -101,38 +99,23 @@ class Roller:
         await self.authorize(request.table)
         if self.idempotency_key is None:
             return await self._roll(mechanic, request)
-        guard = Idempotency(self.store.redis, request.table, self.idempotency_key)
         print_ = fingerprint(mechanic.name, cast(msgspec.Struct, request))
+        guard = Idempotency(self.store.redis, request.table, self.idempotency_key, print_)
         try:
-            claimed = await guard.claim(print_, wait_seconds=PENDING_SECONDS)
+            earlier = await guard.earlier()
         except RedisError as exc:
             raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
-        if isinstance(claimed, int):  # a retry: the roll it repeats, not a new one
-            entry = await self.store.entry(request.table, claimed)
-            if entry is None:
-                raise StoreUnavailableError("the earlier roll is not in the audit store")
-            outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
-            return Rolled(outcome, entry)
-        try:
-            return await self._roll(mechanic, request, claimed)
-        except MarkerLostError as exc:
-            raise StoreUnavailableError(
-                "the roll took longer than its Idempotency-Key claim and was not recorded; "
-                "retry with the same key",
-                recorded=False,
-            ) from exc
-        except (asyncio.CancelledError, StoreUnavailableError) as exc:
-            # Ambiguous (cancelled or timed out after the append was sent): the claim is
-            # kept, and expires by itself; a retry then finds "done" or rolls afresh.
-            if isinstance(exc, StoreUnavailableError) and exc.recorded is False:
-                with suppress(RedisError):
-                    await guard.release()
-            raise
-        except Exception:
-            # Refused before anything was appended (rules, dice, sessions): free the key.
-            with suppress(RedisError):
-                await guard.release()
-            raise
+        if earlier is None:
+            try:
+                return await self._roll(mechanic, request, guard.marker)
+            except AlreadyRecordedError as exc:  # a duplicate that was in flight at once
+                earlier = guard.seq_of(exc.marker)
+        # A retry: the roll it repeats, not a new one.
+        entry = await self.store.entry(request.table, earlier)
+        if entry is None:
+            raise StoreUnavailableError("the earlier roll is not in the audit store")
+        outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
+        return Rolled(outcome, entry)
 
     async def _roll(
         self,

@@ -66,11 +66,11 @@ from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
 from fairroll.audit.signing import PublicKey, Signer, seal
 
 __all__ = [
+    "AlreadyRecordedError",
     "AnyRedis",
     "AppendConflictError",
     "AuditStore",
     "Marker",
-    "MarkerLostError",
     "StoreUnavailableError",
     "TableFencedError",
     "connect_redis",
@@ -86,16 +86,17 @@ _HEAD_CACHE = 10_000
 _META_CACHE = 100_000
 #: Tables whose last acknowledged entry a process remembers (about 150 bytes each).
 _ANCHORS = 1_000_000
-_STORED, _FENCED, _MARKER_LOST = 1, 2, 3
+_STORED, _FENCED, _ALREADY_DONE = 1, 2, 3
 
 #: The compare-and-append script. KEYS: the log, the head, then the idempotency markers
 #: of the batch. ARGV: the head the batch was chained on, the new head, this process's
 #: anchor (``seq`` and ``seq:hash`` of the last entry it acknowledged or read; ``0`` and
 #: ``""`` for none), the markers' time to live, then six values per entry: stream id,
-#: deflated JSON, hash prefix, marker key index (0: none), the marker's pending value
-#: and the request fingerprint. Replies: ``{1, head}`` stored; ``{0, head}`` the head
-#: moved (re-chain); ``{2, head}`` the anchor is gone or changed (the log went back or
-#: was forked: stop); ``{3, i}`` entry i's marker is no longer its pending claim.
+#: deflated JSON, hash prefix, marker key index (0: none), unused, and the request
+#: fingerprint. Replies: ``{1, head}`` stored; ``{0, head}`` the head moved (re-chain);
+#: ``{2, head}`` the anchor is gone or changed (the log went back or was forked: stop);
+#: ``{3, i, marker}`` entry i's Idempotency-Key is already done (``done:<fp>:<seq>``):
+#: nothing was stored. (A batch never carries one key twice: see ``_split_repeats``.)
 _APPEND = """
 local head = redis.call('GET', KEYS[2]) or ''
 if ARGV[3] ~= '0' and ARGV[4] ~= head then
@@ -114,8 +115,9 @@ local n = 0
 for i = 6, #ARGV, 6 do
   n = n + 1
   local marker = tonumber(ARGV[i + 3])
-  if marker > 0 and redis.call('GET', KEYS[marker]) ~= ARGV[i + 4] then
-    return {3, n}
+  if marker > 0 then
+    local done = redis.call('GET', KEYS[marker])
+    if done then return {3, n, done} end
   end
 end
 for i = 6, #ARGV, 6 do
@@ -163,11 +165,11 @@ _log = logging.getLogger("fairroll.audit")
 
 
 class Marker(NamedTuple):
-    """An idempotency claim the append must still hold: the script stores the entry only
-    if ``key`` still reads ``pending`` and, in the same step, marks it done with the seq."""
+    """An Idempotency-Key the append marks done: the script stores the entry only if
+    ``key`` is not already done, and marks it ``done:<fingerprint>:<seq>`` in the same
+    atomic step."""
 
     key: str
-    pending: str
     fingerprint: str
     ttl: int
 
@@ -199,9 +201,13 @@ class TableFencedError(StoreUnavailableError):
     acknowledged or read: appending would re-issue or fork acknowledged seqs."""
 
 
-class MarkerLostError(Exception):
-    """The roll's idempotency claim expired or was taken over before the append: the
-    roll was not recorded, and a retry with the same key decides what is."""
+class AlreadyRecordedError(Exception):
+    """The roll's Idempotency-Key was already used by a recorded roll: nothing was stored.
+    ``marker`` is what the key holds, ``done:<fingerprint>:<seq>``."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__(marker)
+        self.marker = marker
 
 
 class AuditStore:
@@ -317,8 +323,15 @@ class AuditStore:
         retry: dict[str, list[_Pending]] = {}
         if not await self._prepare(round_):
             return {}
-        for table in [t for t in round_ if t in self.fenced]:
-            _fail(round_.pop(table), self._fence_error(table))
+        for table in list(round_):
+            if table in self.fenced:
+                _fail(round_.pop(table), self._fence_error(table))
+                continue
+            # A second roll with the same Idempotency-Key waits for the next round, where
+            # the first one's marker answers it.
+            round_[table], later = _split_repeats(round_[table])
+            if later:
+                retry[table] = later
         unknown = [table for table in round_ if table not in self._heads]
         if unknown:
             for table, value in zip(unknown, await self._get_heads(unknown), strict=True):
@@ -334,53 +347,60 @@ class AuditStore:
             [(t, self._heads[t], round_[t], entries) for t, entries in chained.items()]
         )
         for (table, batch), result in zip(round_.items(), results, strict=True):
-            entries = chained[table]
-            if isinstance(result, BaseException):
-                self._failed(table, batch, result, retry)
-                continue
-            status, current = result
-            if status == _STORED:
-                head = Head(entries[-1].seq, entries[-1].entry_hash)
-                self._remember(table, head)
-                self._anchor(table, head)
-                self._attempts.pop(table, None)
-                self._errors.pop(table, None)
-                if confirmed is not None:
-                    # Stored, but not confirmed on disk (or on enough replicas) in time.
-                    _fail(batch, StoreUnavailableError(confirmed, recorded=None))
-                    continue
-                for pending, entry in zip(batch, entries, strict=True):
-                    if not pending.future.done():
-                        pending.future.set_result(entry)
-                continue
-            if status == _FENCED:
-                self._fence(table, _parse_head(current).seq)
-                _fail(batch, self._fence_error(table))
-                continue
-            if status == _MARKER_LOST:
-                # That roll's claim is gone: it is not recorded; the others re-chain.
-                index = int(current) - 1
-                lost = batch.pop(index)
-                if not lost.future.done():
-                    lost.future.set_exception(
-                        MarkerLostError("the Idempotency-Key claim expired before the append")
-                    )
-                if batch:
-                    retry[table] = batch
-                continue
-            # Another writer moved the head: re-chain on the head Redis holds.
-            self._remember(table, _parse_head(current))
-            attempts = self._attempts[table] = self._attempts.get(table, 0) + 1
-            if attempts >= MAX_ATTEMPTS:
-                self._heads.pop(table, None)
-                self._attempts.pop(table, None)
-                error = AppendConflictError(
-                    f"table {table!r} is too busy; the roll was not recorded"
-                )
-                _fail(batch, error)
-            else:
-                retry[table] = batch
+            again = self._settle(table, batch, chained[table], result, confirmed, retry)
+            if again:
+                retry[table] = again + retry.get(table, [])
         return retry
+
+    def _settle(
+        self,
+        table: str,
+        batch: list[_Pending],
+        entries: list[Entry],
+        result: tuple[int, Any] | BaseException,
+        confirmed: str | None,
+        retry: dict[str, list[_Pending]],
+    ) -> list[_Pending]:
+        """Answer a batch's callers from its script's result; returns what to retry."""
+        if isinstance(result, BaseException):
+            self._failed(table, batch, result, retry)
+            return []
+        status, current = result
+        if status == _STORED:
+            head = Head(entries[-1].seq, entries[-1].entry_hash)
+            self._remember(table, head)
+            self._anchor(table, head)
+            self._attempts.pop(table, None)
+            self._errors.pop(table, None)
+            if confirmed is not None:
+                # Stored, but not confirmed on disk (or on enough replicas) in time.
+                _fail(batch, StoreUnavailableError(confirmed, recorded=None))
+                return []
+            for pending, entry in zip(batch, entries, strict=True):
+                if not pending.future.done():
+                    pending.future.set_result(entry)
+            return []
+        if status == _FENCED:
+            self._fence(table, _parse_head(current).seq)
+            _fail(batch, self._fence_error(table))
+            return []
+        if status == _ALREADY_DONE:
+            # One roll's key is done already: it is not stored; the others re-chain on
+            # the same head in the next round.
+            index, marker = int(current[0]) - 1, _text(current[1])
+            pending = batch.pop(index)
+            if not pending.future.done():
+                pending.future.set_exception(AlreadyRecordedError(marker))
+            return batch
+        # Another writer moved the head: re-chain on the head Redis holds.
+        self._remember(table, _parse_head(current))
+        attempts = self._attempts[table] = self._attempts.get(table, 0) + 1
+        if attempts >= MAX_ATTEMPTS:
+            self._heads.pop(table, None)
+            self._attempts.pop(table, None)
+            _fail(batch, AppendConflictError(f"table {table!r} is too busy; nothing was recorded"))
+            return []
+        return batch
 
     def _failed(
         self,
@@ -401,7 +421,7 @@ class AuditStore:
         transient = isinstance(error, RedisConnectionError) and not timeout
         if self._cluster and transient and errors < CLUSTER_RETRIES:
             self._errors[table] = errors + 1
-            retry[table] = batch
+            retry[table] = batch + retry.get(table, [])
             return
         self._errors.pop(table, None)
         _fail(
@@ -493,14 +513,14 @@ class AuditStore:
                 _deflate(_encoder.encode(entry)),
                 entry.entry_hash[:16],
                 index,
-                pending.marker.pending if pending.marker else "",
+                "",
                 pending.marker.fingerprint if pending.marker else "",
             ]
         return ("EVAL", _APPEND, len(keys), *keys, *args)
 
     async def _run_scripts(
         self, batches: list[tuple[str, Head, list[_Pending], list[Entry]]]
-    ) -> tuple[list[tuple[int, bytes] | BaseException], str | None]:
+    ) -> tuple[list[tuple[int, Any] | BaseException], str | None]:
         """Run the compare-and-append script for each table's batch, then the durability
         confirmation, in one round trip: a result or an error per batch, and None if the
         round is confirmed durable (else why not)."""
@@ -678,17 +698,37 @@ def _stored_json(fields: dict[bytes, bytes]) -> bytes:
     return zlib.decompress(packed, wbits=-15) if packed is not None else fields[b"e"]
 
 
+def _split_repeats(batch: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
+    """The batch without rolls whose Idempotency-Key an earlier roll of it carries, and
+    those rolls."""
+    keys: set[str] = set()
+    first, later = [], []
+    for pending in batch:
+        key = pending.marker.key if pending.marker else None
+        if key is not None and key in keys:
+            later.append(pending)
+            continue
+        if key is not None:
+            keys.add(key)
+        first.append(pending)
+    return first, later
+
+
 def _fail(batch: list[_Pending], error: Exception) -> None:
     for pending in batch:
         if not pending.future.done():
             pending.future.set_exception(error)
 
 
-def _script_result(result: object) -> tuple[int, bytes] | BaseException:
+def _script_result(result: object) -> tuple[int, Any] | BaseException:
+    """(status, head as bytes), or for ``_ALREADY_DONE`` (status, [index, marker])."""
     if isinstance(result, BaseException):
         return result
-    ok, current = cast(list[Any], result)
-    return int(ok), current if isinstance(current, bytes) else str(current).encode()
+    status, *rest = cast(list[Any], result)
+    if int(status) == _ALREADY_DONE:
+        return _ALREADY_DONE, rest
+    current = rest[0]
+    return int(status), current if isinstance(current, bytes) else str(current).encode()
 
 
 def _text(value: bytes | str) -> str:
