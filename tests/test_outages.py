@@ -87,7 +87,7 @@ def test_redis_stopped_mid_load_then_back(stack: tuple[RedisServer, LiveServer])
     assert 503 in statuses and 200 in statuses
     with httpx.Client(base_url=server.url) as client:
         report = client.get("/v1/tables/load/verification").json()
-        assert report["ok"] is True, report
+        assert report.get("ok") is True, report
         # Every acknowledged roll is in the trail.
         assert acknowledged(responses) <= set(range(1, report["entries"] + 1))
 

@@ -15,9 +15,11 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Tag
 from litestar.static_files import create_static_files_router
+from litestar.types import Scope
 from redis.exceptions import RedisError
 
 import fairroll
+from fairroll.api.compute import ComputePool, compute_middleware
 from fairroll.api.controllers.fast_battle import FastBattleController
 from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
@@ -70,7 +72,12 @@ def create_app(settings: Settings) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        redis = connect_redis(settings.redis_url, settings.redis_timeout_seconds)
+        # A compute worker only reads, so it may retry a command on a dropped connection.
+        redis = connect_redis(
+            settings.redis_url,
+            settings.redis_timeout_seconds,
+            retries=2 if settings.compute_worker else 0,
+        )
         store = AuditStore(
             redis,
             signer,
@@ -92,9 +99,16 @@ def create_app(settings: Settings) -> Litestar:
         app.state.default_table_open = settings.default_table_open
         app.state.rate_limit = settings.rate_limit
         app.state.trusted_proxy_hops = settings.trusted_proxy_hops
+        pool = None
+        if settings.compute_workers > 0:
+            pool = ComputePool(settings.compute_workers, settings.compute_timeout_seconds)
+            await pool.start()
+        app.state.compute = pool
         try:
             yield
         finally:
+            if pool is not None:
+                await pool.close()
             await redis.aclose()
 
     app = Litestar(
@@ -124,7 +138,11 @@ def create_app(settings: Settings) -> Litestar:
             "sessions": Provide(_provide_sessions, sync_to_thread=False),
         },
         lifespan=[lifespan],
-        middleware=[http_metrics, request_timeout(settings.request_timeout_seconds)],
+        middleware=[
+            http_metrics,
+            request_timeout(settings.request_timeout_seconds),
+            compute_middleware(_pool_of),
+        ],
         exception_handlers=exception_handlers,
         before_request=_before_request,
         cors_config=CORSConfig(
@@ -161,6 +179,11 @@ def create_app(settings: Settings) -> Litestar:
 def create_app_from_env() -> Litestar:
     """Factory for ASGI servers: settings from the environment."""
     return create_app(Settings.from_env())
+
+
+def _pool_of(scope: Scope) -> ComputePool | None:
+    pool: ComputePool | None = getattr(scope["app"].state, "compute", None)
+    return pool
 
 
 def _alarm(table: str, acknowledged: int, seen: int) -> None:

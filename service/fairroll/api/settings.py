@@ -30,6 +30,10 @@ class Settings:
     disk, and refuses rolls on a Redis that cannot promise that; ``memory`` accepts such
     a Redis (tests of other things, throwaway tables), and ``/readyz`` says so.
     ``require_replicas``: replicas that must hold each round before it is acknowledged.
+    ``compute_workers``: processes that answer odds and verification (``api.compute``);
+    0 answers them on the event loop (a compute worker itself, and nothing else).
+    ``compute_timeout_seconds``: such a request is stopped (its worker killed) after this.
+    ``compute_worker``: this process is a compute worker (it never appends).
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -45,6 +49,9 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     durability: str = "fsync"
     require_replicas: int = 0
+    compute_workers: int = 1
+    compute_worker: bool = False
+    compute_timeout_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -52,7 +59,8 @@ class Settings:
         ``FAIRROLL_DEV_KEY_DIR``, ``FAIRROLL_MAX_BODY_BYTES``, ``FAIRROLL_REDIS_TIMEOUT``,
         ``FAIRROLL_DEFAULT_TABLE_OPEN``, ``FAIRROLL_RATE_LIMIT``,
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
-        ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``."""
+        ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
+        ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -73,6 +81,11 @@ class Settings:
             trusted_proxy_hops=int(env.get("FAIRROLL_TRUSTED_PROXY_HOPS", "0")),
             durability=durability,
             require_replicas=int(env.get("FAIRROLL_REQUIRE_REPLICAS", "0")),
+            compute_workers=0
+            if env.get("FAIRROLL_COMPUTE_WORKER")
+            else int(env.get("FAIRROLL_COMPUTE_WORKERS", "1")),
+            compute_worker=bool(env.get("FAIRROLL_COMPUTE_WORKER")),
+            compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")

@@ -56,6 +56,8 @@ from typing import Any, NamedTuple, cast
 
 import msgspec
 from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -137,10 +139,13 @@ AnyRedis = Redis | RedisCluster
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 
 
-def connect_redis(url: str, timeout: float) -> AnyRedis:
+def connect_redis(url: str, timeout: float, *, retries: int = 0) -> AnyRedis:
     """A client for ``url``: ``redis://``, ``rediss://``, ``unix://`` name one server;
     ``redis+cluster://host:port`` (or ``rediss+cluster://``) names any node of a Redis
-    Cluster, whose topology the client then discovers (redis-py's cluster client)."""
+    Cluster, whose topology the client then discovers (redis-py's cluster client).
+
+    ``retries``: commands retried after a dropped connection. Only for clients that
+    never append (the compute workers read): a retried append could run twice."""
     if url.startswith(CLUSTER_SCHEMES):
         return RedisCluster.from_url(
             url.replace("+cluster", "", 1),
@@ -155,6 +160,8 @@ def connect_redis(url: str, timeout: float) -> AnyRedis:
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
         health_check_interval=30,
+        retry=Retry(NoBackoff(), retries) if retries else None,
+        retry_on_error=[RedisConnectionError] if retries else None,
     )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "BattleOutcome",
     "BattleTurn",
     "Combatant",
+    "Duel",
     "Fighter",
     "Initiative",
     "InitiativeOutcome",
@@ -84,6 +85,9 @@ Attribute = Literal["st", "qk", "in", "ma", "mr"]
 MAX_SCORE = 99
 MAX_LEVEL = 100
 MAX_HP = 999
+#: A battle stops (``ended_by: dice_limit``) once this many coins have been flipped: at
+#: most 40 a turn, so about a hundred turns of the hardest hitters, a reply of ~200 KB.
+MAX_BATTLE_COINS = 4000
 Score = Annotated[int, msgspec.Meta(ge=0, le=MAX_SCORE)]
 Level = Annotated[int, msgspec.Meta(ge=1, le=MAX_LEVEL)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
@@ -539,10 +543,17 @@ class Combatant(Fighter, frozen=True, kw_only=True, forbid_unknown_fields=True):
 
 
 class Battle(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Two or more fighters, fought turn by turn until one stands (or the turn cap)."""
+    """Two or more fighters, fought turn by turn until one stands (or the turn cap, or
+    ``MAX_BATTLE_COINS`` coins)."""
 
     fighters: Annotated[list[Combatant], msgspec.Meta(min_length=2, max_length=6)]
     max_turns: Annotated[int, msgspec.Meta(ge=1, le=500)] = 100
+
+
+class Duel(Battle, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A battle of exactly two fighters: what battle odds are computed for."""
+
+    fighters: Annotated[list[Combatant], msgspec.Meta(min_length=2, max_length=2)]
 
 
 class BattleTurn(msgspec.Struct, frozen=True, kw_only=True):
@@ -579,7 +590,8 @@ class BattleOutcome(msgspec.Struct, frozen=True, kw_only=True):
     initiative: InitiativeOutcome
     turns: tuple[BattleTurn, ...]
     winner: str | None
-    ended_by: Literal["knockout", "turn_cap"]
+    #: ``dice_limit``: fairroll's bound on one battle's coins (``MAX_BATTLE_COINS``) ran out.
+    ended_by: Literal["knockout", "turn_cap", "dice_limit"]
     hp: dict[str, int]
     rewards: tuple[LoserReward, ...]
     winner_gold: int
@@ -628,9 +640,14 @@ def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
     )
     turns: list[BattleTurn] = []
     number = 0
-    while number < battle.max_turns and sum(h > 0 for h in hp) > 1:
+    spent = False
+    while number < battle.max_turns and sum(h > 0 for h in hp) > 1 and not spent:
         for actor in order:
             if number >= battle.max_turns or sum(h > 0 for h in hp) <= 1:
+                break
+            # fairroll's bound, not the rules': a battle's reply stays a battle's size.
+            if len(dice.dice) >= MAX_BATTLE_COINS:
+                spent = True
                 break
             if hp[actor] == 0:
                 continue
@@ -661,7 +678,7 @@ def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
         initiative=initiative,
         turns=tuple(turns),
         winner=fighters[winner].name if winner is not None else None,
-        ended_by="knockout" if winner is not None else "turn_cap",
+        ended_by="knockout" if winner is not None else "dice_limit" if spent else "turn_cap",
         hp={f.name: h for f, h in zip(fighters, hp, strict=True)},
         rewards=tuple(loser_rewards),
         winner_gold=sum(r.rewards.winner_gold for r in loser_rewards),

@@ -41,7 +41,6 @@ from fairroll.odds.fast_battle import (
 )
 from fairroll.rules import fast_battle as fb
 from fairroll.rules import fast_battle_catalogue as store
-from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle_items import Armor, Potion, Spell, Trinket, Weapon
 
 __all__ = ["FastBattleController"]
@@ -393,9 +392,7 @@ class FastBattleController(Controller):
         status_code=200,
         responses=CALC_ERRORS,
     )
-    async def battle_odds(self, data: fb.Battle) -> BattleOddsResponse:
-        if len(data.fighters) != 2:
-            raise RuleError("battle odds are for exactly two fighters", field="fighters")
+    async def battle_odds(self, data: fb.Duel) -> BattleOddsResponse:
         odds = battle_odds(data)
         return BattleOddsResponse(
             exact=odds.exact,

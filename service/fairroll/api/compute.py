@@ -1,0 +1,340 @@
+"""CPU-heavy requests off the event loop, under a deadline that really stops them.
+
+Odds, estimates and verification are pure functions of their input (and of the log
+they read), but some take long enough to matter, and CPU work on the event loop
+cannot be cancelled: one such request would hold every roll and ``/livez`` behind
+it. So those requests (``is_compute``: every ``.../odds`` operation, the table
+verification and the export upload) are answered by a small pool of worker
+processes, each running this same app without a socket (``python -m
+fairroll.api.compute``, ``nice``-d so rolls win the CPU when both want it):
+
+- the request (method, path, query, headers, body) goes to an idle worker; with none
+  idle it waits in a bounded line, and past ``MAX_WAITING`` callers, or past its
+  deadline, it is answered 503 with ``Retry-After``;
+- a request that passes its deadline (``FAIRROLL_COMPUTE_TIMEOUT``), or is cancelled,
+  has its worker killed (SIGKILL) and replaced: the work stops, whatever it was doing,
+  and the answer is a 503 that says so;
+- the worker's answer (status, headers, body) is relayed as it is, so a rule breach is
+  the same 422 problem it would be in the main process.
+
+The wire between service and worker is its own: one frame per message, an 8-byte
+big-endian length and a pickle of plain tuples, over the worker's stdin and stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import struct
+import sys
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import msgspec
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+__all__ = ["ComputePool", "compute_middleware", "is_compute"]
+
+MAX_WAITING = 32
+_FRAME = struct.Struct(">Q")
+#: Operations answered by a compute worker (besides every ``.../odds`` operation).
+COMPUTE_OPERATIONS = frozenset({"verifyTable", "verifyExport"})
+WORKER_ENV = "FAIRROLL_COMPUTE_WORKER"
+
+_Request = tuple[str, str, bytes, list[tuple[bytes, bytes]], bytes, tuple[str, int] | None]
+_Response = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+def is_compute(scope: Scope) -> bool:
+    """Whether this routed request is answered by a compute worker."""
+    template = scope.get("path_template") or ""
+    if template.endswith("/odds"):
+        return True
+    handler = scope.get("route_handler")
+    return getattr(handler, "operation_id", None) in COMPUTE_OPERATIONS
+
+
+class BusyError(Exception):
+    """Every worker stayed busy (or the line was full) until the deadline."""
+
+
+class DeadlineError(Exception):
+    """The work did not finish within its deadline; its worker was killed."""
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @property
+    def alive(self) -> bool:
+        return self.process.returncode is None
+
+    async def call(self, request: _Request) -> _Response:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        if stdin is None or stdout is None:  # pragma: no cover - always piped
+            raise RuntimeError("worker without pipes")
+        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        stdin.write(_FRAME.pack(len(payload)) + payload)
+        await stdin.drain()
+        (size,) = _FRAME.unpack(await stdout.readexactly(_FRAME.size))
+        response: _Response = pickle.loads(await stdout.readexactly(size))  # noqa: S301
+        return response
+
+    async def ready(self) -> None:
+        if self.process.stdout is None:  # pragma: no cover - always piped
+            raise RuntimeError("worker without pipes")
+        (size,) = _FRAME.unpack(await self.process.stdout.readexactly(_FRAME.size))
+        await self.process.stdout.readexactly(size)
+
+    def kill(self) -> None:
+        if self.alive:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+
+class ComputePool:
+    """``workers`` worker processes; ``run`` has one of them answer one request."""
+
+    def __init__(self, workers: int, deadline: float) -> None:
+        self.size = workers
+        self.deadline = deadline
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._all: set[_Worker] = set()
+        self._waiting = 0
+        self._closed = False
+        self._spawning: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        for _ in range(self.size):
+            self._respawn()
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._spawning):
+            with contextlib.suppress(BaseException):
+                await task
+        for worker in list(self._all):
+            worker.kill()
+            with contextlib.suppress(Exception):
+                await worker.process.wait()
+        self._all.clear()
+
+    async def run(self, request: _Request) -> _Response:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + self.deadline
+        if self._waiting >= MAX_WAITING:
+            raise BusyError(f"{MAX_WAITING} calculations are already waiting")
+        self._waiting += 1
+        try:
+            async with asyncio.timeout(self.deadline):
+                worker = await self._idle.get()
+        except TimeoutError:
+            raise BusyError("every calculation worker stayed busy") from None
+        finally:
+            self._waiting -= 1
+        finished = False
+        try:
+            async with asyncio.timeout(max(0.001, until - loop.time())):
+                response = await worker.call(request)
+            finished = True
+            return response
+        except TimeoutError:
+            raise DeadlineError(
+                f"the calculation did not finish within {self.deadline:g} s and was stopped"
+            ) from None
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            raise DeadlineError("the calculation worker stopped; retry") from exc
+        finally:
+            if finished and worker.alive:
+                self._idle.put_nowait(worker)
+            else:  # cancelled, timed out or crashed: stop it, start another
+                self._all.discard(worker)
+                worker.kill()
+                self._respawn()
+
+    def _respawn(self) -> None:
+        if self._closed:
+            return
+        task = asyncio.ensure_future(self._spawn())
+        self._spawning.add(task)
+        task.add_done_callback(self._spawning.discard)
+
+    async def _spawn(self) -> None:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "fairroll.api.compute",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, WORKER_ENV: "1"},
+            limit=2**30,
+        )
+        worker = _Worker(process)
+        self._all.add(worker)
+        try:  # the worker says it is ready once its app has started
+            await worker.ready()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self._all.discard(worker)
+            worker.kill()
+            raise
+        self._idle.put_nowait(worker)
+
+
+def compute_middleware(
+    pool_of: Callable[[Scope], ComputePool | None],
+) -> Callable[[ASGIApp], ASGIApp]:
+    """Litestar middleware (after routing): compute requests are answered by the pool."""
+
+    def middleware(app: ASGIApp) -> ASGIApp:
+        async def relayed(scope: Scope, receive: Receive, send: Send) -> None:
+            pool = pool_of(scope) if scope["type"] == ScopeType.HTTP else None
+            if pool is None or not is_compute(scope):
+                await app(scope, receive, send)
+                return
+            body = bytearray()
+            while True:
+                message: Any = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            http: Any = scope
+            client = http.get("client")
+            request: _Request = (
+                str(http["method"]),
+                str(http["path"]),
+                bytes(http.get("query_string", b"")),
+                list(http["headers"]),
+                bytes(body),
+                (str(client[0]), int(client[1])) if client else None,
+            )
+            try:
+                status, headers, content = await pool.run(request)
+            except (BusyError, DeadlineError) as exc:
+                status, headers, content = _unavailable(str(exc))
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": content, "more_body": False})
+
+        return relayed
+
+    return middleware
+
+
+def _unavailable(detail: str) -> _Response:
+    body = msgspec.json.encode(
+        {
+            "type": "urn:fairroll:problem:calculation-unavailable",
+            "title": "The calculation could not be made now",
+            "status": 503,
+            "detail": f"{detail}. Nothing was recorded; retry shortly.",
+        }
+    )
+    headers = [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"),
+    ]
+    return 503, headers, body
+
+
+# -- the worker ------------------------------------------------------------------------
+
+
+async def _answer(app: Any, request: _Request) -> _Response:
+    method, path, query, headers, body, client = request
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query,
+        "headers": headers,
+        "client": client,
+        "server": ("127.0.0.1", 0),
+        "state": {},
+    }
+    sent = False
+    started: dict[str, Any] = {}
+    content = bytearray()
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            started.update(message)
+        elif message["type"] == "http.response.body":
+            content.extend(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return int(started.get("status", 500)), list(started.get("headers", [])), bytes(content)
+
+
+async def _lifespan(app: Any) -> Callable[[], Any]:
+    """Start the app's lifespan (Redis, signer); returns what shuts it down."""
+    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    task = asyncio.ensure_future(app({"type": "lifespan"}, inbox.get, outbox.put))
+    await inbox.put({"type": "lifespan.startup"})
+    reply = await outbox.get()
+    if reply["type"] != "lifespan.startup.complete":
+        raise RuntimeError(f"the compute worker's app did not start: {reply}")
+
+    async def shutdown() -> None:
+        await inbox.put({"type": "lifespan.shutdown"})
+        await outbox.get()
+        await task
+
+    return shutdown
+
+
+def _read_frame(stream: BinaryIO) -> bytes | None:
+    header = stream.read(_FRAME.size)
+    if len(header) < _FRAME.size:
+        return None
+    (size,) = _FRAME.unpack(header)
+    return stream.read(size)
+
+
+async def _serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
+    from fairroll.api.app import create_app_from_env  # noqa: PLC0415 - the worker only
+
+    app = create_app_from_env()
+    shutdown = await _lifespan(app)
+    ready = pickle.dumps("ready")
+    outbox.write(_FRAME.pack(len(ready)) + ready)
+    outbox.flush()
+    try:
+        while True:
+            frame = await asyncio.to_thread(_read_frame, inbox)
+            if frame is None:
+                return
+            request: _Request = pickle.loads(frame)  # noqa: S301 - from our parent only
+            reply = pickle.dumps(await _answer(app, request), protocol=pickle.HIGHEST_PROTOCOL)
+            outbox.write(_FRAME.pack(len(reply)) + reply)
+            outbox.flush()
+    finally:
+        await shutdown()
+
+
+def main() -> None:
+    inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not corrupt the frames
+    with contextlib.suppress(OSError):
+        os.nice(10)  # rolls first: a calculation takes what the event loop leaves
+    asyncio.run(_serve(inbox, outbox))
+
+
+if __name__ == "__main__":
+    main()

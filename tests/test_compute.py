@@ -1,0 +1,76 @@
+"""CPU-heavy requests are answered by compute workers, under a deadline that stops them."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+
+from conftest import LiveServer
+from fairroll.redis_server import RedisServer
+
+FIGHTER = {
+    "st": 10,
+    "qk": 10,
+    "in": 10,
+    "ma": 10,
+    "mr": 10,
+    "max_hp": 999,
+    "weapon": {"name": "W", "af": 20},
+    "armor": {"name": "A", "frw": 20, "frm": 20},
+}
+#: An estimate: it fights battles for ESTIMATE_SECONDS (0.25 s), past a 0.1 s deadline.
+LONG = {"fighters": [{"name": "A", **FIGHTER}, {"name": "B", **FIGHTER}], "max_turns": 500}
+TFT = {"a": {"attribute": 12}, "b": {"attribute": 12}}
+
+
+def answered(client: httpx.Client) -> None:
+    """A cheap calculation is answered (a new worker takes about a second to start)."""
+    for _ in range(100):
+        answer = client.post("/v1/tft/contests/odds", json=TFT)
+        if answer.status_code == 200:
+            return
+        time.sleep(0.1)
+    raise AssertionError(answer.text)
+
+
+def test_a_calculation_past_its_deadline_is_stopped_and_its_worker_replaced(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    server = LiveServer(
+        redis_server.url, tmp_path / "server.log", env={"FAIRROLL_COMPUTE_TIMEOUT": "0.1"}
+    )
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            answered(client)  # the worker has started
+            stopped = client.post("/v1/fast-battle/battles/odds", json=LONG)
+            assert stopped.status_code == 503
+            assert stopped.json()["type"].endswith("calculation-unavailable")
+            assert "stopped" in stopped.json()["detail"]
+            assert stopped.headers["retry-after"] == "1"
+            # The killed worker is replaced: the next calculation is answered.
+            answered(client)
+            assert client.post("/v1/tft/contests", json=TFT).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_rule_errors_from_a_worker_are_the_same_problem(client: httpx.Client) -> None:
+    """A rule breach found in the worker comes back as the same 422, naming the field."""
+    three = {"fighters": [{"name": n, **FIGHTER} for n in "ABC"]}
+    refused = client.post("/v1/fast-battle/battles/odds", json=three)
+    assert refused.status_code == 422
+    assert refused.json()["invalid_params"][0]["name"] == "fighters"
+    same = {"fighters": [{"name": "A", **FIGHTER}, {"name": "A", **FIGHTER}]}
+    assert client.post("/v1/fast-battle/battles/odds", json=same).status_code == 422
+
+
+def test_a_battle_roll_is_bounded_by_its_coins(client: httpx.Client) -> None:
+    """500 turns of the hardest hitters would be 20,000 coins; a battle stops at 4,000."""
+    rolled = client.post("/v1/fast-battle/battles", json={**LONG, "seed": "bounded"})
+    assert rolled.status_code == 200
+    body = rolled.json()
+    assert body["outcome"]["ended_by"] == "dice_limit"
+    assert 4000 <= len(body["dice"]) <= 4040
+    assert len(rolled.content) < 400_000
