@@ -28,7 +28,7 @@ import httpx
 from fairroll.redis_server import RedisServer, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import LUA, SCENARIOS, start, stop, wrk  # noqa: E402
+from harness import LUA, SCENARIOS, start, stop, wrk
 
 _HEAVY_FIGHTER = {
     "st": 10,
@@ -137,7 +137,8 @@ def run(base: str, tmp: Path, args: argparse.Namespace) -> None:
     print(f"roll at {args.connections} connections, {args.seconds} s each (ms):")
     print(f"  idle        p50 {idle[1]:6.2f}  p99 {idle[2]:6.2f}  {idle[0]:7.0f} req/s")
     print(
-        f"  heavy x{args.heavy}    p50 {loaded[1]:6.2f}  p99 {loaded[2]:6.2f}  {loaded[0]:7.0f} req/s"
+        f"  heavy x{args.heavy}    p50 {loaded[1]:6.2f}  p99 {loaded[2]:6.2f}  "
+        f"{loaded[0]:7.0f} req/s"
     )
     print(f"  p99 ratio (heavy / idle): {loaded[2] / idle[2]:.2f}")
     print(
