@@ -15,7 +15,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Tag
 from litestar.static_files import create_static_files_router
-from litestar.types import Scope
+from litestar.types import Message, Scope
 from redis.exceptions import RedisError
 
 import fairroll
@@ -62,6 +62,26 @@ OPENAPI_TAGS = [
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
     Tag(name="operations", description="Health probes for orchestrators."),
 ]
+
+
+class FairrollApp(Litestar):
+    """Litestar, answering ``HEAD`` on every ``GET`` route: the same status and headers
+    (``Content-Length`` included), no body, as RFC 9110 asks of a server."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await super().__call__(scope, receive, send)
+            return
+        as_get: Any = {**scope, "method": "GET"}
+
+        async def headless(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await super().__call__(as_get, receive, headless)
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -111,7 +131,7 @@ def create_app(settings: Settings) -> Litestar:
                 await pool.close()
             await redis.aclose()
 
-    app = Litestar(
+    app = FairrollApp(
         route_handlers=[
             FastBattleController,
             FbcController,

@@ -220,12 +220,13 @@ _TITLES = {
 }
 
 _DESCRIPTIONS = {
-    400: "Malformed request: the body is not valid JSON.",
+    400: "Malformed request: the body is not valid JSON, or is nested too deeply.",
     401: "The table has a write key: send it as `Authorization: Bearer <key>`.",
     403: "The key is not this table's write key, or the table is closed.",
     404: "No such table entry or seed session.",
     409: "The seed session was revealed and takes no more rolls.",
     413: "The request body is larger than the server accepts.",
+    415: "The body is not sent as JSON (`Content-Type: application/json`).",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
     429: "Too many requests from this client this minute; see `Retry-After`.",
     503: (
@@ -236,6 +237,6 @@ _DESCRIPTIONS = {
 
 #: Every error a roll can answer: bad body, too large, no or wrong table key, rule breach,
 #: audit store down.
-ROLL_ERRORS = problem_responses(400, 401, 403, 404, 409, 413, 422, 429, 503)
+ROLL_ERRORS = problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 429, 503)
 #: Every error a calculation (odds, sheets, rewards) can answer.
-CALC_ERRORS = problem_responses(400, 413, 422, 429)
+CALC_ERRORS = problem_responses(400, 413, 415, 422, 429, 503)

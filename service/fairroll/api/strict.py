@@ -15,14 +15,38 @@ import msgspec
 from litestar import Request
 from litestar.exceptions import ClientException, ValidationException
 
-__all__ = ["strict_body"]
+__all__ = ["NDJSON_TYPES", "NESTED_TOO_DEEPLY", "is_json", "media_type_of", "strict_body"]
+
+NESTED_TOO_DEEPLY = "the JSON is nested too deeply to be a request"
+
+
+#: Media types an upload of NDJSON (``POST /v1/verify``) may be sent as.
+NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/json")
+
+
+def media_type_of(request: Request[Any, Any, Any]) -> str:
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def is_json(media_type: str) -> bool:
+    """``application/json`` or a ``+json`` type (``application/merge-patch+json``...)."""
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
 
 
 async def strict_body(request: Request[Any, Any, Any]) -> None:
-    """``before_request`` hook: decode the body strictly when the handler takes ``data``."""
+    """``before_request`` hook: a JSON body must say it is JSON (415 otherwise), and is
+    decoded strictly when the handler takes ``data``."""
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
-    if data is None or data.annotation in (bytes, str):  # not a JSON body (NDJSON uploads)
+    if data is None:
         return
+    if not is_json(media_type_of(request)):
+        raise ClientException(
+            detail="send the body as Content-Type: application/json",
+            status_code=415,
+            headers={"Accept-Post": "application/json"},
+        )
     body = await request.body()
     try:
         msgspec.convert(_JSON.decode(body), data.annotation, strict=True)
@@ -35,6 +59,8 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         ) from None
     except msgspec.DecodeError as exc:
         raise ClientException(detail=str(exc)) from None
+    except RecursionError:
+        raise ClientException(detail=NESTED_TOO_DEEPLY) from None
 
 
 def _number(text: str) -> int | float:

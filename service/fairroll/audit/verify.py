@@ -157,6 +157,8 @@ def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
         entry = msgspec.json.decode(line)
     except msgspec.DecodeError as exc:
         raise _BadEntryError(expected_seq, f"not a JSON entry: {exc}") from None
+    except RecursionError:
+        raise _BadEntryError(expected_seq, "not a JSON entry: nested too deeply") from None
     if not isinstance(entry, dict):
         raise _BadEntryError(expected_seq, "not a JSON object")
     seq = entry.get("seq")

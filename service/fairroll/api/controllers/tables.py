@@ -9,13 +9,14 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import ClientException, NotFoundException
 from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
 from litestar.params import Parameter
 from litestar.response import Stream
 
 from fairroll.api.problems import CALC_ERRORS, problem_responses
 from fairroll.api.rolls import Roller
+from fairroll.api.strict import NDJSON_TYPES, media_type_of
 from fairroll.audit import (
     AuditStore,
     Checkpoint,
@@ -148,6 +149,11 @@ class TablesController(Controller):
         from_seq: FromSeq = 1,
         to_seq: ToSeq = LAST_SEQ,
     ) -> Stream:
+        if to_seq < from_seq:
+            raise RuleError(
+                f"to_seq ({to_seq}) is before from_seq ({from_seq}): no entry is in that range",
+                field="to_seq",
+            )
         await store.head(table)  # answer 503 before streaming when Redis is down
 
         async def lines() -> AsyncIterator[bytes]:
@@ -306,6 +312,12 @@ class VerifyController(Controller):
                 )
             seq, _, entry_hash = text.partition(":")
             anchors.append((int(seq), entry_hash))
+        if media_type_of(request) not in NDJSON_TYPES:
+            raise ClientException(
+                detail="send the export as Content-Type: application/x-ndjson",
+                status_code=415,
+                headers={"Accept-Post": ", ".join(NDJSON_TYPES)},
+            )
         body = await request.body()
         if not body.strip():
             raise RuleError("upload an export: one audit entry (JSON) per line", field="body")
