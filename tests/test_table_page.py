@@ -278,3 +278,21 @@ def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
     seen = json.loads(out)
     assert seen["errors"] == []
     assert [(e["seq"], e["ok"]) for e in seen["entries"]] == [(2, True), (1, True)], seen
+
+
+@pytest.mark.parametrize(
+    ("path", "selector", "text"),
+    [
+        ("/schema", "#redoc h1", "fairroll"),  # Redoc, from fairroll's own static files
+        ("/tables/{table}", "li[data-seq='1'] .mark", ""),  # the table page, its charts too
+    ],
+    ids=["docs", "table"],
+)
+def test_pages_keep_to_their_content_security_policy(
+    browser_driver: Path, client: httpx.Client, table: str, path: str, selector: str, text: str
+) -> None:
+    """No inline script, no CDN: nothing the policy blocks, nothing from another origin."""
+    client.post("/v1/tft/contests", json={**CONTEST, "table": table})
+    url = str(client.base_url).rstrip("/") + path.format(table=table)
+    seen = run_node(browser_driver.with_name("policy.mjs"), url, selector, text, timeout=90)
+    assert seen == {"violations": [], "foreign": [], "errors": []}

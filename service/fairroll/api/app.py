@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from fairroll.api.controllers.tables import (
 from fairroll.api.controllers.tft import TftController
 from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.examples import attach_examples
+from fairroll.api.headers import DocsPage, security_headers
 from fairroll.api.metrics import FENCED_TABLES, HEAD_REGRESSIONS, http_metrics
 from fairroll.api.openapi import (
     declare_closed_objects,
@@ -65,23 +66,35 @@ OPENAPI_TAGS = [
 
 
 class FairrollApp(Litestar):
-    """Litestar, answering ``HEAD`` on every ``GET`` route: the same status and headers
-    (``Content-Length`` included), no body, as RFC 9110 asks of a server."""
+    """Litestar, with what every response needs, before routing (so 404s and 405s too):
+
+    - the security headers (``api.headers``) on every HTTP response;
+    - ``HEAD`` answered on every ``GET`` route: the same status and headers
+      (``Content-Length`` included), no body, as RFC 9110 asks of a server.
+    """
+
+    #: Set by ``create_app`` from the settings.
+    headers_for: Callable[[str], list[tuple[bytes, bytes]]]
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "HEAD":
+        if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
-        as_get: Any = {**scope, "method": "GET"}
+        extra = self.headers_for(scope["path"])
+        head = scope["method"] == "HEAD"
 
-        async def headless(message: Message) -> None:
-            if message["type"] == "http.response.body":
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            elif head and message["type"] == "http.response.body":
                 if message.get("more_body", False):
                     return
                 message = {"type": "http.response.body", "body": b"", "more_body": False}
             await send(message)
 
-        await super().__call__(as_get, receive, headless)
+        if head:
+            scope = {**scope, "method": "GET"}
+        await super().__call__(scope, receive, send_with_headers)
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -184,8 +197,10 @@ def create_app(settings: Settings) -> Litestar:
             tags=OPENAPI_TAGS,
             path="/schema",
             use_handler_docstrings=False,
+            render_plugins=[DocsPage()],
         ),
     )
+    app.headers_for = security_headers(settings.frame_ancestors)
     declare_closed_objects(app)
     declare_exactly_one(app)
     declare_integer_bounds(app)

@@ -34,6 +34,7 @@ class Settings:
     0 answers them on the event loop (a compute worker itself, and nothing else).
     ``compute_timeout_seconds``: such a request is stopped (its worker killed) after this.
     ``compute_worker``: this process is a compute worker (it never appends).
+    ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -51,6 +52,7 @@ class Settings:
     require_replicas: int = 0
     compute_workers: int = 1
     compute_worker: bool = False
+    frame_ancestors: str = "'none'"
     compute_timeout_seconds: float = 5.0
 
     @classmethod
@@ -60,7 +62,7 @@ class Settings:
         ``FAIRROLL_DEFAULT_TABLE_OPEN``, ``FAIRROLL_RATE_LIMIT``,
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
-        ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``."""
+        ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -85,6 +87,7 @@ class Settings:
             if env.get("FAIRROLL_COMPUTE_WORKER")
             else int(env.get("FAIRROLL_COMPUTE_WORKERS", "1")),
             compute_worker=bool(env.get("FAIRROLL_COMPUTE_WORKER")),
+            frame_ancestors=env.get("FAIRROLL_FRAME_ANCESTORS", "").strip() or "'none'",
             compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
             cors_origins=tuple(
                 origin.strip()
