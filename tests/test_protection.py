@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from redis import Redis
 
 from conftest import LiveServer
 from fairroll.redis_server import RedisServer, free_port
@@ -75,3 +76,105 @@ def test_no_cors_and_no_limit_by_default(client: httpx.Client) -> None:
     )
     assert response.status_code == 200
     assert "access-control-allow-origin" not in response.headers
+
+
+@pytest.fixture
+def limited(tmp_path: Path) -> Iterator[tuple[LiveServer, RedisServer]]:
+    redis = RedisServer(tmp_path / "redis", port=free_port()).start()
+    server = LiveServer(
+        redis.url,
+        tmp_path / "server.log",
+        env={
+            "FAIRROLL_RATE_LIMIT": "20",
+            "FAIRROLL_TRUSTED_PROXY_HOPS": "1",
+            "FAIRROLL_REQUIRE_TABLES": "true",
+        },
+    )
+    yield server, redis
+    server.stop()
+    redis.stop()
+
+
+def from_(address: str) -> dict[str, str]:
+    return {"X-Forwarded-For": address}
+
+
+def test_no_burst_passes_more_than_the_bucket(limited: tuple[LiveServer, RedisServer]) -> None:
+    """A fixed window let 40 through in 2 s at a limit of 20: a bucket of 20 lets 20 (and
+    what refills meanwhile, 20 a minute: at most one more in these few seconds)."""
+    server, _ = limited
+    with httpx.Client(base_url=server.url) as client:
+        codes = [
+            client.post("/v1/tft/contests", json=BODY, headers=from_("203.0.113.1")).status_code
+            for _ in range(40)
+        ]
+    assert codes[:20] == [200] * 20
+    assert 19 <= codes.count(429) <= 20
+
+
+def test_costly_requests_take_more_of_the_bucket(limited: tuple[LiveServer, RedisServer]) -> None:
+    server, _ = limited
+    with httpx.Client(base_url=server.url) as client:
+        odds = [
+            client.post("/v1/tft/contests/odds", json=BODY, headers=from_("203.0.113.2"))
+            for _ in range(6)
+        ]
+        assert [o.status_code for o in odds] == [200] * 5 + [429]  # 5 x 4 = 20 tokens
+        assert "costs 4" in odds[-1].json()["detail"]
+        # The heavy reads are covered too: a verification costs 10, an export 5.
+        verifications = [
+            client.get("/v1/tables/default/verification", headers=from_("203.0.113.3"))
+            for _ in range(3)
+        ]
+        assert [v.status_code for v in verifications] == [200, 200, 429]
+        exports = [
+            client.get("/v1/tables/default/export", headers=from_("203.0.113.4")).status_code
+            for _ in range(5)
+        ]
+        assert exports == [200] * 4 + [429]
+        # Probes and the page are free.
+        for _ in range(30):
+            assert client.get("/livez", headers=from_("203.0.113.4")).status_code == 200
+
+
+def test_a_write_key_has_its_own_bucket_across_addresses(
+    limited: tuple[LiveServer, RedisServer],
+) -> None:
+    """A leaked key used from many addresses is limited as one client."""
+    server, _ = limited
+    with httpx.Client(base_url=server.url) as client:
+        made = client.post("/v1/tables", headers=from_("198.51.100.1")).json()
+        auth = {"Authorization": f"Bearer {made['write_key']}"}
+        body = {**BODY, "table": made["table"]}
+        codes = [
+            client.post(
+                "/v1/tft/contests", json=body, headers={**auth, **from_(f"198.51.100.{2 + n}")}
+            ).status_code
+            for n in range(22)
+        ]
+    assert codes.count(200) <= 20
+    assert codes[-1] == 429
+
+
+def test_required_tables_stay_closed_after_their_records_are_lost(
+    limited: tuple[LiveServer, RedisServer], tmp_path: Path
+) -> None:
+    """With FAIRROLL_REQUIRE_TABLES, a table nobody created is refused; after a FLUSHALL a
+    keyed table is refused too (404), never open to a roll without its key."""
+    server, redis = limited
+    with httpx.Client(base_url=server.url) as client:
+        unknown = client.post("/v1/tft/contests", json={**BODY, "table": "never-made"})
+        assert unknown.status_code == 404
+        assert "never created" in unknown.json()["detail"]
+        made = client.post("/v1/tables", headers=from_("192.0.2.1")).json()
+        keyless = client.post("/v1/tft/contests", json={**BODY, "table": made["table"]})
+        assert keyless.status_code == 401
+    Redis.from_url(redis.url).flushall()
+    # A fresh process (nothing cached) after the loss: the table is unknown, so refused.
+    fresh = LiveServer(redis.url, tmp_path / "fresh.log", env={"FAIRROLL_REQUIRE_TABLES": "true"})
+    try:
+        with httpx.Client(base_url=fresh.url) as client:
+            after = client.post("/v1/tft/contests", json={**BODY, "table": made["table"]})
+            assert after.status_code == 404
+    finally:
+        fresh.stop()

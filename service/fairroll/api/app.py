@@ -130,6 +130,7 @@ def create_app(settings: Settings) -> Litestar:
         gc.freeze()
         app.state.sessions = SeedSessions(redis)
         app.state.default_table_open = settings.default_table_open
+        app.state.require_tables = settings.require_tables
         app.state.rate_limit = settings.rate_limit
         app.state.trusted_proxy_hops = settings.trusted_proxy_hops
         pool = None
@@ -173,6 +174,7 @@ def create_app(settings: Settings) -> Litestar:
         lifespan=[lifespan],
         middleware=[
             http_metrics,
+            rate_limit,
             request_timeout(settings.request_timeout_seconds),
             compute_middleware(_pool_of),
         ],
@@ -233,7 +235,6 @@ def _provide_store(state: State) -> AuditStore:
 
 
 async def _before_request(request: Request[Any, Any, Any]) -> None:
-    await rate_limit(request)
     await strict_body(request)
 
 
@@ -249,4 +250,5 @@ def _provide_roller(state: State, request: Request[Any, Any, Any]) -> Roller:
         authorization=request.headers.get("authorization"),
         idempotency_key=request.headers.get("idempotency-key"),
         default_open=state.default_table_open,
+        require_tables=state.require_tables,
     )

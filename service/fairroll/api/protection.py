@@ -1,10 +1,26 @@
-"""Protection: a per-client rate limit in Redis, and who the client is behind proxies.
+"""Protection: a cost-weighted token bucket per client in Redis, and who the client is.
 
-The limit is a fixed one-minute window per client: ``INCR`` of
-``fairroll:rl:<client>:<minute>`` (expiring with the window). Over the limit a
-request is answered 429 with ``Retry-After`` (seconds to the next window). It
-covers the ``POST /v1/...`` operations (rolls, odds, sheets); reads are not
-limited. Off when the limit is 0 (the default, and in tests).
+Each client has a bucket of ``limit`` tokens (``FAIRROLL_RATE_LIMIT``) that refills at
+``limit`` tokens a minute, continuously; a request takes its cost (``cost_of``) or is
+answered 429 with ``Retry-After`` (seconds until the bucket holds that cost again). So
+no burst exceeds ``limit`` tokens, and no minute more than ``2 x limit`` (a fixed window
+let twice the limit through across its edge, and counted nothing but POSTs):
+
+==============================================  =====
+a roll, a table or a seed session (POST)            1
+an entry page                                       1
+an odds request, an estimate                        4
+an NDJSON export                                    5
+a verification (a table, or an uploaded export)    10
+==============================================  =====
+
+Where a request carries a table's write key (``Authorization: Bearer``), that key has a
+bucket of its own as well, and the request must fit both: a leaked key used from many
+addresses is limited like one client. The bucket is one Lua script over one hash,
+``fairroll:rl:<client>`` (``tokens``, ``at`` in ms of Redis's own clock, so replicas
+with skewed clocks share one bucket fairly), expiring once full again.
+Off when the limit is 0 (the default, and in tests); when Redis does not answer, the
+limiter lets the request through (a roll then answers 503 itself).
 
 The client is the TCP peer's address. Behind N trusted proxies
 (``FAIRROLL_TRUSTED_PROXY_HOPS``), it is the address N hops from the right of
@@ -15,14 +31,13 @@ be spoofed.
 from __future__ import annotations
 
 import asyncio
-import time
+import hashlib
+import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
-from litestar import Request
 from litestar.enums import ScopeType
-from litestar.exceptions import TooManyRequestsException
 from litestar.types import (
     ASGIApp,
     HTTPResponseBodyEvent,
@@ -34,20 +49,64 @@ from litestar.types import (
 )
 from redis.exceptions import RedisError
 
-__all__ = ["client_of", "rate_limit", "request_timeout"]
+__all__ = ["client_of", "cost_of", "rate_limit", "request_timeout"]
 
 WINDOW = 60
 
+_BUCKET = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local capacity = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local per_ms = capacity / 60000
+local wait = 0
+local levels = {}
+for i = 1, #KEYS do
+  local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
+  local tokens = tonumber(state[1]) or capacity
+  local at = tonumber(state[2]) or now
+  tokens = math.min(capacity, tokens + math.max(0, now - at) * per_ms)
+  levels[i] = tokens
+  if tokens < cost then wait = math.max(wait, (cost - tokens) / per_ms) end
+end
+if wait > 0 then return {0, math.ceil(wait), math.floor(levels[1])} end
+for i = 1, #KEYS do
+  local left = levels[i] - cost
+  redis.call('HSET', KEYS[i], 'tokens', tostring(left), 'at', now)
+  redis.call('PEXPIRE', KEYS[i], math.ceil((capacity - left) / per_ms) + 1000)
+end
+return {1, 0, math.floor(levels[1] - cost)}
+"""
 
-def client_of(request: Request[Any, Any, Any], trusted_hops: int) -> str:
+
+def cost_of(scope: Scope) -> int:
+    """What a routed request costs (see the table above); 0 is free."""
+    method = str(cast(dict[str, Any], scope).get("method", "GET"))
+    template: str = scope.get("path_template") or scope["path"]
+    if template.endswith("/odds"):
+        return 4
+    if template.endswith("/verification") or template == "/v1/verify":
+        return 10
+    if template.endswith("/export"):
+        return 5
+    if method == "POST" and template.startswith("/v1/"):
+        return 1
+    if template.endswith("/entries"):
+        return 1
+    return 0
+
+
+def client_of(scope: Scope, trusted_hops: int) -> str:
     """The client address: the peer, or the one the trusted proxies saw."""
-    peer = request.client.host if request.client else "unknown"
+    client = scope.get("client")
+    peer = str(client[0]) if client else "unknown"
     if trusted_hops <= 0:
         return peer
     forwarded = [
         part.strip()
-        for header in request.headers.getall("x-forwarded-for", [])
-        for part in header.split(",")
+        for name, value in scope["headers"]
+        if name == b"x-forwarded-for"
+        for part in value.decode("latin-1").split(",")
         if part.strip()
     ]
     if len(forwarded) < trusted_hops:
@@ -55,29 +114,69 @@ def client_of(request: Request[Any, Any, Any], trusted_hops: int) -> str:
     return forwarded[-trusted_hops]
 
 
-async def rate_limit(request: Request[Any, Any, Any]) -> None:
-    """``before_request`` part: count this client's POSTs in the current minute."""
-    state = request.app.state
-    limit: int = state.rate_limit
-    if limit <= 0 or request.method != "POST":
-        return
-    client = client_of(request, state.trusted_proxy_hops)
-    now = time.time()
-    window = int(now // WINDOW)
-    key = f"fairroll:rl:{client}:{window}"
-    try:
-        async with state.redis.pipeline(transaction=False) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, WINDOW + 1)
-            count, _ = await pipe.execute()
-    except RedisError:
-        return  # the limiter fails open; rolls still need Redis and answer 503 themselves
-    if count > limit:
-        retry_after = max(1, int((window + 1) * WINDOW - now))
-        raise TooManyRequestsException(
-            f"more than {limit} requests a minute from {client}; retry in {retry_after} s",
-            headers={"Retry-After": str(retry_after)},
-        )
+def rate_limit(app: ASGIApp) -> ASGIApp:
+    """Litestar middleware (after routing, so the route template decides the cost)."""
+
+    async def limited(scope: Scope, receive: Receive, send: Send) -> None:
+        state = scope["app"].state
+        limit: int = getattr(state, "rate_limit", 0)
+        cost = cost_of(scope) if scope["type"] == ScopeType.HTTP and limit > 0 else 0
+        if cost == 0:
+            await app(scope, receive, send)
+            return
+        client = client_of(scope, state.trusted_proxy_hops)
+        keys = [f"fairroll:rl:{client}"]
+        bearer = _bearer(scope)
+        if bearer:
+            keys.append(f"fairroll:rl:key:{hashlib.sha256(bearer.encode()).hexdigest()[:32]}")
+        try:
+            allowed, wait_ms, _left = await state.redis.eval(
+                _BUCKET, len(keys), *keys, 0, limit, min(cost, limit)
+            )
+        except RedisError:
+            allowed = 1  # the limiter fails open; rolls still need Redis and answer 503
+        if int(allowed):
+            await app(scope, receive, send)
+            return
+        retry_after = max(1, math.ceil(int(wait_ms) / 1000))
+        await _too_many(send, client, limit, cost, retry_after)
+
+    return limited
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            text = value.decode("latin-1")
+            if text.lower().startswith("bearer "):
+                return text[7:].strip() or None
+    return None
+
+
+async def _too_many(send: Send, client: str, limit: int, cost: int, retry_after: int) -> None:
+    body = msgspec.json.encode(
+        {
+            "type": "urn:fairroll:problem:too-many-requests",
+            "title": "Too many requests",
+            "status": 429,
+            "detail": (
+                f"{client} has spent its {limit} requests a minute (this request costs "
+                f"{cost}); retry in {retry_after} s"
+            ),
+        }
+    )
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 429,
+        "headers": [
+            (b"content-type", b"application/problem+json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"retry-after", str(retry_after).encode()),
+        ],
+    }
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(start)
+    await send(end)
 
 
 def request_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:

@@ -66,12 +66,14 @@ class Roller:
         authorization: str | None = None,
         idempotency_key: str | None = None,
         default_open: bool = True,
+        require_tables: bool = False,
     ) -> None:
         self.idempotency_key = idempotency_key
         self.store = store
         self.sessions = sessions
         self.authorization = authorization
         self.default_open = default_open
+        self.require_tables = require_tables
 
     async def authorize(self, table: str) -> None:
         """401 without the key a keyed table needs, 403 with a wrong one or a closed table."""
@@ -80,6 +82,13 @@ class Roller:
             key = self.authorization[7:].strip()
         matches = await self.store.key_matches(table, key)
         if matches is None:
+            if self.require_tables and not (table == "default" and self.default_open):
+                # Only tables made with POST /v1/tables exist here: after a loss of data a
+                # keyed table is refused (its record is gone), never open to anyone.
+                raise NotFoundException(
+                    f"table {table!r} was never created on this server: create a table "
+                    "with POST /v1/tables (this server takes rolls only on created tables)"
+                )
             if table == "default" and not self.default_open:
                 raise PermissionDeniedException(
                     "the default table is closed on this server: create a table (POST /v1/tables)"

@@ -22,7 +22,8 @@ class Settings:
     ``dev_key_dir``: where a development key is created and kept when no key is given.
     ``max_body_bytes``: the largest request body accepted (413 beyond).
     ``default_table_open``: anonymous rolls may use the ``default`` table.
-    ``rate_limit``: POST requests a minute per client (0: off).
+    ``rate_limit``: a client's token bucket: its size, and what it refills a minute (0:
+    off); a roll costs 1, odds 4, an export 5, a verification 10 (``api.protection``).
     ``request_timeout_seconds``: a response must start within this (503 after; 0: off).
     ``trusted_proxy_hops``: proxies whose ``X-Forwarded-For`` is believed (0: none).
     ``cors_origins``: browser origins allowed to call the API (``*``: any; none by default).
@@ -35,6 +36,8 @@ class Settings:
     ``compute_timeout_seconds``: such a request is stopped (its worker killed) after this.
     ``compute_worker``: this process is a compute worker (it never appends).
     ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
+    ``require_tables``: rolls only on tables created with ``POST /v1/tables`` (and on
+    ``default`` while it is open): an unknown table name is a 404, not a new open table.
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -53,6 +56,7 @@ class Settings:
     compute_workers: int = 1
     compute_worker: bool = False
     frame_ancestors: str = "'none'"
+    require_tables: bool = False
     compute_timeout_seconds: float = 5.0
 
     @classmethod
@@ -62,7 +66,8 @@ class Settings:
         ``FAIRROLL_DEFAULT_TABLE_OPEN``, ``FAIRROLL_RATE_LIMIT``,
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
-        ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``."""
+        ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
+        ``FAIRROLL_REQUIRE_TABLES``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -78,7 +83,10 @@ class Settings:
             redis_timeout_seconds=float(env.get("FAIRROLL_REDIS_TIMEOUT", "2.0")),
             default_table_open=env.get("FAIRROLL_DEFAULT_TABLE_OPEN", "true").lower()
             not in ("0", "false", "no"),
-            rate_limit=int(env.get("FAIRROLL_RATE_LIMIT", "0")),
+            # A compute worker answers requests the service has already charged.
+            rate_limit=0
+            if env.get("FAIRROLL_COMPUTE_WORKER")
+            else int(env.get("FAIRROLL_RATE_LIMIT", "0")),
             request_timeout_seconds=float(env.get("FAIRROLL_REQUEST_TIMEOUT", "10")),
             trusted_proxy_hops=int(env.get("FAIRROLL_TRUSTED_PROXY_HOPS", "0")),
             durability=durability,
@@ -88,6 +96,8 @@ class Settings:
             else int(env.get("FAIRROLL_COMPUTE_WORKERS", "1")),
             compute_worker=bool(env.get("FAIRROLL_COMPUTE_WORKER")),
             frame_ancestors=env.get("FAIRROLL_FRAME_ANCESTORS", "").strip() or "'none'",
+            require_tables=env.get("FAIRROLL_REQUIRE_TABLES", "false").lower()
+            in ("1", "true", "yes"),
             compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
             cors_origins=tuple(
                 origin.strip()
