@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import yaml
+from redis import Redis
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -42,3 +43,42 @@ def test_dashboard_panels_query_exported_metrics(client: httpx.Client, table: st
         for target in panel["targets"]:
             for metric in re.findall(r"\b(fairroll_[a-z_]+)", target["expr"]):
                 assert metric in exported, f"{panel['title']}: {metric} is not exported"
+
+
+def test_redis_is_durable_and_bounded_in_compose_and_kubernetes() -> None:
+    """appendfsync always (an acknowledged roll is on disk), maxmemory with noeviction (a
+    full Redis refuses writes rather than dropping entries), the same in both stacks."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]["redis"]
+    statefulset = next(
+        doc
+        for doc in yaml.safe_load_all((ROOT / "k8s" / "base" / "redis.yaml").read_text())
+        if doc and doc["kind"] == "StatefulSet"
+    )
+    container = statefulset["spec"]["template"]["spec"]["containers"][0]
+    for args in (compose["command"], container["args"]):
+        start = args.index("--appendonly")
+        flags = dict(zip(args[start::2], args[start + 1 :: 2], strict=False))
+        assert flags["--appendfsync"] == "always"
+        assert flags["--maxmemory-policy"] == "noeviction"
+        assert flags["--maxmemory"] == "384mb"  # below the pod's 512Mi: room for the AOF fork
+    assert container["resources"]["limits"]["memory"] == "512Mi"
+
+
+def test_alerts_ask_for_metrics_the_service_exports(
+    redis_client: Redis, client: httpx.Client
+) -> None:
+    redis_client.config_set("maxmemory", "200mb")  # so the memory ratio is reported
+    try:
+        assert client.get("/readyz").json()["redis_memory_ratio"] > 0
+        exported = set(re.findall(r"^([a-z_]+)(?:\{| )", client.get("/metrics").text, re.MULTILINE))
+    finally:
+        redis_client.config_set("maxmemory", "0")
+    assert (
+        "/etc/prometheus/alerts.yml"
+        in yaml.safe_load((DEPLOY / "prometheus.yml").read_text())["rule_files"]
+    )
+    rules = yaml.safe_load((DEPLOY / "alerts.yml").read_text())["groups"][0]["rules"]
+    assert {rule["alert"] for rule in rules} >= {"FairrollRedisMemoryHigh", "FairrollTableStopped"}
+    for rule in rules:
+        for metric in re.findall(r"\b(fairroll_[a-z_]+)", rule["expr"]):
+            assert metric in exported, f"{rule['alert']}: {metric} is not exported"

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
+from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
 
 from conftest import LiveServer
 from fairroll.audit import verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
+from fairroll.audit.sessions import IDLE_SECONDS, OPEN_SESSIONS, SeedSessions
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
 
 BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}}
@@ -154,3 +159,51 @@ def test_verifier_catches_reused_nonces_and_false_reveals(client: httpx.Client, 
     false = verify_entries(lines, keys=None, reveals={seed_id: "not-the-server-seed"})
     assert (false.ok, false.first_bad_seq) == (False, 1)
     assert "commitment" in (false.reason or "")
+
+
+def test_a_session_idle_for_a_day_is_revealed_by_the_server(
+    client: httpx.Client, redis_client: Redis, table: str
+) -> None:
+    """No session stays open and secret for ever: idle past IDLE_SECONDS, the sweeper
+    reveals it (here its clock is moved, not waited for), and its rolls verify."""
+    session = client.post(f"/v1/tables/{table}/seeds").json()
+    body = {"a": {"attribute": 12}, "b": {"attribute": 12}, "table": table}
+    ref = {"seed_id": session["seed_id"], "client_seed": "player"}
+    assert client.post("/v1/tft/contests", json={**body, "session": ref}).status_code == 200
+    key = f"fairroll:{{{table}}}:seed:{session['seed_id']}"
+    day_ago = int(time.time() * 1000) - IDLE_SECONDS * 1000 - 1
+    redis_client.hset(key, "used", day_ago)
+    member = f"{table}\n{session['seed_id']}"
+    redis_client.zadd(OPEN_SESSIONS, {member: day_ago})
+    revealed = asyncio.run(_sweep_once(redis_client))
+    assert revealed >= 1
+    status = client.get(f"/v1/tables/{table}/seeds/{session['seed_id']}").json()
+    assert (status["revealed"], status["revealed_by"]) == (True, "expiry")
+    assert status["server_seed"] is not None
+    assert redis_client.zscore(OPEN_SESSIONS, member) is None
+    again = client.post("/v1/tft/contests", json={**body, "session": ref})
+    assert again.status_code == 409  # closed to rolls
+    report = client.get(f"/v1/tables/{table}/verification").json()
+    assert (report["ok"], report["unrevealed"]) == (True, 0)
+
+
+def test_a_session_used_recently_is_not_revealed(
+    client: httpx.Client, redis_client: Redis, table: str
+) -> None:
+    session = client.post(f"/v1/tables/{table}/seeds").json()
+    member = f"{table}\n{session['seed_id']}"
+    old = int(time.time() * 1000) - IDLE_SECONDS * 1000 - 1
+    redis_client.zadd(OPEN_SESSIONS, {member: old})  # created long ago, used just now
+    asyncio.run(_sweep_once(redis_client))
+    status = client.get(f"/v1/tables/{table}/seeds/{session['seed_id']}").json()
+    assert status["revealed"] is False
+    assert redis_client.zscore(OPEN_SESSIONS, member) > old  # looked at again later
+
+
+async def _sweep_once(redis_client: Redis) -> int:
+    url = redis_client.connection_pool.connection_kwargs
+    redis = AsyncRedis(host=url["host"], port=url["port"])
+    try:
+        return await SeedSessions(redis).sweep()
+    finally:
+        await redis.aclose()

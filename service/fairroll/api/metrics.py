@@ -23,6 +23,7 @@ __all__ = [
     "DURABLE",
     "FENCED_TABLES",
     "HEAD_REGRESSIONS",
+    "REDIS_MEMORY",
     "ROLLS",
     "http_metrics",
 ]
@@ -46,6 +47,12 @@ FENCED_TABLES = Gauge(
     "fairroll_audit_fenced_tables",
     "Tables this process has stopped appending to because their log went back.",
     multiprocess_mode="livesum",
+)
+REDIS_MEMORY = Gauge(
+    "fairroll_redis_memory_ratio",
+    "used_memory / maxmemory of the audit store's fullest primary, read at each /readyz "
+    "(absent without maxmemory). At 1 Redis refuses writes: rolls answer 503.",
+    multiprocess_mode="max",
 )
 DURABLE = Gauge(
     "fairroll_audit_durable",

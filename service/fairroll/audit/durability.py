@@ -55,11 +55,19 @@ class Durability(msgspec.Struct, frozen=True, kw_only=True):
     #: Replicas that must hold a round before it is acknowledged (``FAIRROLL_REQUIRE_REPLICAS``).
     replicas: int
     detail: str
+    #: used_memory / maxmemory of the fullest primary (None: no maxmemory set).
+    memory_ratio: float | None = None
 
 
 async def probe(redis: Any, *, replicas: int, allow_unsafe: bool) -> Durability:
     """Ask every primary for its version and AOF settings; the weakest decides."""
     infos = await _each_primary(redis, "INFO", "server")
+    memory = await _each_primary(redis, "INFO", "memory")
+    ratios = [
+        int(m.get("used_memory", 0)) / int(m["maxmemory"])
+        for m in memory
+        if int(m.get("maxmemory", 0) or 0) > 0
+    ]
     versions = [_version(_text(info.get("redis_version", "0"))) for info in infos]
     version = min(versions)
     appendonly = await _config(redis, "appendonly")
@@ -96,6 +104,7 @@ async def probe(redis: Any, *, replicas: int, allow_unsafe: bool) -> Durability:
         appendfsync=appendfsync,
         replicas=replicas,
         detail=detail,
+        memory_ratio=max(ratios) if ratios else None,
     )
 
 

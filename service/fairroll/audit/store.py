@@ -683,6 +683,15 @@ class AuditStore:
             last_seq = int(rows[-1][0].split(b"-")[0])
             start = f"{last_seq + 1}-0"
 
+    async def raw_page(
+        self, table: str, *, after: int, until: int, limit: int = PAGE
+    ) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` (seq, stored JSON) with ``after < seq <= until``, in order."""
+        if until <= after:
+            return []
+        rows = await self._range(table, f"{after + 1}-0", f"{until}-0", limit)
+        return [(int(stream_id.split(b"-")[0]), _stored_json(fields)) for stream_id, fields in rows]
+
     async def _range(self, table: str, start: str, end: str, count: int) -> list[_Row]:
         rows = await self.redis.xrange(_log_key(table), start, end, count=count)
         return cast(list[_Row], rows or [])

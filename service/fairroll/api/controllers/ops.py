@@ -8,7 +8,7 @@ from litestar.exceptions import ServiceUnavailableException
 from litestar.plugins.prometheus import PrometheusController
 from redis.exceptions import RedisError
 
-from fairroll.api.metrics import DURABLE
+from fairroll.api.metrics import DURABLE, REDIS_MEMORY
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore
 
@@ -30,6 +30,8 @@ class Readiness(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
     #: Tables this process stopped because their log went back (see docs/operations.md).
     fenced_tables: int
+    #: Redis used_memory / maxmemory (None without maxmemory): alert well before 1.
+    redis_memory_ratio: float | None
 
 
 class HealthController(Controller):
@@ -52,6 +54,8 @@ class HealthController(Controller):
         except RedisError as exc:
             raise ServiceUnavailableException("the audit store (Redis) is unreachable") from exc
         DURABLE.set(1 if durability.mode != "unsafe" else 0)
+        if durability.memory_ratio is not None:
+            REDIS_MEMORY.set(durability.memory_ratio)
         if not durability.accepted:
             raise ServiceUnavailableException(
                 f"the audit store is not durable: {durability.detail}"
@@ -63,6 +67,7 @@ class HealthController(Controller):
             replicas=durability.replicas,
             detail=durability.detail,
             fenced_tables=len(store.fenced),
+            redis_memory_ratio=durability.memory_ratio,
         )
 
 

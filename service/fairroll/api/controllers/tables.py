@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -217,18 +218,39 @@ class TablesController(Controller):
     async def verify(
         self, table: TablePath, store: AuditStore, sessions: SeedSessions
     ) -> VerifyReport:
+        """Streams the table a page at a time (``PAGE`` entries), twice: once for the seed
+        sessions its committed rolls name, once through the verifier, which runs in a
+        thread fed page by page from this loop; so a table of any length is verified in
+        the memory of one page. (The request itself runs in a compute worker.)"""
         head = await store.head(table)
         public_keys = await store.public_keys()
         keys = {key.key_id: key.public_key for key in public_keys}
         windows = {key.key_id: (key.not_before, key.not_after) for key in public_keys}
-        lines = [raw async for raw in store.raw_entries(table)]
+        seed_ids: set[str] = set()
+        after = 0
+        while page := await store.raw_page(table, after=after, until=head.seq):
+            seed_ids |= _seed_ids([raw for _, raw in page])
+            after = page[-1][0]
         reveals = {}
-        for seed_id in _seed_ids(lines):
+        for seed_id in sorted(seed_ids):
             status = await sessions.status(table, seed_id)
             if status.server_seed is not None:
                 reveals[seed_id] = status.server_seed
-        return verify_entries(
-            lines,
+        loop = asyncio.get_running_loop()
+
+        def lines() -> Iterator[bytes]:
+            after = 0
+            while True:
+                fetch = store.raw_page(table, after=after, until=head.seq)
+                page = asyncio.run_coroutine_threadsafe(fetch, loop).result()
+                if not page:
+                    return
+                yield from (raw for _, raw in page)
+                after = page[-1][0]
+
+        return await asyncio.to_thread(
+            verify_entries,
+            lines(),
             keys=keys,
             replay=replay_entry,
             table=table,
