@@ -48,6 +48,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = commands.add_parser("retire-key", help="retire a signing key (uses REDIS_URL)")
     keys.add_argument("key_id", help="the key id, e.g. ed25519:9f3a00cc8670da8e")
 
+    archive = commands.add_parser(
+        "archive",
+        help="export a table's entries through a seq, verify them, then trim them from "
+        "Redis behind a signed base (uses REDIS_URL and the signing key)",
+    )
+    archive.add_argument("table")
+    archive.add_argument("--through", type=int, required=True, help="the last seq to archive")
+    archive.add_argument(
+        "--out", type=Path, required=True, help="the NDJSON file (its base goes beside it)"
+    )
+
     verify = commands.add_parser("verify", help="verify an NDJSON export offline")
     verify.add_argument("file", type=Path, help="export of one table (NDJSON), or - for stdin")
     verify.add_argument(
@@ -74,6 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a revealed seed session (JSON of POST .../seeds/{id}/reveal) (repeatable)",
     )
     verify.add_argument(
+        "--base",
+        type=Path,
+        help="an archived log's base (JSON of GET .../base): the export starts after it",
+    )
+    verify.add_argument(
         "--receipt",
         type=Path,
         action="append",
@@ -88,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _openapi(args.output)
     if args.command == "retire-key":
         return _retire_key(args.key_id)
+    if args.command == "archive":
+        return _archive(args.table, args.through, args.out)
     return _verify(
         args.file,
         args.keys,
@@ -95,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         checkpoints=args.checkpoint,
         receipts=args.receipt,
         reveals=args.reveal,
+        base_file=args.base,
     )
 
 
@@ -196,6 +215,78 @@ def openapi_text() -> str:
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _archive(table: str, through: int, out: Path) -> int:
+    """Export entries (base, through] to ``out``, verify them (chain, signatures, outcomes),
+    then trim them from Redis behind a checkpoint signed for ``through``, written to
+    ``out`` + ``.base.json``. Nothing is trimmed unless the file verified."""
+    import asyncio  # noqa: PLC0415
+
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.api.settings import Settings  # noqa: PLC0415
+    from fairroll.audit import AuditStore, connect_redis, load_signer  # noqa: PLC0415
+    from fairroll.audit.verify import verify_entries  # noqa: PLC0415
+    from fairroll.mechanics import replay_entry  # noqa: PLC0415
+
+    settings = Settings.from_env()
+    if not os.environ.get("REDIS_URL"):
+        print("error: set REDIS_URL to the audit store", file=sys.stderr)
+        return 2
+    signer = load_signer(
+        key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
+    )
+
+    async def run() -> int:
+        redis = connect_redis(settings.redis_url, 10.0)
+        store = AuditStore(redis, signer)
+        try:
+            base = await store.base(table)
+            start = base.size if base else 0
+            keys = {key.key_id: key.public_key for key in await store.public_keys()}
+            lines = []
+            after = start
+            while page := await store.raw_page(table, after=after, until=through):
+                lines += [raw for _, raw in page]
+                after = page[-1][0]
+            report = verify_entries(
+                lines,
+                keys=keys,
+                replay=replay_entry,
+                table=table,
+                base=(base.size, base.head_hash) if base else None,
+            )
+            if not report.ok or report.last_seq != through:
+                print(f"FAIL: not archived: {report.reason or 'the log ends before that seq'}")
+                return 1
+            await asyncio.to_thread(out.write_bytes, b"".join(line + b"\n" for line in lines))
+            new_base = await store.archive(table, through)
+        finally:
+            await redis.aclose()
+        base_file = out.with_name(out.name + ".base.json")
+        base_file.write_bytes(msgspec.json.encode(new_base))
+        print(f"archived {table} seq {start + 1}..{through} to {out}; base in {base_file}")
+        return 0
+
+    return asyncio.run(run())
+
+
+def _base(base_file: Path, keys: dict[str, str] | None) -> tuple[int, str] | int:
+    """An archived log's base (size, head hash) read and checked, or an exit status."""
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.audit import Checkpoint, verify_checkpoint  # noqa: PLC0415
+
+    try:
+        base = msgspec.json.decode(base_file.read_bytes(), type=Checkpoint)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        print(f"error: {base_file} is not a base (GET .../base): {exc}", file=sys.stderr)
+        return 2
+    if keys is not None and not verify_checkpoint(base, keys.get(base.key_id, "")):
+        print(f"FAIL: the base {base_file} is not signed by a known key")
+        return 1
+    return (base.size, base.head_hash)
+
+
 def _verify(
     file: Path,
     keys_file: Path | None,
@@ -204,6 +295,7 @@ def _verify(
     checkpoints: Sequence[Path] = (),
     receipts: Sequence[Path] = (),
     reveals: Sequence[Path] = (),
+    base_file: Path | None = None,
 ) -> int:
     import msgspec  # noqa: PLC0415
 
@@ -250,6 +342,9 @@ def _verify(
         except (ValueError, KeyError, TypeError) as exc:
             print(f"error: {path} is not a revealed seed session: {exc}", file=sys.stderr)
             return 2
+    start = _base(base_file, keys) if base_file is not None else None
+    if isinstance(start, int):
+        return start
     with _lines(file) as lines:
         report = verify_entries(
             lines,
@@ -258,6 +353,7 @@ def _verify(
             anchors=anchors,
             reveals=revealed,
             windows=windows,
+            base=start,
         )
     if report.ok:
         checked = (

@@ -7,6 +7,8 @@ Keys share the table's hash tag, so a table lives in one Redis Cluster slot::
                               field "h" = the first 16 hex digits of its entry_hash
     fairroll:{<table>}:head   "<seq>:<entry_hash>" of the last entry
     fairroll:{<table>}:meta   hash: write_key_sha256 (tables created with a write key)
+    fairroll:{<table>}:base   hash: seq, entry_hash, checkpoint (JSON): the signed
+                              checkpoint the log was archived through (``archive``)
     fairroll:keys             hash key_id -> public key JSON (every key that ever signed)
 
 An append is a compare-and-append Lua script: it adds entries only if the
@@ -90,8 +92,9 @@ _META_CACHE = 100_000
 _ANCHORS = 1_000_000
 _STORED, _FENCED, _ALREADY_DONE = 1, 2, 3
 
-#: The compare-and-append script. KEYS: the log, the head, then the idempotency markers
-#: of the batch. ARGV: the head the batch was chained on, the new head, this process's
+#: The compare-and-append script. KEYS: the log, the head, the archive base, then the
+#: idempotency markers of the batch (an anchor at or below the base was archived, not
+#: lost). ARGV: the head the batch was chained on, the new head, this process's
 #: anchor (``seq`` and ``seq:hash`` of the last entry it acknowledged or read; ``0`` and
 #: ``""`` for none), the markers' time to live, then six values per entry: stream id,
 #: deflated JSON, hash prefix, marker key index (0: none), unused, and the request
@@ -103,11 +106,14 @@ _APPEND = """
 local head = redis.call('GET', KEYS[2]) or ''
 if ARGV[3] ~= '0' and ARGV[4] ~= head then
   local rows = redis.call('XRANGE', KEYS[1], ARGV[3] .. '-0', ARGV[3] .. '-0')
-  if #rows == 0 then return {2, head} end
-  local fields = rows[1][2]
-  local want = string.sub(ARGV[4], #ARGV[3] + 2, #ARGV[3] + 1 + 16)
-  for i = 1, #fields, 2 do
-    if fields[i] == 'h' and fields[i + 1] ~= want then return {2, head} end
+  local base = tonumber(redis.call('HGET', KEYS[3], 'seq') or '0')
+  if #rows == 0 and tonumber(ARGV[3]) > base then return {2, head} end
+  if #rows > 0 then
+    local fields = rows[1][2]
+    local want = string.sub(ARGV[4], #ARGV[3] + 2, #ARGV[3] + 1 + 16)
+    for i = 1, #fields, 2 do
+      if fields[i] == 'h' and fields[i + 1] ~= want then return {2, head} end
+    end
   end
 end
 if head ~= ARGV[1] then
@@ -132,6 +138,15 @@ for i = 6, #ARGV, 6 do
 end
 redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
+"""
+
+#: Archive through seq ARGV[1] (hash ARGV[2]): keep the signed base ARGV[3], trim below.
+_ARCHIVE = """
+local base = tonumber(redis.call('HGET', KEYS[2], 'seq') or '0')
+if tonumber(ARGV[1]) <= base then return 0 end
+redis.call('HSET', KEYS[2], 'seq', ARGV[1], 'entry_hash', ARGV[2], 'checkpoint', ARGV[3])
+redis.call('XTRIM', KEYS[1], 'MINID', (tonumber(ARGV[1]) + 1) .. '-0')
+return 1
 """
 
 #: A standalone Redis or a Redis Cluster: the store works on either.
@@ -502,7 +517,7 @@ class AuditStore:
     ) -> tuple[Any, ...]:
         last = entries[-1]
         anchor = self._anchors.get(table)
-        keys = [_log_key(table), _head_key(table)]
+        keys = [_log_key(table), _head_key(table), _base_key(table)]
         args: list[str | bytes | int] = [
             _head_value(head),
             f"{last.seq}:{last.entry_hash}",
@@ -664,6 +679,33 @@ class AuditStore:
         rows = await self._range(table, f"{after + 1}-0", "+", limit)
         return [_entry_decoder.decode(_stored_json(fields)) for _, fields in rows]
 
+    async def base(self, table: str) -> Checkpoint | None:
+        """The signed checkpoint the table's log was archived through, if it was."""
+        raw = await self.redis.hget(_base_key(table), "checkpoint")
+        return None if raw is None else msgspec.json.decode(raw, type=Checkpoint)
+
+    async def archive(self, table: str, through: int) -> Checkpoint:
+        """Trim entries up to seq ``through`` (exported and verified by the caller first),
+        keeping a checkpoint signed for that seq as the log's new *base*: the first kept
+        entry chains on its hash, and verifiers start from it. Refused (ValueError) if
+        ``through`` is not an entry of the log or not beyond the current base."""
+        entry = await self.entry(table, through)
+        if entry is None:
+            raise ValueError(f"table {table!r} has no entry {through} to archive through")
+        base = sign_checkpoint(self.signer, table, Head(entry.seq, entry.entry_hash))
+        done = await self.redis.eval(
+            _ARCHIVE,
+            2,
+            _log_key(table),
+            _base_key(table),
+            through,
+            entry.entry_hash,
+            _encoder.encode(base),
+        )
+        if not int(done):
+            raise ValueError(f"table {table!r} is already archived through seq {through} or later")
+        return base
+
     async def checkpoint(self, table: str) -> Checkpoint:
         """The table's current size and head, signed now."""
         return sign_checkpoint(self.signer, table, await self.head(table))
@@ -757,6 +799,10 @@ def _log_key(table: str) -> str:
 
 def _head_key(table: str) -> str:
     return f"fairroll:{{{table}}}:head"
+
+
+def _base_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:base"
 
 
 def _meta_key(table: str) -> str:

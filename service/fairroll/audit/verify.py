@@ -79,13 +79,15 @@ def verify_entries(
     anchors: Iterable[tuple[int, str]] = (),
     reveals: Mapping[str, str] | None = None,
     windows: Mapping[str, tuple[str | None, str | None]] | None = None,
+    base: tuple[int, str] | None = None,
 ) -> VerifyReport:
     """Verify entries given as JSON texts, in chain order.
 
     ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the
     signature check (the report says so). ``windows`` maps key_id to its
     (not_before, not_after): an entry signed after its key was retired is bad.
-    ``table`` pins the table name.
+    ``table`` pins the table name. ``base`` (seq, entry_hash), a signed checkpoint an
+    archived log was trimmed through: the first entry must be seq + 1 and chain on it.
     ``head`` (seq, entry_hash) is where the chain must end: a shorter chain
     was truncated, a different hash was rewritten. ``anchors`` are (seq,
     entry_hash) pairs seen earlier (signed checkpoints, receipts): the chain must
@@ -102,11 +104,13 @@ def verify_entries(
         for line in lines:
             if not line.strip():
                 continue
-            expected_seq = prev["seq"] + 1 if prev else None
+            expected_seq = prev["seq"] + 1 if prev else (base[0] + 1 if base else None)
             entry = _parse(line, expected_seq)
             seq: int = entry["seq"]
             if prev is None:
                 first_seq = seq
+                if base is not None:
+                    prev = {"seq": base[0], "entry_hash": base[1], "table": entry.get("table")}
             _check_window(entry, (windows or {}).get(entry["key_id"]))
             if not _check_entry(entry, prev, keys, replay, table, revealed, nonces):
                 unrevealed += 1
@@ -117,6 +121,8 @@ def verify_entries(
                 )
             prev = entry
             count += 1
+        if prev is None and base is not None:  # nothing kept beyond the base
+            prev = {"seq": base[0], "entry_hash": base[1], "table": table}
         if head is not None:
             _check_head(prev, head)
         last = prev["seq"] if prev else 0

@@ -24,6 +24,7 @@ from fairroll.audit import (
     Entry,
     PublicKey,
     VerifyReport,
+    verify_checkpoint,
     verify_entries,
 )
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
@@ -223,9 +224,19 @@ class TablesController(Controller):
         thread fed page by page from this loop; so a table of any length is verified in
         the memory of one page. (The request itself runs in a compute worker.)"""
         head = await store.head(table)
+        base = await store.base(table)
         public_keys = await store.public_keys()
         keys = {key.key_id: key.public_key for key in public_keys}
         windows = {key.key_id: (key.not_before, key.not_after) for key in public_keys}
+        if base is not None and not verify_checkpoint(base, keys.get(base.key_id, "")):
+            return VerifyReport(
+                ok=False,
+                entries=0,
+                first_bad_seq=base.size + 1,
+                reason="the archive base is not signed by a published key",
+                signatures_checked=True,
+                outcomes_replayed=False,
+            )
         seed_ids: set[str] = set()
         after = 0
         while page := await store.raw_page(table, after=after, until=head.seq):
@@ -257,7 +268,20 @@ class TablesController(Controller):
             head=(head.seq, head.entry_hash),
             reveals=reveals,
             windows=windows,
+            base=(base.size, base.head_hash) if base is not None else None,
         )
+
+    @get(
+        "/base",
+        operation_id="getTableBase",
+        summary="The signed checkpoint a table's log was archived through (its base)",
+        responses=problem_responses(400, 404, 422),
+    )
+    async def get_base(self, table: TablePath, store: AuditStore) -> Checkpoint:
+        base = await store.base(table)
+        if base is None:
+            raise NotFoundException(f"table {table!r} was never archived: its log starts at 1")
+        return base
 
 
 def _seed_ids(lines: list[bytes]) -> set[str]:
@@ -322,6 +346,15 @@ class VerifyController(Controller):
         request: Request[Any, Any, Any],
         store: AuditStore,
         anchor: Annotated[list[Anchor] | None, Parameter(max_items=100)] = None,
+        base: Annotated[
+            str | None,
+            Parameter(
+                pattern=r"^[0-9]{1,16}:[0-9a-f]{64}$",
+                max_length=81,
+                description="An archived log's base as 'seq:entry_hash' (GET .../base): the "
+                "export must start right after it and chain on it.",
+            ),
+        ] = None,
     ) -> VerifyReport:
         public_keys = await store.public_keys()
         keys = {key.key_id: key.public_key for key in public_keys}
@@ -343,8 +376,17 @@ class VerifyController(Controller):
         body = await request.body()
         if not body.strip():
             raise RuleError("upload an export: one audit entry (JSON) per line", field="body")
+        start = None
+        if base is not None:
+            seq, _, entry_hash = base.partition(":")
+            start = (int(seq), entry_hash)
         return verify_entries(
-            body.splitlines(), keys=keys, replay=replay_entry, anchors=anchors, windows=windows
+            body.splitlines(),
+            keys=keys,
+            replay=replay_entry,
+            anchors=anchors,
+            windows=windows,
+            base=start,
         )
 
 
