@@ -7,6 +7,7 @@ see the script), which is what a power cut leaves.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import httpx
 import pytest
 from redis import Redis
 
-from conftest import LiveServer
+from conftest import TEST_SIGNING_KEY, LiveServer
 from fairroll.redis_server import RedisServer
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
@@ -108,3 +109,64 @@ def test_a_rewritten_entry_at_the_acknowledged_seq_stops_the_table(
             assert refused.json()["type"].endswith("table-stopped")
     finally:
         server.stop()
+
+
+def test_an_operator_opens_a_new_epoch_the_log_records(
+    redis_server: RedisServer, redis_client: Redis, tmp_path: Path, table: str
+) -> None:
+    """Seqs 4 and 5 were acknowledged, then lost for good: the operator opens an epoch at
+    6. The log says so (a signed entry declaring 4..5 lost), every verifier accepts that
+    one declared gap and counts it, and rolls go on at 7 without re-issuing 4 or 5."""
+    server = LiveServer(redis_server.url, tmp_path / "server.log")
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            receipts = [
+                client.post("/v1/tft/contests", json={**BODY, "table": table}).json()["receipt"]
+                for _ in range(5)
+            ]
+            redis_client.xdel(f"fairroll:{{{table}}}:log", "4-0", "5-0")
+            redis_client.set(f"fairroll:{{{table}}}:head", f"3:{receipts[2]['entry_hash']}")
+            assert client.post("/v1/tft/contests", json={**BODY, "table": table}).status_code == 503
+        env = {
+            **os.environ,
+            "REDIS_URL": redis_server.url,
+            "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY,
+        }
+        cli = [sys.executable, "-m", "fairroll.cli", "open-epoch", table]
+        too_early = subprocess.run(
+            [*cli, "--resume-after", "2", "--reason", "x"],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        assert too_early.returncode == 1
+        opened = subprocess.run(
+            [*cli, "--resume-after", "5", "--reason", "Redis host lost its disk"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert opened.returncode == 0, opened.stderr
+    finally:
+        server.stop()
+    restarted = LiveServer(redis_server.url, tmp_path / "restarted.log")
+    try:
+        with httpx.Client(base_url=restarted.url, timeout=10) as client:
+            after = client.post("/v1/tft/contests", json={**BODY, "table": table})
+            assert after.json()["receipt"]["seq"] == 7
+            epoch = client.get(f"/v1/tables/{table}/entries/6").json()
+            assert epoch["mechanic"] == "audit.epoch"
+            assert epoch["request"] == {
+                "lost_after": 3,
+                "resume_after": 5,
+                "reason": "Redis host lost its disk",
+            }
+            report = client.get(f"/v1/tables/{table}/verification").json()
+            assert (report["ok"], report["epochs"], report["entries"]) == (True, 1, 5), report
+            # A gap that no epoch declares is still caught.
+            redis_client.xdel(f"fairroll:{{{table}}}:log", "2-0")
+            broken = client.get(f"/v1/tables/{table}/verification").json()
+            assert (broken["ok"], broken["first_bad_seq"]) == (False, 2)
+    finally:
+        restarted.stop()

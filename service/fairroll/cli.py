@@ -59,6 +59,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", type=Path, required=True, help="the NDJSON file (its base goes beside it)"
     )
 
+    epoch = commands.add_parser(
+        "open-epoch",
+        help="after a loss no restore undoes: record in the table's log that the seqs up to "
+        "--resume-after are lost, and go on after them (uses REDIS_URL and the signing key)",
+    )
+    epoch.add_argument("table")
+    epoch.add_argument(
+        "--resume-after",
+        type=int,
+        required=True,
+        help="the highest seq acknowledged (the stopped servers' log lines name it)",
+    )
+    epoch.add_argument("--reason", required=True, help="what happened, for the players")
+
     verify = commands.add_parser("verify", help="verify an NDJSON export offline")
     verify.add_argument("file", type=Path, help="export of one table (NDJSON), or - for stdin")
     verify.add_argument(
@@ -106,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _retire_key(args.key_id)
     if args.command == "archive":
         return _archive(args.table, args.through, args.out)
+    if args.command == "open-epoch":
+        return _open_epoch(args.table, args.resume_after, args.reason)
     return _verify(
         args.file,
         args.keys,
@@ -213,6 +229,38 @@ def openapi_text() -> str:
 
     spec = create_app(Settings()).openapi_schema.to_schema()
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _open_epoch(table: str, resume_after: int, reason: str) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from fairroll.api.settings import Settings  # noqa: PLC0415
+    from fairroll.audit import AuditStore, connect_redis, load_signer  # noqa: PLC0415
+
+    if not os.environ.get("REDIS_URL"):
+        print("error: set REDIS_URL to the audit store", file=sys.stderr)
+        return 2
+    settings = Settings.from_env()
+    signer = load_signer(
+        key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
+    )
+
+    async def run() -> int:
+        redis = connect_redis(settings.redis_url, 10.0)
+        try:
+            entry = await AuditStore(redis, signer).open_epoch(table, resume_after, reason)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            await redis.aclose()
+        print(
+            f"{table}: epoch entry at seq {entry.seq} (seqs {entry.request['lost_after'] + 1}.."
+            f"{resume_after} declared lost); restart the fairroll processes that stopped it"
+        )
+        return 0
+
+    return asyncio.run(run())
 
 
 def _archive(table: str, through: int, out: Path) -> int:

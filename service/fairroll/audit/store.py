@@ -68,6 +68,7 @@ from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
 from fairroll.audit.durability import PROBE_SECONDS, Durability, probe
 from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
 from fairroll.audit.signing import PublicKey, Signer, seal
+from fairroll.audit.verify import EPOCH_MECHANIC
 
 __all__ = [
     "AlreadyRecordedError",
@@ -678,6 +679,33 @@ class AuditStore:
         """Up to ``limit`` entries with seq greater than ``after``, in order."""
         rows = await self._range(table, f"{after + 1}-0", "+", limit)
         return [_entry_decoder.decode(_stored_json(fields)) for _, fields in rows]
+
+    async def open_epoch(self, table: str, resume_after: int, reason: str) -> Entry:
+        """After a loss that no restore can undo: append a signed ``audit.epoch`` entry at
+        seq ``resume_after + 1``, chained on the entry Redis still has, declaring the seqs
+        between lost. ``resume_after`` must be at least the highest seq any server
+        acknowledged (the stopped tables' log lines name it), so no seq is issued twice."""
+        head = _parse_head(await self.redis.get(_head_key(table)) or b"")
+        if resume_after < head.seq:
+            raise ValueError(f"table {table!r} is at seq {head.seq}, past {resume_after}")
+        draft = Draft(
+            table=table,
+            mechanic=EPOCH_MECHANIC,
+            request={"lost_after": head.seq, "resume_after": resume_after, "reason": reason},
+            source="supplied",
+            seed=None,
+            dice=(),
+            outcome={"lost": resume_after - head.seq},
+        )
+        entry = seal(draft, Head(resume_after, head.entry_hash), self.signer, now_rfc3339())
+        new_head = f"{entry.seq}:{entry.entry_hash}"
+        args: list[str | bytes | int] = [_head_value(head), new_head, 0, "", 0, f"{entry.seq}-0"]
+        args += [_deflate(_encoder.encode(entry)), entry.entry_hash[:16], 0, "", ""]
+        keys = [_log_key(table), _head_key(table), _base_key(table)]
+        result = _script_result(await self.redis.eval(_APPEND, len(keys), *keys, *args))
+        if isinstance(result, BaseException) or result[0] != _STORED:
+            raise ValueError(f"table {table!r} moved while the epoch was opened; try again")
+        return entry
 
     async def base(self, table: str) -> Checkpoint | None:
         """The signed checkpoint the table's log was archived through, if it was."""

@@ -12,7 +12,11 @@ the checks are the ones any other verifier can make from the bytes alone:
    entry's nonce is new to its session, and once the session's server seed is
    revealed (``reveals``) it matches the commitment and the dice re-derive;
 7. optionally, ``replay`` re-resolves the request from the recorded dice and
-   the outcome must come out identical.
+   the outcome must come out identical;
+8. an ``audit.epoch`` entry (an operator's statement, after a loss, that the seqs
+   between its ``lost_after`` and its own seq are gone) may follow a gap of exactly
+   those seqs; it is hashed and signed like any entry and has no dice. The report
+   counts them in ``epochs``: a log with an epoch lost acknowledged rolls.
 """
 
 from __future__ import annotations
@@ -26,7 +30,12 @@ from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
 from fairroll.audit.signing import verify_signature
 from fairroll.randomness import MAX_SIDES, commitment_of, committed_seed, derive_face
 
-__all__ = ["Replay", "VerifyReport", "verify_entries"]
+__all__ = ["EPOCH_MECHANIC", "Replay", "VerifyReport", "verify_entries"]
+
+#: A signed entry that opens a new epoch after a loss: ``request`` is ``{lost_after,
+#: resume_after, reason}``, its seq is ``resume_after + 1``, and it chains on the entry
+#: at ``lost_after``; the seqs between were acknowledged once and are lost for good.
+EPOCH_MECHANIC = "audit.epoch"
 
 #: Re-resolve an entry from its request and its seed (None: its recorded dice) ->
 #: (dice, outcome) as JSON values.
@@ -60,6 +69,8 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     signatures_checked: bool
     outcomes_replayed: bool
     unrevealed: int = 0
+    #: Epoch entries met: each says acknowledged seqs were lost before it.
+    epochs: int = 0
 
 
 class _BadEntryError(Exception):
@@ -97,6 +108,7 @@ def verify_entries(
     revealed = reveals or {}
     nonces: dict[tuple[str, int], int] = {}
     unrevealed = 0
+    epochs = 0
     count = 0
     first_seq: int | None = None
     prev: dict[str, Any] | None = None
@@ -114,6 +126,7 @@ def verify_entries(
             _check_window(entry, (windows or {}).get(entry["key_id"]))
             if not _check_entry(entry, prev, keys, replay, table, revealed, nonces):
                 unrevealed += 1
+            epochs += entry["mechanic"] == EPOCH_MECHANIC
             if seq in expected and entry["entry_hash"] != expected[seq]:
                 raise _BadEntryError(
                     seq,
@@ -145,6 +158,7 @@ def verify_entries(
             signatures_checked=keys is not None,
             outcomes_replayed=replay is not None,
             unrevealed=unrevealed,
+            epochs=epochs,
         )
     return VerifyReport(
         ok=True,
@@ -155,6 +169,7 @@ def verify_entries(
         signatures_checked=keys is not None,
         outcomes_replayed=replay is not None,
         unrevealed=unrevealed,
+        epochs=epochs,
     )
 
 
@@ -191,7 +206,7 @@ def _check_entry(
         if seq == 1 and entry["prev_hash"] != GENESIS_HASH:
             raise _BadEntryError(seq, "the first entry does not chain on the genesis hash")
     else:
-        if seq != prev["seq"] + 1:
+        if seq != prev["seq"] + 1 and not _declared_gap(entry, prev["seq"]):
             raise _BadEntryError(
                 prev["seq"] + 1, f"seq {prev['seq'] + 1} is missing: found seq {seq}"
             )
@@ -214,6 +229,8 @@ def _check_entry(
             raise _BadEntryError(seq, f"unknown signing key {entry['key_id']!r}")
         if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
             raise _BadEntryError(seq, "the signature does not verify")
+    if entry["mechanic"] == EPOCH_MECHANIC:
+        return True  # a signed statement about the log, no dice
     seed: str | None = None
     if entry["source"] == "seeded":
         seed = entry.get("seed")
@@ -237,6 +254,18 @@ def _check_entry(
         if canonical(outcome) != canonical(entry.get("outcome")):
             raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
     return True
+
+
+def _declared_gap(entry: dict[str, Any], prev_seq: int) -> bool:
+    """An epoch entry declares the seqs after ``prev_seq`` lost: it may follow the gap."""
+    request = entry.get("request")
+    return (
+        entry.get("mechanic") == EPOCH_MECHANIC
+        and isinstance(request, dict)
+        and request.get("lost_after") == prev_seq
+        and request.get("resume_after") == entry["seq"] - 1
+        and entry["seq"] > prev_seq
+    )
 
 
 def _committed_seed(
