@@ -1,4 +1,4 @@
-"""``fairroll serve | openapi | verify``."""
+"""``fairroll serve | openapi | verify | retire-key | archive | open-epoch``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fairroll.audit import AuditStore
 
 __all__ = ["main"]
 
@@ -231,9 +235,9 @@ def openapi_text() -> str:
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _open_epoch(table: str, resume_after: int, reason: str) -> int:
-    import asyncio  # noqa: PLC0415
-
+def _operator_store() -> AuditStore | int:
+    """The audit store named by REDIS_URL, signing with the server's key (for operator
+    commands); or the exit status 2 with a message, without REDIS_URL."""
     from fairroll.api.settings import Settings  # noqa: PLC0415
     from fairroll.audit import AuditStore, connect_redis, load_signer  # noqa: PLC0415
 
@@ -244,16 +248,25 @@ def _open_epoch(table: str, resume_after: int, reason: str) -> int:
     signer = load_signer(
         key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
     )
+    return AuditStore(connect_redis(settings.redis_url, 10.0), signer)
+
+
+def _open_epoch(table: str, resume_after: int, reason: str) -> int:
+    import asyncio  # noqa: PLC0415
+
+    opened = _operator_store()
+    if isinstance(opened, int):
+        return opened
+    store = opened
 
     async def run() -> int:
-        redis = connect_redis(settings.redis_url, 10.0)
         try:
-            entry = await AuditStore(redis, signer).open_epoch(table, resume_after, reason)
+            entry = await store.open_epoch(table, resume_after, reason)
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         finally:
-            await redis.aclose()
+            await store.redis.aclose()
         print(
             f"{table}: epoch entry at seq {entry.seq} (seqs {entry.request['lost_after'] + 1}.."
             f"{resume_after} declared lost); restart the fairroll processes that stopped it"
@@ -271,22 +284,15 @@ def _archive(table: str, through: int, out: Path) -> int:
 
     import msgspec  # noqa: PLC0415
 
-    from fairroll.api.settings import Settings  # noqa: PLC0415
-    from fairroll.audit import AuditStore, connect_redis, load_signer  # noqa: PLC0415
     from fairroll.audit.verify import verify_entries  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
-    settings = Settings.from_env()
-    if not os.environ.get("REDIS_URL"):
-        print("error: set REDIS_URL to the audit store", file=sys.stderr)
-        return 2
-    signer = load_signer(
-        key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
-    )
+    opened = _operator_store()
+    if isinstance(opened, int):
+        return opened
+    store = opened
 
     async def run() -> int:
-        redis = connect_redis(settings.redis_url, 10.0)
-        store = AuditStore(redis, signer)
         try:
             base = await store.base(table)
             start = base.size if base else 0
@@ -309,7 +315,7 @@ def _archive(table: str, through: int, out: Path) -> int:
             await asyncio.to_thread(out.write_bytes, b"".join(line + b"\n" for line in lines))
             new_base = await store.archive(table, through)
         finally:
-            await redis.aclose()
+            await store.redis.aclose()
         base_file = out.with_name(out.name + ".base.json")
         base_file.write_bytes(msgspec.json.encode(new_base))
         print(f"archived {table} seq {start + 1}..{through} to {out}; base in {base_file}")

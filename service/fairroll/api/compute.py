@@ -32,9 +32,10 @@ import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-import msgspec
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
+
+from fairroll.api.protection import problem
 
 __all__ = ["ComputePool", "compute_middleware", "is_compute"]
 
@@ -112,6 +113,11 @@ class ComputePool:
         for _ in range(self.size):
             self._respawn()
 
+    @property
+    def started(self) -> bool:
+        """At least one worker has started (``/readyz`` waits for it)."""
+        return bool(self._all)
+
     async def close(self) -> None:
         self._closed = True
         for task in list(self._spawning):
@@ -174,13 +180,12 @@ class ComputePool:
             limit=2**30,
         )
         worker = _Worker(process)
-        self._all.add(worker)
         try:  # the worker says it is ready once its app has started
             await worker.ready()
         except (asyncio.IncompleteReadError, ConnectionError):
-            self._all.discard(worker)
             worker.kill()
             raise
+        self._all.add(worker)
         self._idle.put_nowait(worker)
 
 
@@ -224,20 +229,13 @@ def compute_middleware(
 
 
 def _unavailable(detail: str) -> _Response:
-    body = msgspec.json.encode(
-        {
-            "type": "urn:fairroll:problem:calculation-unavailable",
-            "title": "The calculation could not be made now",
-            "status": 503,
-            "detail": f"{detail}. Nothing was recorded; retry shortly.",
-        }
+    return problem(
+        503,
+        "calculation-unavailable",
+        "The calculation could not be made now",
+        f"{detail}. Nothing was recorded; retry shortly.",
+        1,
     )
-    headers = [
-        (b"content-type", b"application/problem+json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", b"1"),
-    ]
-    return 503, headers, body
 
 
 # -- the worker ------------------------------------------------------------------------

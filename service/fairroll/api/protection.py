@@ -49,7 +49,7 @@ from litestar.types import (
 )
 from redis.exceptions import RedisError
 
-__all__ = ["client_of", "cost_of", "rate_limit", "request_timeout"]
+__all__ = ["client_of", "cost_of", "problem", "rate_limit", "request_timeout", "send_problem"]
 
 WINDOW = 60
 
@@ -154,25 +154,41 @@ def _bearer(scope: Scope) -> str | None:
 
 
 async def _too_many(send: Send, client: str, limit: int, cost: int, retry_after: int) -> None:
-    body = msgspec.json.encode(
-        {
-            "type": "urn:fairroll:problem:too-many-requests",
-            "title": "Too many requests",
-            "status": 429,
-            "detail": (
-                f"{client} has spent its {limit} requests a minute (this request costs "
-                f"{cost}); retry in {retry_after} s"
-            ),
-        }
+    await send_problem(
+        send,
+        problem(
+            429,
+            "too-many-requests",
+            "Too many requests",
+            f"{client} has spent its {limit} requests a minute (this request costs {cost}); "
+            f"retry in {retry_after} s",
+            retry_after,
+        ),
     )
+
+
+Problem = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+def problem(status: int, slug: str, title: str, detail: str, retry_after: int) -> Problem:
+    """An RFC 9457 problem answered below the framework: (status, headers, body)."""
+    body = msgspec.json.encode(
+        {"type": f"urn:fairroll:problem:{slug}", "title": title, "status": status, "detail": detail}
+    )
+    headers = [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(retry_after).encode()),
+    ]
+    return status, headers, body
+
+
+async def send_problem(send: Send, answer: Problem) -> None:
+    status, headers, body = answer
     start: HTTPResponseStartEvent = {
         "type": "http.response.start",
-        "status": 429,
-        "headers": [
-            (b"content-type", b"application/problem+json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"retry-after", str(retry_after).encode()),
-        ],
+        "status": status,
+        "headers": headers,
     }
     end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
     await send(start)
@@ -212,23 +228,14 @@ def request_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:
 
 
 async def _timed_out(send: Send, seconds: float) -> None:
-    body = msgspec.json.encode(
-        {
-            "type": "urn:fairroll:problem:timeout",
-            "title": "The request timed out",
-            "status": 503,
-            "detail": f"no answer within {seconds:g} s; nothing was acknowledged. Retry.",
-        }
+    await send_problem(
+        send,
+        problem(
+            503,
+            "timeout",
+            "The request timed out",
+            f"no answer within {seconds:g} s. A roll may have been recorded: retry with the "
+            "same Idempotency-Key to get it, or the first one, never two.",
+            1,
+        ),
     )
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": 503,
-        "headers": [
-            (b"content-type", b"application/problem+json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"retry-after", b"1"),
-        ],
-    }
-    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-    await send(start)
-    await send(end)

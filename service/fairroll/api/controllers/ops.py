@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Controller, get
+from litestar.datastructures import State
 from litestar.exceptions import ServiceUnavailableException
 from litestar.plugins.prometheus import PrometheusController
 from redis.exceptions import RedisError
 
+from fairroll.api.compute import ComputePool
 from fairroll.api.metrics import DURABLE, REDIS_MEMORY
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore
@@ -48,7 +50,10 @@ class HealthController(Controller):
         summary="Readiness: the audit store (Redis) answers",
         responses=problem_responses(503),
     )
-    async def readyz(self, store: AuditStore) -> Readiness:
+    async def readyz(self, store: AuditStore, state: State) -> Readiness:
+        pool: ComputePool | None = getattr(state, "compute", None)
+        if pool is not None and not pool.started:
+            raise ServiceUnavailableException("the calculation workers are starting")
         try:
             durability = await store.probe_durability()
         except RedisError as exc:
