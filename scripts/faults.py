@@ -158,10 +158,11 @@ class Fairroll:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{self.url}/livez", timeout=1).status_code == 200:
+                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
                     return self
             except httpx.HTTPError:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         raise RuntimeError(f"fairroll did not start: {self.log.read_text()[-2000:]}")
 
     def signal(self, number: int) -> None:

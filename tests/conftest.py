@@ -103,6 +103,15 @@ class LiveServer:
                 self.stop()
                 raise RuntimeError(f"fairroll did not start:\n{log.read_text()}")
             time.sleep(0.05)
+        # Odds and verification need a calculation worker; /readyz says when one is up.
+        while time.monotonic() < deadline:
+            try:
+                ready = httpx.get(f"{self.url}/readyz", timeout=5)
+                if "calculation workers are starting" not in ready.text:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -22,11 +22,13 @@ from fairroll.audit import (
     AuditStore,
     Checkpoint,
     Entry,
+    Head,
     PublicKey,
     VerifyReport,
     verify_checkpoint,
     verify_entries,
 )
+from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
 from fairroll.mechanics import replay_entry
 from fairroll.rules import RuleError
@@ -274,14 +276,13 @@ class TablesController(Controller):
     @get(
         "/base",
         operation_id="getTableBase",
-        summary="The signed checkpoint a table's log was archived through (its base)",
-        responses=problem_responses(400, 404, 422),
+        summary="The signed checkpoint a table's log starts after (its archive base)",
+        description="A table never archived starts after seq 0, on the genesis hash.",
+        responses=problem_responses(400, 422),
     )
     async def get_base(self, table: TablePath, store: AuditStore) -> Checkpoint:
         base = await store.base(table)
-        if base is None:
-            raise NotFoundException(f"table {table!r} was never archived: its log starts at 1")
-        return base
+        return base if base is not None else sign_checkpoint(store.signer, table, Head.empty())
 
 
 def _seed_ids(lines: list[bytes]) -> set[str]:
