@@ -5,9 +5,11 @@ for replicas, on that many replicas too). What makes that so depends on the serv
 
 ``waitaof``
     Redis (or Valkey) >= 7.2 with ``appendonly yes``: each round of appends is followed,
-    on the same connection and in the same round trip, by ``WAITAOF 1 <replicas>
-    <timeout>``, which returns only once the round's writes are fsynced locally (and on
-    ``replicas`` replicas). With ``appendfsync always`` that costs one fsync per round;
+    on the same connection and in the same round trip, by ``WAITAOF 1 0 <timeout>``,
+    which returns only once the round's writes are fsynced locally; and, where replicas
+    are required, by ``WAIT <replicas> <timeout>`` (acknowledged by them; a replica
+    acknowledges its own fsyncs only about once a second, which WAITAOF's replica count
+    would add to every round). With ``appendfsync always`` that costs one fsync per round;
     with ``everysec`` it is just as safe but waits for the next background fsync (up to
     about 100 ms here), so the shipped configurations set ``always``.
 ``fsync-always``
