@@ -154,6 +154,7 @@ class Fairroll:
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: a kill takes all of it
             )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -166,12 +167,17 @@ class Fairroll:
         raise RuntimeError(f"fairroll did not start: {self.log.read_text()[-2000:]}")
 
     def signal(self, number: int) -> None:
+        """SIGTERM to the server (it drains and stops its workers); SIGKILL to its whole
+        process group, as a container's kill takes every process in it."""
         if self.process is not None:
-            self.process.send_signal(number)
+            if number == signal.SIGKILL:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            else:
+                self.process.send_signal(number)
             try:
                 self.process.wait(15)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
             self.process = None
 
