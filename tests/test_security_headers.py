@@ -21,12 +21,17 @@ from fairroll.redis_server import RedisServer
         ("DELETE", "/v1/keys"),  # a 405
         ("POST", "/v1/tft/contests"),  # a 415 (no body)
         ("HEAD", "/v1/keys"),
+        ("POST", "/v1/tft/contests/odds"),  # answered by a compute worker, relayed
     ],
 )
 def test_every_response_carries_the_security_headers(
     client: httpx.Client, method: str, path: str
 ) -> None:
-    answer = client.request(method, path)
+    body = {"a": {"attribute": 12}, "b": {"attribute": 12}} if path.endswith("/odds") else None
+    answer = client.request(method, path, json=body)
+    # Each header once (a relayed answer must not carry the worker's copy too).
+    for name in ("content-security-policy", "x-content-type-options", "referrer-policy"):
+        assert len(answer.headers.get_list(name)) == 1, name
     policy = answer.headers["content-security-policy"]
     assert "script-src 'self';" in policy
     assert "'unsafe-inline'" not in policy and "'unsafe-eval'" not in policy

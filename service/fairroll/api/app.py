@@ -210,7 +210,10 @@ def create_app(settings: Settings) -> Litestar:
             render_plugins=[DocsPage()],
         ),
     )
-    app.headers_for = security_headers(settings.frame_ancestors)
+    # A compute worker's answers are relayed by the service, which adds the headers once.
+    app.headers_for = (
+        _no_headers if settings.compute_worker else security_headers(settings.frame_ancestors)
+    )
     declare_closed_objects(app)
     declare_exactly_one(app)
     declare_integer_bounds(app)
@@ -233,6 +236,10 @@ async def _sweep(sessions: SeedSessions) -> None:
             while await sessions.sweep() >= SWEEP_BATCH:
                 pass
         await asyncio.sleep(SWEEP_SECONDS)
+
+
+def _no_headers(path: str) -> list[tuple[bytes, bytes]]:
+    return []
 
 
 def _pool_of(scope: Scope) -> ComputePool | None:
