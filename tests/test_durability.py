@@ -72,7 +72,10 @@ def test_a_required_replica_that_is_missing_means_may_have_been_recorded(
     so the answer is a 503 that says it may have been recorded; then a replica joins and
     the same Idempotency-Key returns that very roll."""
     server = LiveServer(
-        primary.url, tmp_path / "server.log", env={"FAIRROLL_REQUIRE_REPLICAS": "1"}
+        primary.url,
+        tmp_path / "server.log",
+        # A round waits up to 80 % of this for the replica: room for a loaded machine.
+        env={"FAIRROLL_REQUIRE_REPLICAS": "1", "FAIRROLL_REDIS_TIMEOUT": "3"},
     )
     try:
         with httpx.Client(base_url=server.url, timeout=10) as client:
