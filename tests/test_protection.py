@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -104,12 +105,14 @@ def test_no_burst_passes_more_than_the_bucket(limited: tuple[LiveServer, RedisSe
     what refills meanwhile, 20 a minute: at most one more in these few seconds)."""
     server, _ = limited
     with httpx.Client(base_url=server.url) as client:
+        started = time.monotonic()
         codes = [
             client.post("/v1/tft/contests", json=BODY, headers=from_("203.0.113.1")).status_code
             for _ in range(40)
         ]
+        refilled = (time.monotonic() - started) * 20 / 60  # tokens that came back meanwhile
     assert codes[:20] == [200] * 20
-    assert 19 <= codes.count(429) <= 20
+    assert 20 <= codes.count(200) <= 20 + int(refilled) + 1
 
 
 def test_costly_requests_take_more_of_the_bucket(limited: tuple[LiveServer, RedisServer]) -> None:
