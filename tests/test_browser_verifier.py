@@ -10,14 +10,21 @@ re-derived with HMAC. Tampering is flagged at the entry it touches.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from redis import Redis
 
-from conftest import run_node
+from conftest import TEST_SIGNING_KEY, LiveServer, run_node
+from fairroll.redis_server import RedisServer
+
+BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "service" / "fairroll" / "api" / "static" / "verify.js"
@@ -155,3 +162,44 @@ def test_the_server_serves_the_verifier(client: httpx.Client) -> None:
     assert response.status_code == 200
     assert "javascript" in response.headers["content-type"]
     assert response.content == MODULE.read_bytes()
+
+
+def test_a_gap_is_named_and_only_a_declared_epoch_may_follow_one(
+    redis_server: RedisServer, redis_client: Redis, tmp_path: Path, table: str
+) -> None:
+    """Seqs 4 and 5 are lost and an operator opens an epoch at 6 (``fairroll open-epoch``):
+    the in-page verifier accepts that declared gap; an undeclared one is named."""
+    server = LiveServer(redis_server.url, tmp_path / "first.log")
+    try:
+        with httpx.Client(base_url=server.url) as client:
+            receipts = [
+                client.post("/v1/tft/contests", json={**BODY, "table": table}).json()["receipt"]
+                for _ in range(5)
+            ]
+            keys = client.get("/v1/keys").json()
+    finally:
+        server.stop()
+    redis_client.xdel(f"fairroll:{{{table}}}:log", "4-0", "5-0")
+    redis_client.set(f"fairroll:{{{table}}}:head", f"3:{receipts[2]['entry_hash']}")
+    env = {**os.environ, "REDIS_URL": redis_server.url, "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY}
+    command = ["open-epoch", table, "--resume-after", "5", "--reason", "lost disk"]
+    opened = subprocess.run(
+        [sys.executable, "-m", "fairroll.cli", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert opened.returncode == 0, opened.stderr
+    fresh = LiveServer(redis_server.url, tmp_path / "fresh.log")
+    try:
+        with httpx.Client(base_url=fresh.url) as client:
+            lines = client.get(f"/v1/tables/{table}/export").content.splitlines()
+    finally:
+        fresh.stop()
+    assert [json.loads(line)["seq"] for line in lines] == [1, 2, 3, 6]
+    seen = run_verifier(tmp_path, keys, lines)
+    assert [r["ok"] for r in seen["results"]] == [True] * 4, seen["results"]
+    assert "declared lost" in seen["results"][3]["checks"]["dice"]
+    undeclared = run_verifier(tmp_path, keys, [lines[0], lines[2]])
+    assert "seq 2 is missing: found seq 3" in undeclared["results"][1]["problems"]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ import httpx
 import pytest
 import redis
 
-from conftest import LiveServer, run_node
+from conftest import TEST_SIGNING_KEY, LiveServer, run_node
 from fairroll.redis_server import RedisServer, free_port
 
 BROWSER = Path(__file__).resolve().parent / "browser"
@@ -296,3 +298,29 @@ def test_pages_keep_to_their_content_security_policy(
     url = str(client.base_url).rstrip("/") + path.format(table=table)
     seen = run_node(browser_driver.with_name("policy.mjs"), url, selector, text, timeout=90)
     assert seen == {"violations": [], "foreign": [], "errors": []}
+
+
+def test_an_archived_table_verifies_from_its_base_in_the_page(
+    browser_driver: Path,
+    redis_server: RedisServer,
+    client: httpx.Client,
+    table: str,
+    tmp_path: Path,
+) -> None:
+    """Seqs 1..2 archived (``fairroll archive``): the page starts at 3, links it to the
+    signed base, and marks every kept entry verified."""
+    for n in range(4):
+        client.post("/v1/tft/contests", json={**CONTEST, "table": table, "seed": f"a/{n}"})
+    env = {**os.environ, "REDIS_URL": redis_server.url, "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY}
+    command = ["archive", table, "--through", "2", "--out", str(tmp_path / "old.ndjson")]
+    archived = subprocess.run(
+        [sys.executable, "-m", "fairroll.cli", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert archived.returncode == 0, archived.stdout + archived.stderr
+    url = str(client.base_url).rstrip("/") + f"/tables/{table}"
+    seen = open_page(browser_driver, url, tmp_path / "archived.png", 4)
+    assert [(e["seq"], e["ok"]) for e in seen["entries"]] == [(4, True), (3, True)]

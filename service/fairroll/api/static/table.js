@@ -58,12 +58,17 @@ async function poll() {
     if (!response.ok) throw new Error(`the server answered ${response.status}`);
     const page = await response.json();
     if (page.entries.length) {
-      const first = page.entries[0];
-      const previous = lastHash ?? (first.seq === 1 ? "0".repeat(64) : null);
+      if (lastHash === null && page.entries[0].seq > 1) {
+        // An archived table starts after its signed base: the first entry chains on it.
+        const base = await (await fetch(`/v1/tables/${encodeURIComponent(table)}/base`)).json();
+        lastHash = base.head_hash;
+        after = base.size;
+      }
+      const previous = lastHash ?? "0".repeat(64);
       if (page.entries.some((entry) => !keys.has(entry.key_id))) {
         keys = await readKeys();  // the server rotated its key while the page was open
       }
-      const results = await verifyEntries(page.entries, keys, previous);
+      const results = await verifyEntries(page.entries, keys, previous, after);
       page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i])));
       const last = page.entries.at(-1);
       after = last.seq;

@@ -177,15 +177,40 @@ export async function verifyEntry(entry, keys, previousHash = null) {
   return { seq: entry.seq, ok: problems.length === 0, problems, checks };
 }
 
+/** The mechanic of an operator's signed statement that acknowledged seqs were lost for
+ * good (docs/audit.md): it may follow exactly the gap it declares. */
+export const EPOCH_MECHANIC = "audit.epoch";
+
+function declaresGap(entry, previousSeq) {
+  const request = entry.request ?? {};
+  return (
+    entry.mechanic === EPOCH_MECHANIC &&
+    request.lost_after === previousSeq &&
+    request.resume_after === entry.seq - 1
+  );
+}
+
 /** Check a run of consecutive entries (ascending seq); the first one's link is checked
- * against `previousHash` when given (64 zeros for a table from seq 1). */
-export async function verifyEntries(entries, keys, previousHash = null) {
+ * against `previousHash` when given (64 zeros for a table from seq 1; an archived
+ * table's base `head_hash`, with `previousSeq` its `size`). Every seq must follow the
+ * one before, but for the gap an epoch entry declares. */
+export async function verifyEntries(entries, keys, previousHash = null, previousSeq = null) {
   const results = [];
   let previous = previousHash;
+  let seq = previousSeq;
   for (const entry of entries) {
     const expected = previous ?? (entry.seq === 1 ? "0".repeat(64) : null);
-    results.push(await verifyEntry(entry, keys, expected));
+    const result = await verifyEntry(entry, keys, expected);
+    if (seq !== null && entry.seq !== seq + 1 && !declaresGap(entry, seq)) {
+      result.problems.push(`seq ${seq + 1} is missing: found seq ${entry.seq}`);
+      result.ok = false;
+    }
+    if (entry.mechanic === EPOCH_MECHANIC) {
+      result.checks.dice = `epoch: seqs ${entry.request.lost_after + 1}..${entry.request.resume_after} declared lost`;
+    }
+    results.push(result);
     previous = entry.entry_hash;
+    seq = entry.seq;
   }
   return results;
 }
