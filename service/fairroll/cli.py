@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fairroll.audit import AuditStore
+    from fairroll.audit import AuditStore, Checkpoint
 
 __all__ = ["main"]
 
@@ -324,21 +324,22 @@ def _archive(table: str, through: int, out: Path) -> int:
     return asyncio.run(run())
 
 
-def _base(base_file: Path, keys: dict[str, str] | None) -> tuple[int, str] | int:
-    """An archived log's base (size, head hash) read and checked, or an exit status."""
+def _checkpoint(path: Path, keys: dict[str, str] | None, what: str) -> Checkpoint | int:
+    """A kept checkpoint (or an archive base) read and, given keys, its signature checked;
+    or an exit status, with the reason printed."""
     import msgspec  # noqa: PLC0415
 
     from fairroll.audit import Checkpoint, verify_checkpoint  # noqa: PLC0415
 
     try:
-        base = msgspec.json.decode(base_file.read_bytes(), type=Checkpoint)
+        checkpoint = msgspec.json.decode(path.read_bytes(), type=Checkpoint)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        print(f"error: {base_file} is not a base (GET .../base): {exc}", file=sys.stderr)
+        print(f"error: {path} is not {what}: {exc}", file=sys.stderr)
         return 2
-    if keys is not None and not verify_checkpoint(base, keys.get(base.key_id, "")):
-        print(f"FAIL: the base {base_file} is not signed by a known key")
+    if keys is not None and not verify_checkpoint(checkpoint, keys.get(checkpoint.key_id, "")):
+        print(f"FAIL: the {what} {path} is not signed by a known key")
         return 1
-    return (base.size, base.head_hash)
+    return checkpoint
 
 
 def _verify(
@@ -351,9 +352,8 @@ def _verify(
     reveals: Sequence[Path] = (),
     base_file: Path | None = None,
 ) -> int:
-    import msgspec  # noqa: PLC0415
 
-    from fairroll.audit import Checkpoint, verify_checkpoint, verify_entries  # noqa: PLC0415
+    from fairroll.audit import verify_entries  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     keys: dict[str, str] | None = None
@@ -371,14 +371,9 @@ def _verify(
             return 2
     anchors: list[tuple[int, str]] = []
     for path in checkpoints:
-        try:
-            checkpoint = msgspec.json.decode(path.read_bytes(), type=Checkpoint)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            print(f"error: {path} is not a checkpoint: {exc}", file=sys.stderr)
-            return 2
-        if keys is not None and not verify_checkpoint(checkpoint, keys.get(checkpoint.key_id, "")):
-            print(f"FAIL: the checkpoint {path} is not signed by a known key")
-            return 1
+        checkpoint = _checkpoint(path, keys, "a checkpoint")
+        if isinstance(checkpoint, int):
+            return checkpoint
         if checkpoint.size:
             anchors.append((checkpoint.size, checkpoint.head_hash))
     for path in receipts:
@@ -396,9 +391,12 @@ def _verify(
         except (ValueError, KeyError, TypeError) as exc:
             print(f"error: {path} is not a revealed seed session: {exc}", file=sys.stderr)
             return 2
-    start = _base(base_file, keys) if base_file is not None else None
-    if isinstance(start, int):
-        return start
+    start: tuple[int, str] | None = None
+    if base_file is not None:
+        base = _checkpoint(base_file, keys, "an archive base (GET .../base)")
+        if isinstance(base, int):
+            return base
+        start = (base.size, base.head_hash)
     with _lines(file) as lines:
         report = verify_entries(
             lines,
