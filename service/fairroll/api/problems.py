@@ -228,10 +228,14 @@ _DESCRIPTIONS = {
     413: "The request body is larger than the server accepts.",
     415: "The body is not sent as JSON (`Content-Type: application/json`).",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
-    429: "Too many requests from this client this minute; see `Retry-After`.",
+    429: (
+        "This client's token bucket is spent (a roll costs 1, odds 4, an export 5, a "
+        "verification 10); see `Retry-After`."
+    ),
     503: (
-        "The audit store is unreachable or did not confirm the roll in time; `detail` says "
-        "whether it may have been recorded (then retry with the same `Idempotency-Key`)."
+        "The audit store is unreachable or did not confirm the roll in time (`detail` says "
+        "whether it may have been recorded: then retry with the same `Idempotency-Key`), "
+        "or a calculation was stopped at its deadline or found every worker busy."
     ),
 }
 

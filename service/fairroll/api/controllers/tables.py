@@ -112,7 +112,7 @@ class TablesController(Controller):
         "/entries",
         operation_id="listTableEntries",
         summary="Read a table's audit entries, a page at a time",
-        responses=problem_responses(400, 422),
+        responses=problem_responses(400, 422, 429, 503),
     )
     async def list_entries(
         self, table: TablePath, store: AuditStore, after: After = 0, limit: Limit = 100
@@ -131,7 +131,7 @@ class TablesController(Controller):
         "/entries/{seq:int}",
         operation_id="getTableEntry",
         summary="Read one audit entry by its seq",
-        responses=problem_responses(400, 404, 422),
+        responses=problem_responses(400, 404, 422, 503),
     )
     async def get_entry(self, table: TablePath, seq: Seq, store: AuditStore) -> Entry:
         entry = await store.entry(table, seq)
@@ -144,7 +144,7 @@ class TablesController(Controller):
         operation_id="exportTable",
         summary="Export a table's audit trail (or a seq range) as NDJSON, one entry a line",
         media_type="application/x-ndjson",
-        responses=problem_responses(400, 422),
+        responses=problem_responses(400, 422, 429, 503),
     )
     async def export(
         self,
@@ -207,7 +207,7 @@ class TablesController(Controller):
         "/checkpoint",
         operation_id="getTableCheckpoint",
         summary="The table's size and head hash, signed now (keep it to check the table later)",
-        responses=problem_responses(400, 422),
+        responses=problem_responses(400, 422, 503),
     )
     async def checkpoint(self, table: TablePath, store: AuditStore) -> Checkpoint:
         return await store.checkpoint(table)
@@ -216,7 +216,7 @@ class TablesController(Controller):
         "/verification",
         operation_id="verifyTable",
         summary="Verify a table's chain, signatures, seeds and outcomes on the server",
-        responses=problem_responses(400, 422),
+        responses=problem_responses(400, 422, 429, 503),
     )
     async def verify(
         self, table: TablePath, store: AuditStore, sessions: SeedSessions
@@ -278,7 +278,7 @@ class TablesController(Controller):
         operation_id="getTableBase",
         summary="The signed checkpoint a table's log starts after (its archive base)",
         description="A table never archived starts after seq 0, on the genesis hash.",
-        responses=problem_responses(400, 422),
+        responses=problem_responses(400, 422, 503),
     )
     async def get_base(self, table: TablePath, store: AuditStore) -> Checkpoint:
         base = await store.base(table)
