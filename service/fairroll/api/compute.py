@@ -6,7 +6,7 @@ cannot be cancelled: one such request would hold every roll and ``/livez`` behin
 it. So those requests (``is_compute``: every ``.../odds`` operation, the table
 verification and the export upload) are answered by a small pool of worker
 processes, each running this same app without a socket (``python -m
-fairroll.api.compute``, ``nice``-d so rolls win the CPU when both want it):
+fairroll.api.compute``, at ``nice 19`` so rolls win the CPU when both want it):
 
 - the request (method, path, query, headers, body) goes to an idle worker; with none
   idle it waits in a bounded line, and past ``MAX_WAITING`` callers, or past its
@@ -330,7 +330,7 @@ def main() -> None:
     inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the frames
     with contextlib.suppress(OSError):
-        os.nice(10)  # rolls first: a calculation takes what the event loop leaves
+        os.nice(19)  # rolls first: a calculation takes what the event loop leaves
     asyncio.run(_serve(inbox, outbox))
 
 
