@@ -122,7 +122,8 @@ def create_app(settings: Settings) -> Litestar:
             on_fence=_alarm,
         )
         with suppress(RedisError):  # else published on the first append; /readyz tells
-            await store.publish_key()
+            if not settings.compute_worker:  # a worker signs nothing: its key is no key
+                await store.publish_key()
             await store.probe_durability()
         app.state.redis = redis
         app.state.store = store
