@@ -124,6 +124,8 @@ def declare_roll_headers(app: Litestar) -> None:
             description="A table's write key, from POST /v1/tables (shown once).",
         ),
     }
+    # Every operation is open to anonymous callers unless it says otherwise (the rolls).
+    spec.security = [{}]
     for operation in _operations(spec).values():
         if "401" in (operation.responses or {}):
             # Anonymous on an open table (``default``), the write key on a table that has one.

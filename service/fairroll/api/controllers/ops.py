@@ -32,8 +32,8 @@ class Readiness(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
     #: Tables this process stopped because their log went back (see docs/operations.md).
     fenced_tables: int
-    #: Redis used_memory / maxmemory (None without maxmemory): alert well before 1.
-    redis_memory_ratio: float | None
+    #: Redis used_memory / maxmemory (absent or None without maxmemory): alert well before 1.
+    redis_memory_ratio: float | None = None
 
 
 class HealthController(Controller):
