@@ -65,8 +65,9 @@ class LiveServer:
         *,
         server: str = "granian",
         env: dict[str, str] | None = None,
+        port: int | None = None,
     ) -> None:
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {
             **os.environ,

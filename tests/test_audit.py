@@ -36,7 +36,7 @@ def contest_draft(table: str, seed: str) -> Draft:
         table=table,
         mechanic="tft.contest",
         request=contest,
-        source="seeded",
+        source="chosen",
         seed=seed,
         dice=dice.dice,
         outcome=outcome,

@@ -33,7 +33,8 @@ def test_checkpoint_is_signed_and_names_size_and_head(client: httpx.Client, tabl
     rolls = roll(client, table, 3)
     checkpoint = msgspec.convert(client.get(f"/v1/tables/{table}/checkpoint").json(), Checkpoint)
     assert (checkpoint.size, checkpoint.head_hash) == (3, rolls[-1]["receipt"]["entry_hash"])
-    assert checkpoint.text.startswith(f"fairroll/{table}\n3\n{checkpoint.head_hash}\n")
+    assert checkpoint.text.startswith(f"fairroll/{table}\n3\n{checkpoint.root_hash}\n")
+    assert f"\nchain {checkpoint.head_hash}\n\n\u2014 fairroll " in checkpoint.text
     assert verify_checkpoint(checkpoint, keys_of(client)[checkpoint.key_id])
     forged = msgspec.structs.replace(checkpoint, size=2)
     assert not verify_checkpoint(forged, keys_of(client)[checkpoint.key_id])
@@ -127,11 +128,14 @@ def test_cli_checks_checkpoints_and_receipts(
 
 def test_checkpoint_signature_covers_its_text() -> None:
     signer = Signer.generate()
-    checkpoint = sign_checkpoint(signer, "t", Head(7, "ab" * 32), "2026-11-30T08:00:00.000Z")
+    checkpoint = sign_checkpoint(signer, "t", 7, b"\x07" * 32, "ab" * 32)
     key = signer.public_key.public_key
     assert verify_checkpoint(checkpoint, key)
     assert not verify_checkpoint(msgspec.structs.replace(checkpoint, head_hash="cd" * 32), key)
     assert not verify_checkpoint(msgspec.structs.replace(checkpoint, table="u"), key)
+    assert not verify_checkpoint(msgspec.structs.replace(checkpoint, size=8), key)
+    forged_text = checkpoint.text.replace("\n7\n", "\n8\n")
+    assert not verify_checkpoint(msgspec.structs.replace(checkpoint, text=forged_text), key)
 
 
 def test_verify_endpoint_checks_an_uploaded_export(client: httpx.Client, table: str) -> None:

@@ -15,7 +15,8 @@ from fairroll.api.examples import SpecExample, load_examples
 SPEC = json.loads((Path(__file__).parents[1] / "openapi" / "openapi.json").read_text())
 EXAMPLES = load_examples()
 #: Roll examples with supplied dice or a seed give the same dice and outcome every time.
-REPLAYED = [e for e in EXAMPLES if e.request is not None]
+#: Sent again and compared: every example with a body but a new table's (a random id).
+REPLAYED = [e for e in EXAMPLES if e.request is not None and e.operation != "createTable"]
 
 
 def operations() -> dict[str, tuple[str, str, dict[str, Any]]]:

@@ -34,7 +34,7 @@ def test_contest_returns_dice_outcome_and_receipt(client: httpx.Client, table: s
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["mechanic"] == "tft.contest"
-    assert body["source"] == "seeded"
+    assert body["source"] == "drawn"  # the server drew the seed
     assert len(body["seed"]) == 64  # 32 bytes drawn by the server
     assert [d["group"] for d in body["dice"]] == ["a"] * 7 + ["b"] * 4
     assert all(d["sides"] == 6 and 1 <= d["face"] <= 6 for d in body["dice"])

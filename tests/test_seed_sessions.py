@@ -16,7 +16,7 @@ from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
 from conftest import LiveServer
-from fairroll.audit import verify_entries
+from fairroll.audit import AuditStore, Signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.audit.sessions import IDLE_SECONDS, OPEN_SESSIONS, SeedSessions
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
@@ -96,7 +96,9 @@ def test_no_roll_after_the_reveal(client: httpx.Client, table: str) -> None:
     late = roll(client, table, seed_id, "y")
     assert late.status_code == 409
     assert "revealed" in late.json()["detail"]
-    assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 1
+    # The commitment, the roll and the reveal: the late roll added nothing.
+    entries = client.get(f"/v1/tables/{table}/entries").json()["entries"]
+    assert [e["mechanic"] for e in entries] == ["session.commit", "tft.contest", "session.reveal"]
 
 
 def test_unknown_session_and_mixed_sources_are_refused(client: httpx.Client, table: str) -> None:
@@ -112,7 +114,7 @@ def test_unknown_session_and_mixed_sources_are_refused(client: httpx.Client, tab
         },
     )
     assert both.status_code == 422
-    assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 0
+    assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 1  # the commitment
 
 
 def test_concurrent_rolls_never_share_a_nonce(client: httpx.Client, table: str) -> None:
@@ -144,21 +146,117 @@ def rechain(entries: list[dict[str, Any]]) -> list[bytes]:
     return out
 
 
-def test_verifier_catches_reused_nonces_and_false_reveals(client: httpx.Client, table: str) -> None:
+def _export(client: httpx.Client, table: str) -> list[dict[str, Any]]:
+    lines = client.get(f"/v1/tables/{table}/export").content.splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _renumber(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for seq, entry in enumerate(entries, 1):
+        entry["seq"] = seq
+    return entries
+
+
+def test_the_commitment_is_a_signed_entry_before_any_roll(client: httpx.Client, table: str) -> None:
+    session = start(client, table)
+    assert session["commit_seq"] == 1 and session["receipt"]["seq"] == 1
+    first = client.get(f"/v1/tables/{table}/entries/1").json()
+    assert first["mechanic"] == "session.commit" and first["source"] == "statement"
+    assert first["request"] == {"seed_id": session["seed_id"], "commitment": session["commitment"]}
+    assert first["entry_hash"] == session["receipt"]["entry_hash"]
+
+
+def test_a_refused_roll_takes_no_nonce(client: httpx.Client, table: str) -> None:
+    """A player cannot forge a hole: a roll the rules refuse consumes nothing."""
+    seed_id = start(client, table)["seed_id"]
+    bad = client.post(
+        "/v1/tft/contests",
+        json={
+            "a": {"attribute": 0},
+            "b": {"attribute": 12},
+            "table": table,
+            "session": {"seed_id": seed_id, "client_seed": "x"},
+        },
+    )
+    assert bad.status_code == 422
+    assert roll(client, table, seed_id, "x").json()["session"]["nonce"] == 1
+
+
+def test_a_caller_may_state_the_nonce_it_expects(client: httpx.Client, table: str) -> None:
+    seed_id = start(client, table)["seed_id"]
+    body = {**BODY, "table": table}
+    ref = {"seed_id": seed_id, "client_seed": "x"}
+    wrong = client.post("/v1/tft/contests", json={**body, "session": {**ref, "nonce": 2}})
+    assert wrong.status_code == 409
+    assert wrong.json()["nonce"] == 1 and "nonce 1" in wrong.json()["detail"]
+    right = client.post("/v1/tft/contests", json={**body, "session": {**ref, "nonce": 1}})
+    assert right.status_code == 200 and right.json()["session"]["nonce"] == 1
+    assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 2
+
+
+def test_verifier_catches_reused_and_skipped_nonces_and_false_reveals(
+    client: httpx.Client, table: str
+) -> None:
+    seed_id = start(client, table)["seed_id"]
+    for client_seed in "abc":
+        roll(client, table, seed_id, client_seed)
+    client.post(f"/v1/tables/{table}/seeds/{seed_id}/reveal")
+    entries = _export(client, table)  # commit, rolls 1..3, reveal
+    assert verify_entries(rechain(entries), keys=None).ok
+
+    reused = _export(client, table)
+    reused[3]["session"]["nonce"] = 2
+    report = verify_entries(rechain(reused), keys=None)
+    assert (report.ok, report.first_bad_seq) == (False, 4)
+    assert "reused" in (report.reason or "")
+
+    # The operator grinds: drops the roll at nonce 2 (a worse outcome) from the log.
+    skipped = _renumber(
+        [
+            e
+            for e in _export(client, table)
+            if e.get("session", {}) is None or e["session"]["nonce"] != 2
+        ]
+    )
+    report = verify_entries(rechain(skipped), keys=None)
+    assert (report.ok, report.first_bad_seq) == (False, 3)
+    assert "nonce 2 of seed session" in (report.reason or "") and "missing" in report.reason
+
+    false = _export(client, table)
+    false[4]["request"]["server_seed"] = "0" * 64
+    report = verify_entries(rechain(false), keys=None)
+    assert (report.ok, report.first_bad_seq) == (False, 5)
+    assert "commitment" in (report.reason or "")
+
+    # A reveal moved before the last roll: a roll after its session's reveal.
+    late = _export(client, table)
+    late[3], late[4] = late[4], late[3]
+    late[3]["request"]["rolls"] = 2
+    report = verify_entries(rechain(_renumber(late)), keys=None)
+    assert (report.ok, report.first_bad_seq) == (False, 5)
+    assert "after its reveal" in (report.reason or "")
+
+    # A committed roll whose session was never committed in the log.
+    orphan = _renumber(_export(client, table)[1:])
+    orphan[0]["prev_hash"] = GENESIS_HASH
+    report = verify_entries(rechain(orphan), keys=None)
+    assert (report.ok, report.first_bad_seq) == (False, 1)
+    assert "no commitment" in (report.reason or "")
+
+
+def test_dice_that_do_not_follow_from_the_revealed_seed_are_caught(
+    client: httpx.Client, table: str
+) -> None:
     seed_id = start(client, table)["seed_id"]
     roll(client, table, seed_id, "a")
-    roll(client, table, seed_id, "b")
-    entries = [
-        json.loads(line) for line in client.get(f"/v1/tables/{table}/export").content.splitlines()
-    ]
-    entries[1]["session"]["nonce"] = 1
-    reused = verify_entries(rechain(entries), keys=None)
-    assert (reused.ok, reused.first_bad_seq) == (False, 2)
-    assert "reused" in (reused.reason or "")
-    lines = client.get(f"/v1/tables/{table}/export").content.splitlines()
-    false = verify_entries(lines, keys=None, reveals={seed_id: "not-the-server-seed"})
-    assert (false.ok, false.first_bad_seq) == (False, 1)
-    assert "commitment" in (false.reason or "")
+    client.post(f"/v1/tables/{table}/seeds/{seed_id}/reveal")
+    entries = _export(client, table)
+    die = entries[1]["dice"][0]
+    die["face"] = die["face"] % 6 + 1
+    report = verify_entries(rechain(entries), keys=None)
+    # Found when the reveal makes the roll checkable, and named at the roll's seq.
+    assert (report.ok, report.first_bad_seq) == (False, 2)
+    assert "does not derive" in (report.reason or "")
 
 
 def test_a_session_idle_for_a_day_is_revealed_by_the_server(
@@ -204,6 +302,6 @@ async def _sweep_once(redis_client: Redis) -> int:
     url = redis_client.connection_pool.connection_kwargs
     redis = AsyncRedis(host=url["host"], port=url["port"])
     try:
-        return await SeedSessions(redis).sweep()
+        return await SeedSessions(AuditStore(redis, Signer.generate())).sweep()
     finally:
         await redis.aclose()

@@ -24,6 +24,7 @@ import pytest
 import redis
 
 from conftest import TEST_SIGNING_KEY, LiveServer, run_node
+from fairroll.audit import merkle
 from fairroll.redis_server import RedisServer, free_port
 
 BROWSER = Path(__file__).resolve().parent / "browser"
@@ -324,3 +325,73 @@ def test_an_archived_table_verifies_from_its_base_in_the_page(
     url = str(client.base_url).rstrip("/") + f"/tables/{table}"
     seen = open_page(browser_driver, url, tmp_path / "archived.png", 4)
     assert [(e["seq"], e["ok"]) for e in seen["entries"]] == [(4, True), (3, True)]
+
+
+def _revisit(driver: Path, url: str, between: Any) -> Any:
+    """Open the page, do ``between`` while it stays open, reload it: both history checks."""
+    node = shutil.which("node")
+    assert node is not None
+    process = subprocess.Popen(
+        [node, str(driver.parent / "revisit.mjs"), url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None and process.stdin is not None
+        assert process.stderr.readline().strip() == "shown"
+        between()
+        process.stdin.write("go\n")
+        process.stdin.flush()
+        out, err = process.communicate(timeout=90)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    seen = json.loads(out)
+    assert seen["errors"] == []
+    return seen
+
+
+def test_the_page_keeps_a_checkpoint_and_catches_a_rewritten_history(
+    browser_driver: Path, redis_server: RedisServer, tmp_path: Path, table: str
+) -> None:
+    """A player's browser keeps the last checkpoint it verified. An operator who rewrites
+    the table's tree in Redis, forgets the last signed checkpoint and restarts fairroll
+    (so the server signs the new history) is caught on the player's next visit: the new
+    checkpoint is not consistent with the kept one."""
+    port = free_port()
+    servers = [LiveServer(redis_server.url, tmp_path / "first.log", port=port)]
+    try:
+        with httpx.Client(base_url=servers[0].url, timeout=10) as client:
+            for _ in range(3):
+                assert (
+                    client.post("/v1/tft/contests", json={**CONTEST, "table": table}).status_code
+                    == 200
+                )
+
+        def honest() -> None:
+            with httpx.Client(base_url=servers[0].url, timeout=10) as client:
+                assert (
+                    client.post("/v1/tft/contests", json={**CONTEST, "table": table}).status_code
+                    == 200
+                )
+
+        seen = _revisit(browser_driver, f"{servers[0].url}/tables/{table}", honest)
+        assert seen["first"].startswith("✓ signed checkpoint of 3 entries checked and kept")
+        assert "consistent with the one this browser kept (3 entries" in seen["second"]
+
+        def rewrite() -> None:
+            servers[0].stop()
+            store = redis.Redis.from_url(redis_server.url)
+            # The tree of 4 entries re-rooted: its one complete subtree's hash replaced.
+            slot = merkle.stored_index(2, 0) * merkle.HASH_SIZE
+            store.setrange(f"fairroll:{{{table}}}:tree", slot, b"\x66" * 32)
+            store.delete(f"fairroll:{{{table}}}:signed")
+            servers.append(LiveServer(redis_server.url, tmp_path / "second.log", port=port))
+
+        seen = _revisit(browser_driver, f"{servers[0].url}/tables/{table}", rewrite)
+        assert seen["second"].startswith("✗ history check failed"), seen
+    finally:
+        for server in servers:
+            server.stop()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fairroll.audit import AuditStore, Checkpoint
+    from fairroll.audit import AuditStore, Checkpoint, VerifyReport
 
 __all__ = ["main"]
 
@@ -92,8 +92,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         action="append",
         default=[],
-        help="a checkpoint kept earlier (JSON of GET .../checkpoint); the export must still "
-        "hold its head (repeatable)",
+        help="a checkpoint kept earlier (JSON of GET .../checkpoint, or its signed note as "
+        "text/plain); the export must still hold its head and its Merkle root (repeatable)",
+    )
+    verify.add_argument(
+        "--since",
+        type=Path,
+        action="append",
+        default=[],
+        help="the last checkpoint you verified (as --checkpoint): the export must be "
+        "consistent with it, and the checkpoint to keep next is printed",
     )
     verify.add_argument(
         "--reveal",
@@ -130,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.file,
         args.keys,
         replay=not args.no_replay,
-        checkpoints=args.checkpoint,
+        checkpoints=[*args.checkpoint, *args.since],
         receipts=args.receipt,
         reveals=args.reveal,
         base_file=args.base,
@@ -325,14 +333,17 @@ def _archive(table: str, through: int, out: Path) -> int:
 
 
 def _checkpoint(path: Path, keys: dict[str, str] | None, what: str) -> Checkpoint | int:
-    """A kept checkpoint (or an archive base) read and, given keys, its signature checked;
-    or an exit status, with the reason printed."""
+    """A kept checkpoint (or an archive base), as JSON or as its signed note, read and,
+    given keys, its signature checked; or an exit status, with the reason printed."""
     import msgspec  # noqa: PLC0415
 
     from fairroll.audit import Checkpoint, verify_checkpoint  # noqa: PLC0415
 
+    data = path.read_bytes()
+    if not data.lstrip().startswith(b"{"):
+        return _note_checkpoint(path, data, keys, what)
     try:
-        checkpoint = msgspec.json.decode(path.read_bytes(), type=Checkpoint)
+        checkpoint = msgspec.json.decode(data, type=Checkpoint)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         print(f"error: {path} is not {what}: {exc}", file=sys.stderr)
         return 2
@@ -340,6 +351,40 @@ def _checkpoint(path: Path, keys: dict[str, str] | None, what: str) -> Checkpoin
         print(f"FAIL: the {what} {path} is not signed by a known key")
         return 1
     return checkpoint
+
+
+def _note_checkpoint(
+    path: Path, data: bytes, keys: dict[str, str] | None, what: str
+) -> Checkpoint | int:
+    """A checkpoint kept as its signed note (``Accept: text/plain``): it needs --keys."""
+    import base64  # noqa: PLC0415
+
+    from fairroll.audit.checkpoint import Checkpoint, NoteError, open_note  # noqa: PLC0415
+
+    text = data.decode("utf-8", "replace")
+    origin = text.split("\n", 1)[0]
+    name = origin.rsplit("/", 1)[0]
+    if keys is None:
+        print(f"error: {path} is a signed note: pass --keys to check it", file=sys.stderr)
+        return 2
+    for key_id, public_key in keys.items():
+        try:
+            size, root, head_hash = open_note(text, name, public_key)
+        except NoteError:
+            continue
+        return Checkpoint(
+            table=origin.rsplit("/", 1)[-1],
+            origin=origin,
+            size=size,
+            root_hash=base64.b64encode(root).decode(),
+            head_hash=head_hash,
+            key_id=key_id,
+            key_name=name,
+            signature="",
+            text=text,
+        )
+    print(f"FAIL: the {what} {path} is not a checkpoint note signed by a known key")
+    return 1
 
 
 def _verify(
@@ -369,13 +414,17 @@ def _verify(
         except (ValueError, KeyError, TypeError) as exc:
             print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
             return 2
+    import base64  # noqa: PLC0415
+
     anchors: list[tuple[int, str]] = []
+    roots: list[tuple[int, bytes]] = []
     for path in checkpoints:
         checkpoint = _checkpoint(path, keys, "a checkpoint")
         if isinstance(checkpoint, int):
             return checkpoint
         if checkpoint.size:
             anchors.append((checkpoint.size, checkpoint.head_hash))
+            roots.append((checkpoint.size, base64.b64decode(checkpoint.root_hash)))
     for path in receipts:
         try:
             receipt = json.loads(path.read_text())
@@ -392,41 +441,58 @@ def _verify(
             print(f"error: {path} is not a revealed seed session: {exc}", file=sys.stderr)
             return 2
     start: tuple[int, str] | None = None
+    frontier: list[bytes] | None = None
     if base_file is not None:
         base = _checkpoint(base_file, keys, "an archive base (GET .../base)")
         if isinstance(base, int):
             return base
         start = (base.size, base.head_hash)
+        frontier = [base64.b64decode(h) for h in base.frontier or []] if base.frontier else None
     with _lines(file) as lines:
         report = verify_entries(
             lines,
             keys=keys,
             replay=replay_entry if replay else None,
             anchors=anchors,
+            roots=roots,
             reveals=revealed,
             windows=windows,
             base=start,
+            base_frontier=frontier,
         )
     if report.ok:
-        checked = (
-            "chain, seeds" + (", signatures" if keys else "") + (", outcomes" if replay else "")
-        )
-        if anchors:
-            checked += f", {len(anchors)} checkpoint(s)/receipt(s)"
-        print(
-            f"OK: {report.entries} entries (seq {report.first_seq}..{report.last_seq}); "
-            f"checked {checked}; head {report.head_hash}"
-        )
-        if keys is None:
-            print("warning: signatures NOT checked; pass --keys keys.json from GET /v1/keys")
-        if report.unrevealed:
-            print(
-                f"note: {report.unrevealed} committed roll(s) wait for their seed session's "
-                "reveal; their dice are not checked yet (pass --reveal)"
-            )
+        _print_ok(report, keys is not None, replay, len(anchors), [size for size, _ in roots])
         return 0
     print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
     return 1
+
+
+def _print_ok(
+    report: VerifyReport, signed: bool, replay: bool, anchors: int, roots: list[int]
+) -> None:
+    checked = "chain, seeds" + (", signatures" if signed else "") + (", outcomes" if replay else "")
+    if anchors:
+        checked += f", {anchors} checkpoint(s)/receipt(s)"
+    print(
+        f"OK: {report.entries} entries (seq {report.first_seq}..{report.last_seq}); "
+        f"checked {checked}; head {report.head_hash}"
+    )
+    if report.root_hash is not None:
+        print(f"Merkle root at size {report.last_seq}: {report.root_hash}")
+    if roots:
+        sizes = ", ".join(str(size) for size in roots)
+        print(f"consistent with the kept checkpoint(s) of size {sizes}")
+    from fairroll.audit.verify import WHAT_IT_PROVES  # noqa: PLC0415
+
+    for source, count in sorted(report.sources.items()):
+        print(f"{count} {source} roll(s): {WHAT_IT_PROVES.get(source, source)}")
+    if not signed:
+        print("warning: signatures NOT checked; pass --keys keys.json from GET /v1/keys")
+    if report.unrevealed:
+        print(
+            f"note: {report.unrevealed} committed roll(s) wait for their seed session's "
+            "reveal; their dice are not checked yet"
+        )
 
 
 @contextmanager

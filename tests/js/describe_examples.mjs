@@ -9,7 +9,7 @@ const { describe, dieInWords } = await import(pathToFileURL(moduleFile).href);
 const rows = [];
 for (const example of JSON.parse(readFileSync(examplesFile, "utf8"))) {
   const response = example.response;
-  if (!response || typeof response !== "object" || !("receipt" in response)) continue;
+  if (!response || typeof response !== "object" || !("receipt" in response) || !("dice" in response)) continue;
   const [asked, came] = describe(response.mechanic, example.request, response.outcome);
   rows.push([example.operation, example.name, asked, came, response.dice.map(dieInWords)]);
 }

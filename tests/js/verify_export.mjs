@@ -10,12 +10,14 @@ const keys = await verifier.importKeys(JSON.parse(readFileSync(keysFile, "utf8")
 const entries = readFileSync(exportFile, "utf8")
   .split("\n")
   .filter((line) => line)
-  .map((line) => JSON.parse(line));
-const results = await verifier.verifyEntries(entries, keys);
+  .map((line) => verifier.parseStrict(line));
+const log = new verifier.LogVerifier(keys);
+const { results } = await log.add(entries);
+const root = await log.root();
 const vectors = [];
 if (vectorsFile) {
   for (const v of JSON.parse(readFileSync(vectorsFile, "utf8"))) {
     vectors.push(await verifier.deriveFaces(v.seed, v.sides, v.count));
   }
 }
-console.log(JSON.stringify({ results, vectors }));
+console.log(JSON.stringify({ results, vectors, root: root && Buffer.from(root).toString("base64") }));

@@ -120,6 +120,7 @@ def create_app(settings: Settings) -> Litestar:
             replicas=settings.require_replicas,
             allow_unsafe=settings.durability == "memory",
             on_fence=_alarm,
+            log_name=settings.log_name,
         )
         with suppress(RedisError):  # else published on the first append; /readyz tells
             if not settings.compute_worker:  # a worker signs nothing: its key is no key
@@ -132,7 +133,7 @@ def create_app(settings: Settings) -> Litestar:
         # which otherwise stalled requests for tens of ms (benchmarks: p99 84 -> 39 ms).
         gc.collect()
         gc.freeze()
-        app.state.sessions = sessions = SeedSessions(redis)
+        app.state.sessions = sessions = SeedSessions(store)
         app.state.default_table_open = settings.default_table_open
         app.state.require_tables = settings.require_tables
         app.state.rate_limit = settings.rate_limit

@@ -11,7 +11,7 @@ from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import Body
 from msgspec import UnsetType
 
-from fairroll.audit import Entry, Session, Source
+from fairroll.audit.entry import Receipt, Session, Source, receipt_of
 from fairroll.randomness import Die, Seed
 
 __all__ = [
@@ -135,22 +135,25 @@ def faces_meta(
 
 class SessionRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Roll in a commit-reveal seed session (``POST /v1/tables/{table}/seeds``): the dice
-    derive from the committed server seed, this client seed and the next nonce."""
+    derive from the committed server seed, this client seed and the session's next nonce
+    (1, 2, 3 ... with no gaps: a refused roll takes none)."""
 
     seed_id: Annotated[
         str, msgspec.Meta(pattern=r"^s[A-Za-z0-9_-]{16}$", description="The session's id.")
     ]
     client_seed: Seed
-
-
-class Receipt(msgspec.Struct, frozen=True, kw_only=True):
-    """Identifies the audit entry that records the roll."""
-
-    table: str
-    seq: int
-    entry_hash: str
-    signature: str
-    key_id: str
+    nonce: (
+        Annotated[
+            int,
+            msgspec.Meta(
+                ge=1,
+                le=2**53 - 1,
+                description="The nonce this roll must take: if the session is elsewhere, "
+                "nothing is rolled and the answer is 409 with the right one (``nonce``).",
+            ),
+        ]
+        | UnsetType
+    ) = msgspec.UNSET
 
 
 class RollResponse(msgspec.Struct, frozen=True, kw_only=True):
@@ -196,13 +199,3 @@ def counts_of(distribution: Mapping[int, Fraction]) -> list[CountOdds]:
     return [
         CountOdds(value=k, probability=probability_of(p, seen)) for k, p in distribution.items()
     ]
-
-
-def receipt_of(entry: Entry) -> Receipt:
-    return Receipt(
-        table=entry.table,
-        seq=entry.seq,
-        entry_hash=entry.entry_hash,
-        signature=entry.signature,
-        key_id=entry.key_id,
-    )

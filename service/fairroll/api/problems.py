@@ -48,6 +48,8 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     detail: str
     instance: str | None = None
     invalid_params: list[InvalidParam] | None = None
+    #: A 409 from a seed-session roll that expected another nonce: the one to use.
+    nonce: int | None = None
 
 
 def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
@@ -72,6 +74,7 @@ def _respond(
     detail: str,
     params: list[InvalidParam] | None = None,
     headers: dict[str, str] | None = None,
+    nonce: int | None = None,
 ) -> Response[Problem]:
     return Response(
         Problem(
@@ -81,6 +84,7 @@ def _respond(
             detail=detail,
             instance=request.url.path,
             invalid_params=params,
+            nonce=nonce,
         ),
         status_code=status,
         media_type=PROBLEM_MEDIA_TYPE,
@@ -182,6 +186,7 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
         title=title,
         detail=exc.detail,
         headers=exc.headers,
+        nonce=getattr(exc, "nonce", None),
     )
 
 

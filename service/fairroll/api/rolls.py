@@ -16,17 +16,18 @@ from litestar.exceptions import (
 from msgspec import UnsetType
 from redis.exceptions import RedisError
 
-from fairroll.api.envelope import RollEnvelope, receipt_of
+from fairroll.api.envelope import RollEnvelope, SessionRef, receipt_of
 from fairroll.api.idempotency import Idempotency, fingerprint
 from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
+from fairroll.audit.entry import Claim
 from fairroll.audit.sessions import SeedSessions, SessionError
-from fairroll.audit.store import AlreadyRecordedError, Marker
+from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker
 from fairroll.mechanics import Mechanic
 from fairroll.randomness import SeededDice, SuppliedDice, committed_seed, new_seed
 from fairroll.rules import RuleError
 
-__all__ = ["Roller"]
+__all__ = ["NonceConflictError", "Roller"]
 
 InputT = TypeVar("InputT", bound=msgspec.Struct)
 OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
@@ -147,44 +148,106 @@ class Roller:
                 f"(you rolled), not {' and '.join(given)}",
                 field=given[-1],
             )
-        session: Session | None = None
-        source: SeededDice | SuppliedDice
-        if not isinstance(request.dice, UnsetType):
-            source = SuppliedDice(request.dice.groups())
-        elif not isinstance(request.session, UnsetType):
-            ref = request.session
-            try:
-                nonce, server_seed, commitment = await self.sessions.next_nonce(
-                    request.table, ref.seed_id
-                )
-            except SessionError as exc:
-                raise (
-                    ClientException(str(exc), status_code=409)
-                    if exc.revealed
-                    else NotFoundException(str(exc))
-                ) from None
-            session = Session(
-                seed_id=ref.seed_id, commitment=commitment, client_seed=ref.client_seed, nonce=nonce
+        policy = await self.store.policy(request.table)
+        if not isinstance(request.seed, UnsetType) and not policy.chosen_seeds:
+            raise RuleError(
+                f"table {request.table!r} takes no caller-chosen seed (its policy): a chosen "
+                "seed can be ground for the outcome it gives. Leave seed out (the server "
+                "draws one) or roll in a seed session",
+                field="seed",
             )
-            source = SeededDice(committed_seed(server_seed, ref.client_seed, nonce))
+        if not isinstance(request.dice, UnsetType) and not policy.supplied_dice:
+            raise RuleError(
+                f"table {request.table!r} takes no supplied dice (its policy): leave dice out",
+                field="dice",
+            )
+        if not isinstance(request.session, UnsetType):
+            return await self._committed(mechanic, request, request.session, marker)
+        source: SeededDice | SuppliedDice
+        kind: Source
+        if not isinstance(request.dice, UnsetType):
+            source, kind = SuppliedDice(request.dice.groups()), "supplied"
+        elif isinstance(request.seed, str):
+            source, kind = SeededDice(request.seed), "chosen"
         else:
-            source = SeededDice(request.seed if isinstance(request.seed, str) else new_seed())
+            source, kind = SeededDice(new_seed()), "drawn"
         mechanic_input = mechanic.input_of(request)
         outcome = mechanic.resolve(mechanic_input, source)
         if isinstance(source, SuppliedDice):
             source.check_all_used()
-        kind: Source = "supplied" if isinstance(source, SuppliedDice) else "seeded"
         draft = Draft(
             table=request.table,
             mechanic=mechanic.name,
             request=mechanic_input,
-            source="committed" if session else kind,
-            # A committed roll's seed embeds the server seed: it stays out until the reveal.
-            seed=source.seed if isinstance(source, SeededDice) and session is None else None,
+            source=kind,
+            seed=source.seed if isinstance(source, SeededDice) else None,
             dice=source.dice,
             outcome=outcome,
-            session=session,
         )
+        return Rolled(outcome, await self._append(mechanic, draft, marker))
+
+    async def _committed(
+        self,
+        mechanic: Mechanic[InputT, OutcomeT],
+        request: RollEnvelope,
+        ref: SessionRef,
+        marker: Marker | None,
+    ) -> Rolled[OutcomeT]:
+        """A roll in a seed session: it takes the session's next nonce in the same atomic
+        append that stores it, so a refused roll takes none; if another process took that
+        nonce first, the roll is made again on the next one (unless the caller said which
+        nonce it expects: then 409)."""
+        table = request.table
+        mechanic_input = mechanic.input_of(request)
+        async with self.sessions.hold(table, ref.seed_id):
+            for _ in range(SESSION_ATTEMPTS):
+                try:
+                    state = await self.sessions.state(table, ref.seed_id)
+                except SessionError as exc:
+                    raise NotFoundException(str(exc)) from None
+                if state.revealed:
+                    raise _revealed(ref.seed_id)
+                nonce = state.nonce + 1
+                if not isinstance(ref.nonce, UnsetType) and ref.nonce != nonce:
+                    raise NonceConflictError(ref.seed_id, ref.nonce, nonce)
+                source = SeededDice(committed_seed(state.server_seed, ref.client_seed, nonce))
+                outcome = mechanic.resolve(mechanic_input, source)
+                draft = Draft(
+                    table=table,
+                    mechanic=mechanic.name,
+                    request=mechanic_input,
+                    source="committed",
+                    # The seed embeds the server seed: it stays out until the reveal.
+                    seed=None,
+                    dice=source.dice,
+                    outcome=outcome,
+                    session=Session(
+                        seed_id=ref.seed_id,
+                        commitment=state.commitment,
+                        client_seed=ref.client_seed,
+                        nonce=nonce,
+                    ),
+                    claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
+                )
+                try:
+                    return Rolled(outcome, await self._append(mechanic, draft, marker))
+                except ClaimRefusedError as exc:
+                    if exc.why == "revealed":
+                        raise _revealed(ref.seed_id) from None
+                    if exc.why == "unknown":
+                        raise NotFoundException(
+                            f"table {table!r} has no seed session {ref.seed_id}"
+                        ) from None
+                    if not isinstance(ref.nonce, UnsetType):
+                        raise NonceConflictError(ref.seed_id, ref.nonce, exc.nonce + 1) from None
+        raise StoreUnavailableError(
+            f"seed session {ref.seed_id} is too busy: other rolls kept taking its next nonce; "
+            "nothing was recorded"
+        )
+
+    async def _append(
+        self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
+    ) -> Entry:
         started = time.perf_counter()
         try:
             entry = await self.store.append(draft, marker)
@@ -194,4 +257,27 @@ class Roller:
         AUDIT_APPEND_SECONDS.observe(time.perf_counter() - started)
         ROLLS.labels(mechanic.name).inc()
         DICE.labels(mechanic.name).inc(len(draft.dice))
-        return Rolled(outcome, entry)
+        return entry
+
+
+#: Tries at a committed roll while other processes take the session's next nonce first.
+SESSION_ATTEMPTS = 20
+
+
+class NonceConflictError(ClientException):
+    """The caller expected another nonce than the one its roll would take: 409, and the
+    problem's ``nonce`` is the right one."""
+
+    def __init__(self, seed_id: str, expected: int, nonce: int) -> None:
+        super().__init__(
+            f"seed session {seed_id} is at nonce {nonce}, not {expected}: nothing was "
+            f"rolled; roll again with nonce {nonce} (or without one)",
+            status_code=409,
+        )
+        self.nonce = nonce
+
+
+def _revealed(seed_id: str) -> ClientException:
+    return ClientException(
+        f"seed session {seed_id} was revealed: start a new session to roll", status_code=409
+    )

@@ -38,6 +38,8 @@ class Settings:
     ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
     ``require_tables``: rolls only on tables created with ``POST /v1/tables`` (and on
     ``default`` while it is open): an unknown table name is a 404, not a new open table.
+    ``log_name``: the signed-note key name of checkpoints, and their origins' prefix
+    (``<log_name>/<table>``); replicas sharing a key share it, verifiers pin it.
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -58,6 +60,7 @@ class Settings:
     frame_ancestors: str = "'none'"
     require_tables: bool = False
     compute_timeout_seconds: float = 5.0
+    log_name: str = "fairroll"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -67,11 +70,14 @@ class Settings:
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
         ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
-        ``FAIRROLL_REQUIRE_TABLES``."""
+        ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_LOG_NAME``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
             raise ValueError(f"FAIRROLL_DURABILITY must be fsync or memory, not {durability!r}")
+        log_name = env.get("FAIRROLL_LOG_NAME", "fairroll").strip() or "fairroll"
+        if any(c.isspace() or c == "+" for c in log_name):
+            raise ValueError("FAIRROLL_LOG_NAME may hold neither spaces nor '+' (a note key name)")
         key_file = env.get("FAIRROLL_SIGNING_KEY_FILE")
         dev_dir = env.get("FAIRROLL_DEV_KEY_DIR")
         return cls(
@@ -99,6 +105,7 @@ class Settings:
             require_tables=env.get("FAIRROLL_REQUIRE_TABLES", "false").lower()
             in ("1", "true", "yes"),
             compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
+            log_name=log_name,
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")

@@ -4,7 +4,8 @@ Litestar converts a decoded body to the handler's type in msgspec's lax mode,
 which accepts ``0`` for ``false`` and ``"3"`` for ``3``. The spec promises
 booleans and integers, so every body is first converted strictly to the same
 type; a mismatch is the same 422 a schema breach gets. JSON Schema counts
-``9.0`` as the integer 9, so integral numbers are read as integers first.
+``9.0`` as the integer 9, so integral numbers are read as integers first. A body
+with a key twice in one object is refused (400): parsers disagree on which value wins.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 import msgspec
 from litestar import Request
 from litestar.exceptions import ClientException, ValidationException
+
+from fairroll.audit.verify import DuplicateKeyError, loads_strict
 
 __all__ = ["NDJSON_TYPES", "NESTED_TOO_DEEPLY", "is_json", "media_type_of", "strict_body"]
 
@@ -41,6 +44,8 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
     if data is None:
         return
+    if data.default is None and not await request.body():
+        return  # an optional body left out
     if not is_json(media_type_of(request)):
         raise ClientException(
             detail="send the body as Content-Type: application/json",
@@ -61,6 +66,12 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         raise ClientException(detail=str(exc)) from None
     except RecursionError:
         raise ClientException(detail=NESTED_TOO_DEEPLY) from None
+    try:  # a key twice means different things to different parsers: refuse it
+        loads_strict(body)
+    except DuplicateKeyError as exc:
+        raise ClientException(detail=f"the JSON body is ambiguous: {exc}") from None
+    except (ValueError, RecursionError):
+        pass  # msgspec read it; Python's json may be stricter about what is not a key
 
 
 def _number(text: str) -> int | float:

@@ -1,17 +1,26 @@
 """The audit entry: what is recorded for each roll, and how it is hashed and signed.
 
 An entry is a JSON object. Its *body* is every field except ``entry_hash`` and
-``signature``; the canonical bytes of the body are its JSON with keys sorted at
-every level, no whitespace, UTF-8, no floats::
+``signature``; its canonical bytes are RFC 8785 (JCS): keys sorted by UTF-16 code
+units at every level, no whitespace, UTF-8, integers only (within +-(2**53 - 1))::
 
-    entry_hash = SHA-256(bytes.fromhex(prev_hash) || canonical(body))   (hex)
+    entry_hash = SHA-256(bytes.fromhex(prev_hash) || JCS(body))         (hex)
     signature  = Ed25519(b"fairroll/entry/v1:" || entry_hash as ASCII)  (base64)
+    leaf hash  = SHA-256(0x00 || JCS(entry))   (the whole entry: RFC 6962 Merkle leaf)
 
 The first entry of a table chains on :data:`GENESIS_HASH` (64 zeros).
+
+Who chose a roll's seed is its ``source`` (format version 2): ``drawn`` (the server
+drew it), ``chosen`` (the caller gave it: reproducible, and grindable, so it proves
+nothing about fairness), ``committed`` (a commit-reveal session) or ``supplied``
+(dice rolled elsewhere). Version 1 entries said ``seeded`` for the first two.
+Entries that are not rolls are *statements* (``source: statement``, no dice):
+``session.commit``, ``session.reveal``, ``table.policy`` and ``audit.epoch``.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -21,26 +30,43 @@ import msgspec
 from fairroll.randomness import Die
 
 __all__ = [
+    "COMMIT_MECHANIC",
     "ENTRY_VERSION",
     "GENESIS_HASH",
+    "MAX_SAFE_INTEGER",
+    "POLICY_MECHANIC",
+    "REVEAL_MECHANIC",
     "SIGNATURE_CONTEXT",
     "Body",
+    "Claim",
     "Draft",
     "Entry",
     "Head",
+    "NotCanonicalError",
     "Session",
     "Source",
+    "TablePolicy",
     "canonical",
     "chain_hash",
+    "jcs",
+    "leaf_hash",
     "now_rfc3339",
+    "receipt_of",
     "signed_message",
 ]
 
-ENTRY_VERSION = 1
+ENTRY_VERSION = 2
 GENESIS_HASH = "0" * 64
 SIGNATURE_CONTEXT = b"fairroll/entry/v1:"
+MAX_SAFE_INTEGER = 2**53 - 1
+#: Statements: a seed session's commitment (before any roll uses it), its reveal, and a
+#: table's policy (what kinds of roll it refuses).
+COMMIT_MECHANIC = "session.commit"
+REVEAL_MECHANIC = "session.reveal"
+POLICY_MECHANIC = "table.policy"
 
-Source = Literal["seeded", "supplied", "committed"]
+#: ``seeded`` is version 1's word for ``drawn`` or ``chosen`` (it did not say which).
+Source = Literal["drawn", "chosen", "committed", "supplied", "statement", "seeded"]
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 
@@ -55,6 +81,30 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
     nonce: int
 
 
+class TablePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What kinds of roll a table takes. Set once, when the table is created, and recorded
+    as its first entry (``table.policy``), so verifiers hold the table to it."""
+
+    chosen_seeds: bool = msgspec.field(default=True)
+    supplied_dice: bool = msgspec.field(default=True)
+
+
+class Claim(msgspec.Struct, frozen=True, kw_only=True):
+    """What an entry does to its seed session, checked and done by the same atomic append
+    that stores the entry (so a refused roll consumes nothing, and no roll can follow a
+    reveal): ``commit`` creates the session (``nonce`` 0), ``roll`` takes ``nonce`` (the
+    session must be at ``nonce - 1`` and open), ``reveal`` closes it (at ``nonce``)."""
+
+    kind: Literal["commit", "roll", "reveal"]
+    seed_id: str
+    nonce: int
+    #: commit: the secret server seed and its commitment, kept in the session's record.
+    server_seed: str = ""
+    commitment: str = ""
+    #: reveal: ``request`` (POST .../reveal) or ``expiry`` (idle for a day).
+    revealed_by: str = ""
+
+
 class Draft(msgspec.Struct, frozen=True, kw_only=True):
     """A resolved roll waiting for its place in the chain (seq, prev_hash, signature)."""
 
@@ -66,6 +116,8 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     dice: tuple[Die, ...]
     outcome: Any
     session: Session | None = None
+    #: Not recorded: the seed-session step the append must take with this entry.
+    claim: Claim | None = None
 
 
 class Body(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,6 +145,32 @@ class Entry(Body, frozen=True, kw_only=True):
     signature: str
 
 
+class Receipt(msgspec.Struct, frozen=True, kw_only=True):
+    """Identifies the audit entry that records a roll or a statement: keep it, and check
+    it later against any checkpoint by its inclusion proof (``leaf_hash`` is the entry's
+    RFC 6962 leaf hash, base64)."""
+
+    table: str
+    seq: int
+    entry_hash: str
+    signature: str
+    key_id: str
+    source: Source
+    leaf_hash: str
+
+
+def receipt_of(entry: Entry) -> Receipt:
+    return Receipt(
+        table=entry.table,
+        seq=entry.seq,
+        entry_hash=entry.entry_hash,
+        signature=entry.signature,
+        key_id=entry.key_id,
+        source=entry.source,
+        leaf_hash=base64.b64encode(leaf_hash(canonical(entry))).decode(),
+    )
+
+
 class Head(msgspec.Struct, frozen=True):
     """The last entry of a table: its seq (0 for an empty table) and its hash."""
 
@@ -104,14 +182,41 @@ class Head(msgspec.Struct, frozen=True):
         return cls(0, GENESIS_HASH)
 
 
+class NotCanonicalError(ValueError):
+    """A value that has no RFC 8785 form fairroll accepts: a float, an integer beyond
+    +-(2**53 - 1), a lone surrogate, or a non-string key."""
+
+
 def canonical(value: Any) -> bytes:
-    """Canonical JSON: keys sorted at every level, no whitespace, UTF-8."""
+    """RFC 8785 bytes of what fairroll itself writes (structs with ASCII field names and
+    bounded integers, for which sorting by code point is sorting by UTF-16): the fast path
+    of :func:`jcs`, which any value read back goes through."""
     return _ENCODER.encode(value)
 
 
+def jcs(value: Any) -> bytes:
+    """RFC 8785 (JCS) bytes of a JSON value as read from anywhere: keys sorted by their
+    UTF-16 code units, integers within +-(2**53 - 1), no floats (``NotCanonicalError``).
+
+    >>> jcs({"b": [1, "é"], "a": None, "\U0001f3b2": 0, "\ue000": 0}).decode()
+    '{"a":null,"b":[1,"é"],"\U0001f3b2":0,"\ue000":0}'
+    """
+    try:
+        return _ENCODER_AS_IS.encode(_jcs_order(value))
+    except UnicodeEncodeError:
+        raise NotCanonicalError("a string holds a lone surrogate") from None
+
+
+def leaf_hash(entry_bytes: bytes) -> bytes:
+    """RFC 6962 leaf hash of an entry's JCS bytes: ``SHA-256(0x00 || bytes)``."""
+    return hashlib.sha256(b"\x00" + entry_bytes).digest()
+
+
 def chain_hash(prev_hash: str, body: Any) -> str:
-    """``SHA-256(bytes.fromhex(prev_hash) || canonical(body))`` as lowercase hex."""
-    return hashlib.sha256(bytes.fromhex(prev_hash) + canonical(body)).hexdigest()
+    """``SHA-256(bytes.fromhex(prev_hash) || canonical(body))`` as lowercase hex; a body
+    read back as plain JSON (a dict) goes through :func:`jcs`."""
+    data = jcs(body) if isinstance(body, dict) else canonical(body)
+    return hashlib.sha256(bytes.fromhex(prev_hash) + data).hexdigest()
 
 
 def signed_message(entry_hash: str) -> bytes:
@@ -122,3 +227,34 @@ def signed_message(entry_hash: str) -> bytes:
 def now_rfc3339() -> str:
     """The current UTC time, millisecond precision: ``2026-11-30T07:00:00.123Z``."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_ENCODER_AS_IS = msgspec.json.Encoder()
+
+
+def _jcs_order(value: Any) -> Any:
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise NotCanonicalError("an object key is not a string")
+        ordered = sorted(value, key=_utf16)
+        return {key: _jcs_order(value[key]) for key in ordered}
+    if isinstance(value, list | tuple):
+        return [_jcs_order(item) for item in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise NotCanonicalError(f"the integer {value} is beyond +-(2**53 - 1)")
+        return value
+    if isinstance(value, float):
+        raise NotCanonicalError(f"{value} is a float: entries hold integers only")
+    if isinstance(value, msgspec.Struct):
+        return _jcs_order(msgspec.to_builtins(value))
+    raise NotCanonicalError(f"{type(value).__name__} is not a JSON value")
+
+
+def _utf16(key: str) -> bytes:
+    try:
+        return key.encode("utf-16-be")
+    except UnicodeEncodeError:
+        raise NotCanonicalError("an object key holds a lone surrogate") from None

@@ -1,64 +1,49 @@
-"""Commit-reveal seed sessions in Redis.
+"""Commit-reveal seed sessions: the commitment, every roll and the reveal are log entries.
 
-The server draws a secret seed and publishes only its SHA-256 (the commitment).
-Each roll in the session takes the next nonce, atomically; a revealed session
-takes no more rolls. The server seed leaves Redis only through ``reveal``, or when
-the session has been idle for ``IDLE_SECONDS`` (24 h): then it is revealed by the
-server itself (``revealed_by: expiry``), so no committed roll stays unverifiable and
-no session stays open for ever. A revealed session's record (about 250 bytes) stays
-beside its table's log: verifiers need its server seed.
+The server draws a secret seed and publishes only its SHA-256 (the commitment), in a
+signed ``session.commit`` entry appended before any roll can use the session. Each
+roll takes the session's next nonce (1, 2, 3 ...) inside the atomic append that stores
+it (``store``), so nonces are consecutive in log order, a refused roll takes none, and
+no roll follows the reveal. The server seed leaves Redis only in a ``session.reveal``
+entry: on request, or when the session has been idle for ``IDLE_SECONDS`` (24 h),
+``revealed_by: expiry``; so an export carries everything a verifier needs, and no
+committed roll stays unverifiable.
 
     fairroll:{<table>}:seed:<seed_id>   hash: server_seed, commitment, nonce, revealed,
-                                        used (ms, last roll or creation), revealed_by
-    fairroll:sessions:open              sorted set "<table>\n<seed_id>" by creation time
+                                        used (ms, last roll or creation), revealed_by,
+                                        commit_seq, reveal_seq
+    fairroll:sessions:open              sorted set "<table>\\n<seed_id>" by creation time
                                         (ms): the sweeper's work list (``sweep``)
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
-from typing import cast
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import msgspec
 
-from fairroll.audit.store import AnyRedis
+from fairroll.audit.entry import (
+    COMMIT_MECHANIC,
+    REVEAL_MECHANIC,
+    Claim,
+    Draft,
+    Receipt,
+    receipt_of,
+)
+from fairroll.audit.store import AuditStore, ClaimRefusedError, session_key
 from fairroll.randomness import commitment_of, new_seed
 
-__all__ = ["IDLE_SECONDS", "SeedSessions", "SessionError", "SessionStatus"]
+__all__ = ["IDLE_SECONDS", "SeedSessions", "SessionError", "SessionState", "SessionStatus"]
 
 IDLE_SECONDS = 24 * 3600
 OPEN_SESSIONS = "fairroll:sessions:open"
 SWEEP_BATCH = 100
-
-_NEXT = """
-local state = redis.call('HMGET', KEYS[1], 'server_seed', 'commitment', 'revealed')
-if not state[1] then return {0, 'unknown'} end
-if state[3] == '1' then return {0, 'revealed'} end
-local nonce = redis.call('HINCRBY', KEYS[1], 'nonce', 1)
-redis.call('HSET', KEYS[1], 'used', ARGV[1])
-return {nonce, state[1], state[2]}
-"""
-
-_REVEAL = """
-local seed = redis.call('HGET', KEYS[1], 'server_seed')
-if not seed then return false end
-if redis.call('HGET', KEYS[1], 'revealed') ~= '1' then
-  redis.call('HSET', KEYS[1], 'revealed', '1', 'revealed_by', ARGV[1])
-end
-return seed
-"""
-
-#: Reveal the session if it has been idle since ARGV[1] (ms); else say when it was used.
-_EXPIRE = """
-local state = redis.call('HMGET', KEYS[1], 'used', 'revealed')
-if not state[1] and not state[2] then return -1 end
-if state[2] == '1' then return -1 end
-local used = tonumber(state[1]) or 0
-if used > tonumber(ARGV[1]) then return used end
-redis.call('HSET', KEYS[1], 'revealed', '1', 'revealed_by', 'expiry')
-return 0
-"""
+#: Tries at a reveal while rolls keep moving the session's nonce.
+ATTEMPTS = 20
 
 
 class SessionError(ValueError):
@@ -80,29 +65,65 @@ class SessionStatus(msgspec.Struct, frozen=True, kw_only=True):
     server_seed: str | None
     #: ``request`` (POST .../reveal) or ``expiry`` (idle for 24 h); None while open.
     revealed_by: str | None = None
+    #: The seqs of the session's ``session.commit`` and ``session.reveal`` entries.
+    commit_seq: int | None = None
+    reveal_seq: int | None = None
+    #: The receipt of the entry this answer made (the commitment, or the reveal).
+    receipt: Receipt | None = None
+
+
+class SessionState(msgspec.Struct, frozen=True, kw_only=True):
+    """What a roll needs of its session: the last nonce taken and the seeds."""
+
+    nonce: int
+    server_seed: str
+    commitment: str
+    revealed: bool
+    used: int
 
 
 class SeedSessions:
-    def __init__(self, redis: AnyRedis) -> None:
-        self.redis = redis
-        self._next = redis.register_script(_NEXT)
-        self._reveal = redis.register_script(_REVEAL)
-        self._expire = redis.register_script(_EXPIRE)
+    def __init__(self, store: AuditStore) -> None:
+        self.store = store
+        self.redis = store.redis
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    @asynccontextmanager
+    async def hold(self, table: str, seed_id: str) -> AsyncIterator[None]:
+        """One step at a time per session in this process (a roll: read the nonce, roll,
+        append); other processes race through the append's check on the nonce."""
+        key = (table, seed_id)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and not getattr(lock, "_waiters", None):
+                self._locks.pop(key, None)
 
     async def create(self, table: str) -> SessionStatus:
+        """Draw a server seed and append its commitment; the session exists once that
+        entry is stored (the same atomic step)."""
         seed_id = "s" + secrets.token_urlsafe(12)
         server_seed = new_seed()
         commitment = commitment_of(server_seed)
-        await self.redis.hset(
-            _key(table, seed_id),
-            mapping={
-                "server_seed": server_seed,
-                "commitment": commitment,
-                "nonce": 0,
-                "revealed": 0,
-                "used": _now_ms(),
-            },
+        draft = Draft(
+            table=table,
+            mechanic=COMMIT_MECHANIC,
+            request={"seed_id": seed_id, "commitment": commitment},
+            source="statement",
+            seed=None,
+            dice=(),
+            outcome=None,
+            claim=Claim(
+                kind="commit",
+                seed_id=seed_id,
+                nonce=0,
+                server_seed=server_seed,
+                commitment=commitment,
+            ),
         )
+        entry = await self.store.append(draft)
         await self.redis.zadd(OPEN_SESSIONS, {f"{table}\n{seed_id}": _now_ms()})
         return SessionStatus(
             table=table,
@@ -111,33 +132,71 @@ class SeedSessions:
             rolls=0,
             revealed=False,
             server_seed=None,
+            commit_seq=entry.seq,
+            receipt=receipt_of(entry),
         )
 
-    async def next_nonce(self, table: str, seed_id: str) -> tuple[int, str, str]:
-        """(nonce, server seed, commitment) for the next roll; never the same nonce twice."""
-        reply = cast(list[object], await self._next(keys=[_key(table, seed_id)], args=[_now_ms()]))
-        if reply[0] == 0:
-            state = _text(reply[1])
-            if state == "revealed":
-                raise SessionError(
-                    f"seed session {seed_id} was revealed: start a new session to roll",
-                    revealed=True,
-                )
+    async def state(self, table: str, seed_id: str) -> SessionState:
+        raw = await self.redis.hmget(
+            session_key(table, seed_id), ["nonce", "server_seed", "commitment", "revealed", "used"]
+        )
+        nonce, server_seed, commitment, revealed, used = (
+            None if v is None else _text(v) for v in raw
+        )
+        if nonce is None or server_seed is None or commitment is None:
             raise SessionError(f"table {table!r} has no seed session {seed_id}", revealed=False)
-        return int(cast(int, reply[0])), _text(reply[1]), _text(reply[2])
+        return SessionState(
+            nonce=int(nonce),
+            server_seed=server_seed,
+            commitment=commitment,
+            revealed=revealed == "1",
+            used=int(used or 0),
+        )
 
-    async def reveal(self, table: str, seed_id: str) -> SessionStatus:
-        seed = await self._reveal(keys=[_key(table, seed_id)], args=["request"])
-        if seed is None:
-            raise SessionError(f"table {table!r} has no seed session {seed_id}", revealed=False)
-        return await self.status(table, seed_id)
+    async def reveal(
+        self, table: str, seed_id: str, *, by: str = "request", idle_before: int | None = None
+    ) -> SessionStatus:
+        """Close the session with a ``session.reveal`` entry publishing its server seed
+        (idempotent: a revealed session answers its status). With ``idle_before`` (ms),
+        only a session unused since then is revealed; else its status is returned."""
+        async with self.hold(table, seed_id):
+            for _ in range(ATTEMPTS):
+                state = await self.state(table, seed_id)
+                if state.revealed or (idle_before is not None and state.used > idle_before):
+                    return await self.status(table, seed_id)
+                draft = Draft(
+                    table=table,
+                    mechanic=REVEAL_MECHANIC,
+                    request={
+                        "seed_id": seed_id,
+                        "commitment": state.commitment,
+                        "server_seed": state.server_seed,
+                        "rolls": state.nonce,
+                        "revealed_by": by,
+                    },
+                    source="statement",
+                    seed=None,
+                    dice=(),
+                    outcome=None,
+                    claim=Claim(kind="reveal", seed_id=seed_id, nonce=state.nonce, revealed_by=by),
+                )
+                try:
+                    entry = await self.store.append(draft)
+                except ClaimRefusedError as exc:
+                    if exc.why == "moved":
+                        continue
+                    return await self.status(table, seed_id)
+                await self.redis.zrem(OPEN_SESSIONS, f"{table}\n{seed_id}")
+                status = await self.status(table, seed_id)
+                return msgspec.structs.replace(status, receipt=receipt_of(entry))
+        raise SessionError(f"seed session {seed_id} is too busy to reveal; retry", revealed=False)
 
     async def status(self, table: str, seed_id: str) -> SessionStatus:
-        raw = await self.redis.hgetall(_key(table, seed_id))
+        raw = await self.redis.hgetall(session_key(table, seed_id))
         if not raw:
             raise SessionError(f"table {table!r} has no seed session {seed_id}", revealed=False)
         fields = {_text(k): _text(v) for k, v in raw.items()}
-        revealed = fields["revealed"] == "1"
+        revealed = fields.get("revealed") == "1"
         return SessionStatus(
             table=table,
             seed_id=seed_id,
@@ -146,32 +205,36 @@ class SeedSessions:
             revealed=revealed,
             server_seed=fields["server_seed"] if revealed else None,
             revealed_by=(fields.get("revealed_by") or "request") if revealed else None,
+            commit_seq=int(fields["commit_seq"]) if "commit_seq" in fields else None,
+            reveal_seq=int(fields["reveal_seq"]) if "reveal_seq" in fields else None,
         )
 
     async def sweep(self, idle_seconds: float = IDLE_SECONDS) -> int:
         """Reveal sessions idle for ``idle_seconds``; returns how many it revealed. Safe to
-        run in every process at once: each step is atomic and idempotent."""
+        run in every process at once: a reveal is one atomic append, refused if a roll
+        moved the session meanwhile."""
         cutoff = _now_ms() - int(idle_seconds * 1000)
         due = await self.redis.zrangebyscore(OPEN_SESSIONS, "-inf", cutoff, 0, SWEEP_BATCH)
         revealed = 0
         for raw in due:
             member = _text(raw)
             table, _, seed_id = member.partition("\n")
-            used = int(await self._expire(keys=[_key(table, seed_id)], args=[cutoff]))
-            if used > 0:  # rolled since: look again once it has been idle long enough
-                await self.redis.zadd(OPEN_SESSIONS, {member: used})
+            try:
+                status = await self.reveal(table, seed_id, by="expiry", idle_before=cutoff)
+            except SessionError:
+                await self.redis.zrem(OPEN_SESSIONS, member)
                 continue
-            revealed += used == 0
+            if not status.revealed:  # rolled since: look again once it has been idle enough
+                state = await self.state(table, seed_id)
+                await self.redis.zadd(OPEN_SESSIONS, {member: state.used})
+                continue
+            revealed += status.receipt is not None
             await self.redis.zrem(OPEN_SESSIONS, member)
         return revealed
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def _key(table: str, seed_id: str) -> str:
-    return f"fairroll:{{{table}}}:seed:{seed_id}"
 
 
 def _text(value: object) -> str:

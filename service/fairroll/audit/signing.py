@@ -35,6 +35,8 @@ class PublicKey(msgspec.Struct, frozen=True, kw_only=True):
     public_key: str
     not_before: str | None = None
     not_after: str | None = None
+    #: The key as signed-note tools take it (checkpoints): ``name+hash+base64``.
+    note_key: str | None = None
 
 
 class Signer:

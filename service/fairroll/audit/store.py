@@ -3,9 +3,17 @@
 Keys share the table's hash tag, so a table lives in one Redis Cluster slot::
 
     fairroll:{<table>}:log    stream; entry seq N has stream id "N-0", field "z" = the entry's
-                              JSON, raw-deflated (field "e": plain JSON, as first stored),
-                              field "h" = the first 16 hex digits of its entry_hash
+                              JCS bytes, raw-deflated (field "e": plain JSON, as first stored
+                              by version 1), field "h" = the first 16 hex digits of its
+                              entry_hash
     fairroll:{<table>}:head   "<seq>:<entry_hash>" of the last entry
+    fairroll:{<table>}:tree   the RFC 6962 Merkle tree's stored hashes, 32 bytes each, in
+                              ``merkle.stored_index`` order: each append APPENDs its own
+    fairroll:{<table>}:signed "<size> <root hex>" of the last checkpoint signed: a new one
+                              must be consistent with it (``checkpoint``)
+    fairroll:{<table>}:seed:<seed_id>  a seed session (``sessions``): its nonce moves, and
+                              it is created and revealed, only by the append that stores the
+                              entry saying so
     fairroll:{<table>}:meta   hash: write_key_sha256 (tables created with a write key)
     fairroll:{<table>}:base   hash: seq, entry_hash, checkpoint (JSON): the signed
                               checkpoint the log was archived through (``archive``)
@@ -36,10 +44,18 @@ back (a crash that lost the AOF's tail, a restore) or was rewritten, and chainin
 on it would hand out seqs that players already hold receipts for.
 
 An idempotency marker (``api.idempotency``) travels with its draft: the script
-stores the entry only if the marker still holds that request's pending claim, and
-turns it into ``done:<fingerprint>:<seq>`` in the same atomic step, so a recorded
-roll is never left without its marker, and a claim that expired can never be
-recorded late.
+stores the entry only if the key is not done yet, and marks it
+``done:<fingerprint>:<seq>`` in the same atomic step, so a recorded roll is never left
+without its marker.
+
+A draft's seed-session *claim* (``entry.Claim``) is checked and done by the same
+script: a committed roll is stored only if its session is open and at the nonce just
+before the roll's, and moves it on; a commitment creates the session; a reveal closes
+it. So nonces are consecutive in log order, a refused roll consumes none, and no roll
+follows a reveal.
+
+The script also extends the table's Merkle tree (``merkle``) with the batch's hashes,
+computed by the process from the tree's *frontier*, which it caches with the head.
 """
 
 from __future__ import annotations
@@ -53,7 +69,7 @@ import random
 import secrets
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, NamedTuple, cast
 
 import msgspec
@@ -64,9 +80,23 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
+from fairroll.audit import merkle
+from fairroll.audit.checkpoint import DEFAULT_LOG_NAME, Checkpoint, sign_checkpoint
 from fairroll.audit.durability import PROBE_SECONDS, Durability, probe
-from fairroll.audit.entry import Draft, Entry, Head, now_rfc3339
+from fairroll.audit.entry import (
+    GENESIS_HASH,
+    POLICY_MECHANIC,
+    Claim,
+    Draft,
+    Entry,
+    Head,
+    TablePolicy,
+    canonical,
+    jcs,
+    leaf_hash,
+    now_rfc3339,
+)
+from fairroll.audit.merkle import Frontier
 from fairroll.audit.signing import PublicKey, Signer, seal
 from fairroll.audit.verify import EPOCH_MECHANIC
 
@@ -75,6 +105,7 @@ __all__ = [
     "AnyRedis",
     "AppendConflictError",
     "AuditStore",
+    "ClaimRefusedError",
     "Marker",
     "StoreUnavailableError",
     "TableFencedError",
@@ -91,19 +122,65 @@ _HEAD_CACHE = 10_000
 _META_CACHE = 100_000
 #: Tables whose last acknowledged entry a process remembers (about 150 bytes each).
 _ANCHORS = 1_000_000
-_STORED, _FENCED, _ALREADY_DONE = 1, 2, 3
+_STORED, _FENCED, _ALREADY_DONE, _CLAIM_REFUSED, _NO_TREE = 1, 2, 3, 4, 5
+#: The most seqs one epoch may declare lost (each keeps a placeholder leaf).
+MAX_EPOCH_GAP = 100_000
 
-#: The compare-and-append script. KEYS: the log, the head, the archive base, then the
-#: idempotency markers of the batch (an anchor at or below the base was archived, not
-#: lost). ARGV: the head the batch was chained on, the new head, this process's
-#: anchor (``seq`` and ``seq:hash`` of the last entry it acknowledged or read; ``0`` and
-#: ``""`` for none), the markers' time to live, then six values per entry: stream id,
-#: deflated JSON, hash prefix, marker key index (0: none), unused, and the request
-#: fingerprint. Replies: ``{1, head}`` stored; ``{0, head}`` the head moved (re-chain);
-#: ``{2, head}`` the anchor is gone or changed (the log went back or was forked: stop);
-#: ``{3, i, marker}`` entry i's Idempotency-Key is already done (``done:<fp>:<seq>``):
-#: nothing was stored. (A batch never carries one key twice: see ``_split_repeats``.)
-_APPEND = """
+#: Lua helpers: a tree's frontier hashes (KEYS[4]) for a size (``merkle.frontier_indices``).
+_FRONTIER_LUA = """
+local function stored_index(level, n)
+  for _ = 1, level do n = 2 * n + 1 end
+  local i = 0
+  while n > 0 do i = i + n; n = math.floor(n / 2) end
+  return i + level
+end
+local function frontier(size, out)
+  local p, level, start = 1, 0, 0
+  while p * 2 <= size do p = p * 2; level = level + 1 end
+  while level >= 0 do
+    if start + p <= size then
+      local at = stored_index(level, start / p) * 32
+      out[#out + 1] = redis.call('GETRANGE', KEYS[4], at, at + 31)
+      start = start + p
+    end
+    p = p / 2
+    level = level - 1
+  end
+  return out
+end
+local function seq_of(head)
+  return tonumber(string.match(head, '^(%d+):') or '0')
+end
+"""
+
+#: A table's head and its tree's frontier, read together. KEYS: head, log, base, tree.
+_TIP = (
+    _FRONTIER_LUA
+    + """
+local head = redis.call('GET', KEYS[1]) or ''
+return frontier(seq_of(head), {head})
+"""
+)
+
+#: The compare-and-append script. KEYS: the log, the head, the archive base, the tree,
+#: then the idempotency markers and seed sessions of the batch (an anchor at or below the
+#: base was archived, not lost). ARGV: the head the batch was chained on, the new head,
+#: this process's anchor (``seq`` and ``seq:hash`` of the last entry it acknowledged or
+#: read; ``0`` and ``""`` for none), the markers' time to live, the time (ms), the tree's
+#: length in bytes before the batch and the hashes the batch adds to it, then eight values
+#: per entry: stream id, JCS bytes deflated, hash prefix, marker key index (0: none),
+#: request fingerprint, session key index (0: none), claim kind (``c`` commit, ``r`` roll,
+#: ``v`` reveal) and claim value (commit: "<server seed> <commitment>", roll: the nonce,
+#: reveal: "<nonce> <revealed_by>"). Replies: ``{1, head}`` stored; ``{0, head,
+#: frontier...}`` the head moved (re-chain on it); ``{2, head}`` the anchor is gone or
+#: changed (the log went back or was forked: stop); ``{3, i, marker}`` entry i's
+#: Idempotency-Key is already done; ``{4, i, why, nonce}`` entry i's claim is refused
+#: (``unknown``, ``exists``, ``revealed`` or ``moved``: the session is at ``nonce``);
+#: ``{5, head}`` the tree does not match the head (a table from before trees). Nothing
+#: is stored unless the reply is 1. (A batch never carries one key twice.)
+_APPEND = (
+    _FRONTIER_LUA
+    + """
 local head = redis.call('GET', KEYS[2]) or ''
 if ARGV[3] ~= '0' and ARGV[4] ~= head then
   local rows = redis.call('XRANGE', KEYS[1], ARGV[3] .. '-0', ARGV[3] .. '-0')
@@ -118,27 +195,106 @@ if ARGV[3] ~= '0' and ARGV[4] ~= head then
   end
 end
 if head ~= ARGV[1] then
-  return {0, head}
+  return frontier(seq_of(head), {0, head})
 end
+if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
+local sessions = {}
 local n = 0
-for i = 6, #ARGV, 6 do
+for i = 9, #ARGV, 8 do
   n = n + 1
   local marker = tonumber(ARGV[i + 3])
   if marker > 0 then
     local done = redis.call('GET', KEYS[marker])
     if done then return {3, n, done} end
   end
-end
-for i = 6, #ARGV, 6 do
-  redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
-  local marker = tonumber(ARGV[i + 3])
-  if marker > 0 then
-    local seq = string.sub(ARGV[i], 1, -3)
-    redis.call('SET', KEYS[marker], 'done:' .. ARGV[i + 5] .. ':' .. seq, 'EX', ARGV[5])
+  local s = tonumber(ARGV[i + 5])
+  if s > 0 then
+    local kind = ARGV[i + 6]
+    local state = sessions[s]
+    if not state then
+      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed')
+      state = {nonce = tonumber(f[1]), revealed = f[2] == '1'}
+      sessions[s] = state
+    end
+    if kind == 'c' then
+      if state.nonce then return {4, n, 'exists', state.nonce} end
+      state.nonce = 0
+    else
+      if not state.nonce then return {4, n, 'unknown', 0} end
+      if state.revealed then return {4, n, 'revealed', state.nonce} end
+      local want = tonumber(string.match(ARGV[i + 7], '^(%d+)'))
+      if kind == 'r' then
+        if state.nonce ~= want - 1 then return {4, n, 'moved', state.nonce} end
+        state.nonce = want
+      else
+        if state.nonce ~= want then return {4, n, 'moved', state.nonce} end
+        state.revealed = true
+      end
+    end
   end
 end
+for i = 9, #ARGV, 8 do
+  redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
+  local seq = string.sub(ARGV[i], 1, -3)
+  local marker = tonumber(ARGV[i + 3])
+  if marker > 0 then
+    redis.call('SET', KEYS[marker], 'done:' .. ARGV[i + 4] .. ':' .. seq, 'EX', ARGV[5])
+  end
+  local s = tonumber(ARGV[i + 5])
+  if s > 0 then
+    local kind, value = ARGV[i + 6], ARGV[i + 7]
+    if kind == 'c' then
+      local server, commitment = string.match(value, '^(%S+) (%S+)$')
+      redis.call('HSET', KEYS[s], 'server_seed', server, 'commitment', commitment,
+        'nonce', 0, 'revealed', 0, 'used', ARGV[6], 'commit_seq', seq)
+    elseif kind == 'r' then
+      redis.call('HSET', KEYS[s], 'nonce', value, 'used', ARGV[6])
+    else
+      local by = string.match(value, '^%d+ (%S+)$')
+      redis.call('HSET', KEYS[s], 'revealed', 1, 'revealed_by', by, 'reveal_seq', seq)
+    end
+  end
+end
+redis.call('APPEND', KEYS[4], ARGV[8])
 redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
+"""
+)
+
+#: Stored tree hashes by index (ARGV), 32 bytes each.
+_HASHES = """
+local out = {}
+for i = 1, #ARGV do
+  local at = tonumber(ARGV[i]) * 32
+  out[i] = redis.call('GETRANGE', KEYS[1], at, at + 31)
+end
+return out
+"""
+
+#: Give a table from before Merkle trees its tree, if its head is still ARGV[1].
+_SET_TREE = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+if redis.call('STRLEN', KEYS[2]) ~= 0 then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+"""
+
+#: Cut a tree back to ARGV[2] bytes if the head is still ARGV[1] (an epoch after a loss
+#: that left tree hashes beyond the head). KEYS: head, tree.
+_TRIM_TREE = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+local keep = tonumber(ARGV[2])
+if redis.call('STRLEN', KEYS[2]) > keep then
+  redis.call('SET', KEYS[2], redis.call('GETRANGE', KEYS[2], 0, keep - 1))
+end
+return 1
+"""
+
+#: Record a signed checkpoint "<size> <root hex>" if the last one is still ARGV[1].
+_SIGNED = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
 """
 
 #: Archive through seq ARGV[1] (hash ARGV[2]): keep the signed base ARGV[3], trim below.
@@ -224,6 +380,18 @@ class TableFencedError(StoreUnavailableError):
     acknowledged or read: appending would re-issue or fork acknowledged seqs."""
 
 
+class ClaimRefusedError(Exception):
+    """A draft's seed-session claim was refused by the append: nothing was stored.
+    ``why``: ``unknown`` (no such session), ``exists`` (a commitment's id is taken),
+    ``revealed`` (closed to rolls) or ``moved`` (another roll took the nonce; the session
+    is at ``nonce``)."""
+
+    def __init__(self, why: str, nonce: int) -> None:
+        super().__init__(f"seed session claim refused: {why} (at nonce {nonce})")
+        self.why = why
+        self.nonce = nonce
+
+
 class AlreadyRecordedError(Exception):
     """The roll's Idempotency-Key was already used by a recorded roll: nothing was stored.
     ``marker`` is what the key holds, ``done:<fingerprint>:<seq>``."""
@@ -244,9 +412,11 @@ class AuditStore:
         replicas: int = 0,
         allow_unsafe: bool = False,
         on_fence: Callable[[str, int, int], None] | None = None,
+        log_name: str = DEFAULT_LOG_NAME,
     ) -> None:
         self.redis = redis
         self.signer = signer
+        self.log_name = log_name
         self._cluster = isinstance(redis, RedisCluster)
         if self._cluster and replicas:
             raise ValueError(
@@ -261,13 +431,21 @@ class AuditStore:
         self._flusher: asyncio.Future[None] | None = None
         self._attempts: dict[str, int] = {}
         self._errors: dict[str, int] = {}
+        #: Per table, the head this process last saw and its tree's frontier.
         self._heads: dict[str, Head] = {}
+        self._frontiers: dict[str, Frontier | None] = {}
+        #: Per table in the round being sent: the frontier once the batch is stored, and
+        #: (the entries' JCS bytes, the tree hashes they add, the tree length before).
+        self._pending_frontiers: dict[str, Frontier] = {}
+        self._encoded: dict[str, tuple[list[bytes], bytes, int]] = {}
+        #: Per table, the last checkpoint this process signed or saw recorded.
+        self._signed: dict[str, tuple[int, bytes]] = {}
         #: Per table, the last entry this process acknowledged or read: Redis must still
         #: hold it (same seq, same hash) for the table to take appends from this process.
         self._anchors: dict[str, Head] = {}
         #: Tables whose log went back or forked: (anchor seq, head seq Redis showed).
         self.fenced: dict[str, tuple[int, int]] = {}
-        self._write_keys: dict[str, str | None] = {}
+        self._write_keys: dict[str, tuple[str | None, TablePolicy]] = {}
         self._key_published = False
 
     async def append(self, draft: Draft, marker: Marker | None = None) -> Entry:
@@ -308,7 +486,16 @@ class AuditStore:
                     del queue[:MAX_BATCH]
                     if not queue:
                         del self._queues[table]
-                retry = await self._commit_round(round_)
+                try:
+                    retry = await self._commit_round(round_)
+                except Exception as exc:  # a bug must fail its callers, never hang them
+                    _log.exception("audit append round failed")
+                    for table, batch in round_.items():
+                        self._forget(table)
+                        _fail(
+                            batch, StoreUnavailableError(f"audit store error: {exc}", recorded=None)
+                        )
+                    retry = {}
                 for table, batch in retry.items():
                     self._queues[table] = batch + self._queues.get(table, [])
                 attempts = min((self._attempts.get(t, 0) for t in retry), default=0)
@@ -355,15 +542,23 @@ class AuditStore:
             round_[table], later = _split_repeats(round_[table])
             if later:
                 retry[table] = later
-        unknown = [table for table in round_ if table not in self._heads]
+        unknown = [table for table in round_ if table not in self._frontiers]
         if unknown:
-            for table, value in zip(unknown, await self._get_heads(unknown), strict=True):
+            for table, value in zip(unknown, await self._get_tips(unknown), strict=True):
                 if isinstance(value, BaseException):
                     self._failed(table, round_.pop(table), value, retry)
-                elif not self._learn(table, _parse_head(value or b"")):
+                elif not self._learn_tip(table, value):
                     _fail(round_.pop(table), self._fence_error(table))
+        missing = [t for t in round_ if self._frontiers.get(t) is None]
+        for table in missing:  # a table from before trees: build its tree once
+            try:
+                await self._build_tree(table)
+            except (RedisError, ValueError) as exc:
+                _fail(round_.pop(table), StoreUnavailableError(f"audit store: {exc}"))
+                continue
+            retry[table] = round_.pop(table) + retry.get(table, [])
         chained = {
-            table: self._chain([pending.draft for pending in batch], self._heads[table])
+            table: self._chain(table, [pending.draft for pending in batch])
             for table, batch in round_.items()
         }
         results, confirmed = await self._run_scripts(
@@ -391,7 +586,7 @@ class AuditStore:
         status, current = result
         if status == _STORED:
             head = Head(entries[-1].seq, entries[-1].entry_hash)
-            self._remember(table, head)
+            self._remember(table, head, self._pending_frontiers.pop(table))
             self._anchor(table, head)
             self._attempts.pop(table, None)
             self._errors.pop(table, None)
@@ -404,9 +599,10 @@ class AuditStore:
                     pending.future.set_result(entry)
             return []
         if status == _FENCED:
-            self._fence(table, _parse_head(current).seq)
+            self._fence(table, _parse_head(current[0]).seq)
             _fail(batch, self._fence_error(table))
             return []
+        self._pending_frontiers.pop(table, None)
         if status == _ALREADY_DONE:
             # One roll's key is done already: it is not stored; the others re-chain on
             # the same head in the next round.
@@ -415,11 +611,22 @@ class AuditStore:
             if not pending.future.done():
                 pending.future.set_exception(AlreadyRecordedError(marker))
             return batch
+        if status == _CLAIM_REFUSED:
+            index, why, nonce = int(current[0]) - 1, _text(current[1]), int(current[2])
+            pending = batch.pop(index)
+            if not pending.future.done():
+                pending.future.set_exception(ClaimRefusedError(why, nonce))
+            return batch
+        if status == _NO_TREE:
+            self._frontiers[table] = None
+            return batch
         # Another writer moved the head: re-chain on the head Redis holds.
-        self._remember(table, _parse_head(current))
+        if not self._learn_tip(table, current):
+            _fail(batch, self._fence_error(table))
+            return []
         attempts = self._attempts[table] = self._attempts.get(table, 0) + 1
         if attempts >= MAX_ATTEMPTS:
-            self._heads.pop(table, None)
+            self._forget(table)
             self._attempts.pop(table, None)
             _fail(batch, AppendConflictError(f"table {table!r} is too busy; nothing was recorded"))
             return []
@@ -437,7 +644,7 @@ class AuditStore:
         node fails, and calls to healthy masters caught in that moment should not fail.
         A timeout is never retried (the script may have run); it answers 503 and says
         the roll may have been recorded."""
-        self._heads.pop(table, None)
+        self._forget(table)
         self._attempts.pop(table, None)
         errors = self._errors.get(table, 0)
         timeout = isinstance(error, RedisTimeoutError)
@@ -452,7 +659,7 @@ class AuditStore:
             StoreUnavailableError(f"audit store unavailable: {error}", recorded=None),
         )
 
-    def _learn(self, table: str, head: Head) -> bool:
+    def _learn(self, table: str, head: Head, frontier: Frontier | None = None) -> bool:
         """Take a head read from Redis; False (and the table fenced) if it is behind this
         process's anchor, or at the anchor's seq with another hash."""
         anchor = self._anchors.get(table)
@@ -461,13 +668,25 @@ class AuditStore:
         ):
             self._fence(table, head.seq)
             return False
-        self._remember(table, head)
+        self._remember(table, head, frontier)
         return True
+
+    def _learn_tip(self, table: str, tip: list[Any]) -> bool:
+        """``_learn`` from a head and its tree's frontier hashes as the scripts return them
+        (an empty hash: the table has no tree yet)."""
+        head = _parse_head(tip[0] or b"")
+        hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in tip[1:]]
+        frontier = (
+            None
+            if any(len(h) != merkle.HASH_SIZE for h in hashes)
+            else Frontier.of(head.seq, hashes)
+        )
+        return self._learn(table, head, frontier)
 
     def _fence(self, table: str, seen: int) -> None:
         anchor = self._anchors.get(table, Head.empty())
         self.fenced[table] = (anchor.seq, seen)
-        self._heads.pop(table, None)
+        self._forget(table)
         _log.error(
             "table %r: Redis holds its log up to seq %d, but this process acknowledged or "
             "read seq %d (%s...); appends to the table are stopped so no acknowledged seq "
@@ -496,48 +715,107 @@ class AuditStore:
                 del anchors[stale]
         anchors[table] = head
 
-    async def _get_heads(self, tables: list[str]) -> list[bytes | BaseException | None]:
-        """Each table's head, or the error that fetching it met."""
+    async def _get_tips(self, tables: list[str]) -> list[list[Any] | BaseException]:
+        """Each table's head and frontier hashes, or the error that fetching them met."""
+        calls = [
+            ("EVAL", _TIP, 4, _head_key(t), _log_key(t), _base_key(t), _tree_key(t)) for t in tables
+        ]
         if self._cluster:
-            heads = await asyncio.gather(
-                *(self.redis.get(_head_key(t)) for t in tables), return_exceptions=True
-            )
-            return [h.encode() if isinstance(h, str) else h for h in heads]
-        pipe = self.redis.pipeline(transaction=False)
-        for table in tables:
-            pipe.get(_head_key(table))
-        try:
             return cast(
-                list[bytes | BaseException | None], await pipe.execute(raise_on_error=False)
+                list[list[Any] | BaseException],
+                await asyncio.gather(
+                    *(self.redis.execute_command(*call) for call in calls),
+                    return_exceptions=True,
+                ),
             )
+        pipe = self.redis.pipeline(transaction=False)
+        for call in calls:
+            pipe.execute_command(*call)
+        try:
+            return cast(list[list[Any] | BaseException], await pipe.execute(raise_on_error=False))
         except RedisError as exc:
             return [exc] * len(tables)
+
+    async def tip(self, table: str) -> tuple[Head, Frontier]:
+        """The table's head and its tree's frontier, read together (a table from before
+        trees gets its tree first). Fences like ``head``."""
+        if table in self.fenced:
+            raise self._fence_error(table)
+        for _ in range(MAX_ATTEMPTS):
+            raw = await self.redis.eval(
+                _TIP, 4, _head_key(table), _log_key(table), _base_key(table), _tree_key(table)
+            )
+            if not self._learn_tip(table, cast(list[Any], raw)):
+                raise self._fence_error(table)
+            head, frontier = self._heads[table], self._frontiers.get(table)
+            if head.seq:
+                self._anchor(table, head)
+            if frontier is not None:
+                return head, frontier
+            await self._build_tree(table)
+        raise AppendConflictError(f"table {table!r} is too busy to read its tree")
+
+    async def _build_tree(self, table: str) -> None:
+        """Give a table from before Merkle trees (format 1) its tree, from its entries."""
+        head = _parse_head(await self.redis.get(_head_key(table)) or b"")
+        if head.seq and await self.base(table) is not None:
+            raise ValueError(
+                f"table {table!r} was archived before Merkle trees: its tree cannot be built"
+            )
+        frontier, stored = Frontier.empty(), bytearray()
+        async for raw in self.raw_entries(table, until=head.seq):
+            entry = msgspec.json.decode(raw)
+            while frontier.size + 1 < entry["seq"]:  # seqs an epoch declared lost
+                frontier, new = frontier.append(merkle.lost_leaf(frontier.size + 1))
+                stored += b"".join(new)
+            frontier, new = frontier.append(leaf_hash(jcs(entry)))
+            stored += b"".join(new)
+        if frontier.size != head.seq:
+            raise ValueError(f"table {table!r}: the log does not reach its head")
+        await self.redis.eval(
+            _SET_TREE, 2, _head_key(table), _tree_key(table), _head_value(head), bytes(stored)
+        )
+        self._forget(table)
 
     def _script_call(
         self, table: str, head: Head, batch: list[_Pending], entries: list[Entry]
     ) -> tuple[Any, ...]:
         last = entries[-1]
         anchor = self._anchors.get(table)
-        keys = [_log_key(table), _head_key(table), _base_key(table)]
+        encoded, tree, before = self._encoded.pop(table)
+        keys = [_log_key(table), _head_key(table), _base_key(table), _tree_key(table)]
         args: list[str | bytes | int] = [
             _head_value(head),
             f"{last.seq}:{last.entry_hash}",
             anchor.seq if anchor else 0,
             _head_value(anchor) if anchor else "",
             max((p.marker.ttl for p in batch if p.marker), default=0),
+            int(time.time() * 1000),
+            before,
+            tree,
         ]
-        for pending, entry in zip(batch, entries, strict=True):
+        sessions: dict[str, int] = {}
+        for pending, entry, data in zip(batch, entries, encoded, strict=True):
             index = 0
             if pending.marker is not None:
                 keys.append(pending.marker.key)
                 index = len(keys)
+            claim = pending.draft.claim
+            session = 0
+            if claim is not None:
+                key = session_key(table, claim.seed_id)
+                if key not in sessions:
+                    keys.append(key)
+                    sessions[key] = len(keys)
+                session = sessions[key]
             args += [
                 f"{entry.seq}-0",
-                _deflate(_encoder.encode(entry)),
+                _deflate(data),
                 entry.entry_hash[:16],
                 index,
-                "",
                 pending.marker.fingerprint if pending.marker else "",
+                session,
+                *_claim_args(claim),
             ]
         return ("EVAL", _APPEND, len(keys), *keys, *args)
 
@@ -601,13 +879,25 @@ class AuditStore:
             "it may have been recorded"
         )
 
-    def _chain(self, drafts: list[Draft], head: Head) -> list[Entry]:
-        entries = []
-        time = now_rfc3339()
+    def _chain(self, table: str, drafts: list[Draft]) -> list[Entry]:
+        """Seal the drafts onto the table's head, and extend its tree's frontier with
+        them (kept for the script call and, once stored, as the new frontier)."""
+        head, frontier = self._heads[table], self._frontiers[table]
+        if frontier is None:  # callers build the tree first (``_commit_round``)
+            raise ValueError(f"table {table!r} has no tree yet")
+        before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
+        entries, encoded, tree = [], [], bytearray()
+        sealed_at = now_rfc3339()
         for draft in drafts:
-            entry = seal(draft, head, self.signer, time)
+            entry = seal(draft, head, self.signer, sealed_at)
+            data = canonical(entry)
+            frontier, stored = frontier.append(leaf_hash(data))
+            tree += b"".join(stored)
             entries.append(entry)
+            encoded.append(data)
             head = Head(entry.seq, entry.entry_hash)
+        self._encoded[table] = (encoded, bytes(tree), before)
+        self._pending_frontiers[table] = frontier
         return entries
 
     async def publish_key(self) -> None:
@@ -632,30 +922,52 @@ class AuditStore:
         keys = [msgspec.json.decode(value, type=PublicKey) for value in raw.values()]
         return sorted(keys, key=lambda key: key.key_id)
 
-    async def create_table(self) -> tuple[str, str]:
-        """A new table with an unguessable id and a write key; only the key's hash is kept."""
+    async def create_table(self, policy: TablePolicy | None = None) -> tuple[str, str]:
+        """A new table with an unguessable id and a write key; only the key's hash is kept.
+        A policy other than the default is recorded as the table's first entry."""
         table = "t" + secrets.token_urlsafe(16)
         write_key = "frk_" + secrets.token_urlsafe(32)
         created = await self.redis.hsetnx(_meta_key(table), "write_key_sha256", _digest(write_key))
         if not created:  # 128 random bits never collide; refuse rather than overwrite
             raise AppendConflictError("table id collision; try again")
+        if policy is not None and policy != TablePolicy():
+            # Nobody can roll on the table before this answer gives them its write key.
+            await self.redis.hset(_meta_key(table), "policy", _encoder.encode(policy))
+            await self.append(
+                Draft(
+                    table=table,
+                    mechanic=POLICY_MECHANIC,
+                    request=policy,
+                    source="statement",
+                    seed=None,
+                    dice=(),
+                    outcome=None,
+                )
+            )
         return table, write_key
 
-    async def key_matches(self, table: str, key: str | None) -> bool | None:
-        """None: the table has no write key (open). Else whether ``key`` is its write key.
+    async def _meta(self, table: str) -> tuple[str | None, TablePolicy]:
+        """A table's write key hash and policy, both set once when the table is made (so
+        kept, in a bounded map: a roll costs no extra round trip to learn them)."""
+        known = self._write_keys.get(table)
+        if known is not None:
+            return known
+        stored, policy = await self.redis.hmget(_meta_key(table), ["write_key_sha256", "policy"])
+        meta = (
+            None if stored is None else _text(stored),
+            TablePolicy() if policy is None else msgspec.json.decode(policy, type=TablePolicy),
+        )
+        if len(self._write_keys) >= _META_CACHE:
+            self._write_keys.clear()
+        self._write_keys[table] = meta
+        return meta
 
-        A table's write key is set once, when ``create_table`` makes the table under a
-        fresh random id, and never changes; so what Redis says about a table is kept
-        (in a bounded map) and a roll costs no extra round trip to learn it.
-        """
-        if table in self._write_keys:
-            expected = self._write_keys[table]
-        else:
-            stored = await self.redis.hget(_meta_key(table), "write_key_sha256")
-            expected = None if stored is None else _text(stored)
-            if len(self._write_keys) >= _META_CACHE:
-                self._write_keys.clear()
-            self._write_keys[table] = expected
+    async def policy(self, table: str) -> TablePolicy:
+        return (await self._meta(table))[1]
+
+    async def key_matches(self, table: str, key: str | None) -> bool | None:
+        """None: the table has no write key (open). Else whether ``key`` is its write key."""
+        expected, _ = await self._meta(table)
         if expected is None:
             return None
         return key is not None and hmac.compare_digest(expected, _digest(key))
@@ -684,28 +996,45 @@ class AuditStore:
     async def open_epoch(self, table: str, resume_after: int, reason: str) -> Entry:
         """After a loss that no restore can undo: append a signed ``audit.epoch`` entry at
         seq ``resume_after + 1``, chained on the entry Redis still has, declaring the seqs
-        between lost. ``resume_after`` must be at least the highest seq any server
-        acknowledged (the stopped tables' log lines name it), so no seq is issued twice."""
-        head = _parse_head(await self.redis.get(_head_key(table)) or b"")
+        between lost (each gets a placeholder leaf in the tree, ``merkle.lost_leaf``).
+        ``resume_after`` must be at least the highest seq any server acknowledged (the
+        stopped tables' log lines name it), so no seq is issued twice."""
+        head, frontier = await self.tip(table)
         if resume_after < head.seq:
             raise ValueError(f"table {table!r} is at seq {head.seq}, past {resume_after}")
+        if resume_after - head.seq > MAX_EPOCH_GAP:
+            raise ValueError(f"an epoch declares at most {MAX_EPOCH_GAP} seqs lost")
         draft = Draft(
             table=table,
             mechanic=EPOCH_MECHANIC,
             request={"lost_after": head.seq, "resume_after": resume_after, "reason": reason},
-            source="supplied",
+            source="statement",
             seed=None,
             dice=(),
             outcome={"lost": resume_after - head.seq},
         )
         entry = seal(draft, Head(resume_after, head.entry_hash), self.signer, now_rfc3339())
+        before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
+        # A loss may have left tree hashes of the lost seqs: they give way to placeholders.
+        await self.redis.eval(
+            _TRIM_TREE, 2, _head_key(table), _tree_key(table), _head_value(head), before
+        )
+        tree = bytearray()
+        for seq in range(head.seq + 1, resume_after + 1):
+            frontier, stored = frontier.append(merkle.lost_leaf(seq))
+            tree += b"".join(stored)
+        data = canonical(entry)
+        frontier, stored = frontier.append(leaf_hash(data))
+        tree += b"".join(stored)
         new_head = f"{entry.seq}:{entry.entry_hash}"
-        args: list[str | bytes | int] = [_head_value(head), new_head, 0, "", 0, f"{entry.seq}-0"]
-        args += [_deflate(_encoder.encode(entry)), entry.entry_hash[:16], 0, "", ""]
-        keys = [_log_key(table), _head_key(table), _base_key(table)]
+        args: list[str | bytes | int] = [_head_value(head), new_head, 0, "", 0, 0, before]
+        args += [bytes(tree), f"{entry.seq}-0", _deflate(data), entry.entry_hash[:16], 0, ""]
+        args += [0, "", ""]
+        keys = [_log_key(table), _head_key(table), _base_key(table), _tree_key(table)]
         result = _script_result(await self.redis.eval(_APPEND, len(keys), *keys, *args))
         if isinstance(result, BaseException) or result[0] != _STORED:
             raise ValueError(f"table {table!r} moved while the epoch was opened; try again")
+        self._forget(table)
         return entry
 
     async def base(self, table: str) -> Checkpoint | None:
@@ -715,13 +1044,25 @@ class AuditStore:
 
     async def archive(self, table: str, through: int) -> Checkpoint:
         """Trim entries up to seq ``through`` (exported and verified by the caller first),
-        keeping a checkpoint signed for that seq as the log's new *base*: the first kept
-        entry chains on its hash, and verifiers start from it. Refused (ValueError) if
+        keeping a checkpoint signed for that seq, with its tree's frontier, as the log's new
+        *base*: the first kept entry chains on its head hash, the tree (kept whole) goes on
+        from its frontier, and verifiers start from it. Refused (ValueError) if
         ``through`` is not an entry of the log or not beyond the current base."""
         entry = await self.entry(table, through)
         if entry is None:
             raise ValueError(f"table {table!r} has no entry {through} to archive through")
-        base = sign_checkpoint(self.signer, table, Head(entry.seq, entry.entry_hash))
+        await self.tip(table)  # a table from before trees gets its tree while it can
+        hashes = await self.read_hashes(table, [i for _, i in merkle.frontier_indices(through)])
+        frontier = Frontier.of(through, hashes)
+        base = sign_checkpoint(
+            self.signer,
+            table,
+            through,
+            frontier.root(),
+            entry.entry_hash,
+            log_name=self.log_name,
+            frontier=hashes,
+        )
         done = await self.redis.eval(
             _ARCHIVE,
             2,
@@ -735,9 +1076,106 @@ class AuditStore:
             raise ValueError(f"table {table!r} is already archived through seq {through} or later")
         return base
 
+    async def genesis(self, table: str) -> Checkpoint:
+        """The checkpoint of the empty log (size 0), where an unarchived table starts."""
+        return sign_checkpoint(
+            self.signer, table, 0, merkle.EMPTY_ROOT, GENESIS_HASH, log_name=self.log_name
+        )
+
     async def checkpoint(self, table: str) -> Checkpoint:
-        """The table's current size and head, signed now."""
-        return sign_checkpoint(self.signer, table, await self.head(table))
+        """The table's current size and Merkle root, signed now: only if it is consistent
+        with the last checkpoint signed for the table (by any process), else the table is
+        stopped and ``TableFencedError`` says why (fail closed)."""
+        head, frontier = await self.tip(table)
+        root = frontier.root()
+        for _ in range(MAX_ATTEMPTS):
+            last = self._signed.get(table)
+            recorded = await self.redis.get(_signed_key(table))
+            text = _text(recorded) if recorded is not None else ""
+            if text:
+                size_text, _, root_hex = text.partition(" ")
+                last = (int(size_text), bytes.fromhex(root_hex))
+            if last is not None:
+                await self._check_consistent(table, last, head.seq, root)
+            if last == (head.seq, root):
+                break
+            value = f"{head.seq} {root.hex()}"
+            if int(await self.redis.eval(_SIGNED, 1, _signed_key(table), text, value)):
+                break
+        self._signed[table] = (head.seq, root)
+        return sign_checkpoint(
+            self.signer, table, head.seq, root, head.entry_hash, log_name=self.log_name
+        )
+
+    async def _check_consistent(
+        self, table: str, last: tuple[int, bytes], size: int, root: bytes
+    ) -> None:
+        old_size, old_root = last
+        if size < old_size:
+            why = f"it has {size} entries, but a checkpoint of size {old_size} was signed"
+        elif size == old_size:
+            why = "" if root == old_root else f"its root at size {size} differs from the signed one"
+        elif old_size == 0:
+            why = ""  # every tree extends the empty one
+        else:
+            prefix = await self._reader(table, lambda r: merkle.subtree_hash(0, old_size, r))
+            ok = prefix == old_root
+            why = "" if ok else f"its first {old_size} entries are not the ones signed before"
+        if why:
+            self.fenced[table] = (old_size, size)
+            self._forget(table)
+            _log.error("table %r: no checkpoint signed: %s", table, why)
+            if self._on_fence is not None:
+                self._on_fence(table, old_size, size)
+            raise TableFencedError(
+                f"table {table!r} is stopped: {why}; a checkpoint now would not be consistent "
+                "with the last one signed. An operator must restore the log."
+            )
+
+    async def read_hashes(self, table: str, indices: list[int]) -> list[bytes]:
+        """Stored tree hashes by index (``merkle.stored_index``), in one round trip."""
+        if not indices:
+            return []
+        raw = await self.redis.eval(_HASHES, 1, _tree_key(table), *indices)
+        hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in raw]
+        if any(len(h) != merkle.HASH_SIZE for h in hashes):
+            raise ValueError(f"table {table!r}: its tree lacks hashes it should hold")
+        return hashes
+
+    async def _reader(self, table: str, spans: Callable[[merkle.Reader], Any]) -> Any:
+        """Run a proof function twice: once to learn which hashes it reads, then on them
+        (which hashes a proof reads never depends on their values)."""
+        wanted: list[int] = []
+
+        def record(indices: Sequence[int]) -> list[bytes]:
+            wanted.extend(indices)
+            return [b"\0" * merkle.HASH_SIZE] * len(indices)
+
+        spans(record)
+        hashes = dict(zip(wanted, await self.read_hashes(table, wanted), strict=True))
+        return spans(lambda indices: [hashes[i] for i in indices])
+
+    async def inclusion_proof(self, table: str, seq: int, size: int) -> tuple[bytes, list[bytes]]:
+        """(leaf hash of entry ``seq``, its RFC 9162 inclusion proof in the tree of
+        ``size``); ValueError if the table's tree is smaller."""
+        head, _ = await self.tip(table)
+        if size > head.seq:
+            raise ValueError(f"the table has {head.seq} entries, not {size}")
+        if not 1 <= seq <= size:
+            raise ValueError(f"entry {seq} is not in a tree of {size} entries")
+        leaf, *_ = await self.read_hashes(table, [merkle.stored_index(0, seq - 1)])
+        proof = await self._reader(table, lambda r: merkle.inclusion_proof(seq - 1, size, r))
+        return leaf, cast(list[bytes], proof)
+
+    async def consistency_proof(self, table: str, old: int, new: int) -> list[bytes]:
+        """RFC 9162 proof that the table's tree of ``old`` entries is a prefix of ``new``."""
+        head, _ = await self.tip(table)
+        if new > head.seq:
+            raise ValueError(f"the table has {head.seq} entries, not {new}")
+        if old > new:
+            raise ValueError(f"size {old} is larger than size {new}")
+        proof = await self._reader(table, lambda r: merkle.consistency_proof(old, new, r))
+        return cast(list[bytes], proof)
 
     async def raw_entries(
         self, table: str, *, after: int = 0, until: int | None = None
@@ -767,10 +1205,22 @@ class AuditStore:
         rows = await self.redis.xrange(_log_key(table), start, end, count=count)
         return cast(list[_Row], rows or [])
 
-    def _remember(self, table: str, head: Head) -> None:
+    def _forget(self, table: str) -> None:
+        """Drop the cached head and frontier: the next append reads both again."""
+        self._heads.pop(table, None)
+        self._frontiers.pop(table, None)
+
+    def _remember(self, table: str, head: Head, frontier: Frontier | None = None) -> None:
+        """Keep a head (and its tree's frontier: None if not known, or no tree yet)."""
         if len(self._heads) >= _HEAD_CACHE:
             self._heads.clear()
+            self._frontiers.clear()
+        known = self._heads.get(table)
         self._heads[table] = head
+        if frontier is not None and frontier.size == head.seq:
+            self._frontiers[table] = frontier
+        elif known != head:
+            self._frontiers.pop(table, None)
 
 
 def _deflate(entry_json: bytes) -> bytes:
@@ -807,15 +1257,28 @@ def _fail(batch: list[_Pending], error: Exception) -> None:
             pending.future.set_exception(error)
 
 
-def _script_result(result: object) -> tuple[int, Any] | BaseException:
-    """(status, head as bytes), or for ``_ALREADY_DONE`` (status, [index, marker])."""
+def _script_result(result: object) -> tuple[int, list[Any]] | BaseException:
+    """(status, the rest of the reply): see ``_APPEND``."""
     if isinstance(result, BaseException):
         return result
     status, *rest = cast(list[Any], result)
-    if int(status) == _ALREADY_DONE:
-        return _ALREADY_DONE, rest
-    current = rest[0]
-    return int(status), current if isinstance(current, bytes) else str(current).encode()
+    return int(status), [
+        r if isinstance(r, bytes) or not isinstance(r, str) else r.encode() for r in rest
+    ]
+
+
+def _claim_args(claim: Claim | None) -> tuple[str, str]:
+    if claim is None:
+        return "", ""
+    if claim.kind == "commit":
+        return "c", f"{claim.server_seed} {claim.commitment}"
+    if claim.kind == "roll":
+        return "r", str(claim.nonce)
+    return "v", f"{claim.nonce} {claim.revealed_by}"
+
+
+def session_key(table: str, seed_id: str) -> str:
+    return f"fairroll:{{{table}}}:seed:{seed_id}"
 
 
 def _text(value: bytes | str) -> str:
@@ -828,6 +1291,14 @@ def _log_key(table: str) -> str:
 
 def _head_key(table: str) -> str:
     return f"fairroll:{{{table}}}:head"
+
+
+def _tree_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:tree"
+
+
+def _signed_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:signed"
 
 
 def _base_key(table: str) -> str:

@@ -1,41 +1,82 @@
-"""Check a table's chain entry by entry and name the first bad seq.
+"""Check a table's log entry by entry and name the first bad seq.
 
-Works on the stored JSON of each entry (an NDJSON export, or the store), so
-the checks are the ones any other verifier can make from the bytes alone:
+Works on the stored JSON of each entry (an NDJSON export, or the store), so the checks
+are the ones any other verifier can make from the bytes alone. For each entry, in order
+(``docs/audit.md``, "What a verifier checks", states the same list):
 
-1. the line is a JSON object with the entry fields;
-2. seq continues the previous entry's (the first full export starts at 1);
-3. prev_hash is the previous entry's entry_hash (GENESIS_HASH at seq 1);
-4. entry_hash is SHA-256(prev_hash bytes || canonical JSON of the body);
-5. the signature verifies with the public key named by key_id;
-6. a seeded entry's dice re-derive from its seed, die by die; a committed
-   entry's nonce is new to its session, and once the session's server seed is
-   revealed (``reveals``) it matches the commitment and the dice re-derive;
-7. optionally, ``replay`` re-resolves the request from the recorded dice and
-   the outcome must come out identical;
-8. an ``audit.epoch`` entry (an operator's statement, after a loss, that the seqs
-   between its ``lost_after`` and its own seq are gone) may follow a gap of exactly
-   those seqs; it is hashed and signed like any entry and has no dice. The report
-   counts them in ``epochs``: a log with an epoch lost acknowledged rolls.
+1. the line is one JSON object, with no key twice, holding the entry fields;
+2. seq continues the previous entry's (the first full export starts at 1), except for
+   the gap an ``audit.epoch`` entry declares;
+3. prev_hash is the previous entry's entry_hash (GENESIS_HASH at seq 1), and the table is
+   the same (and the one pinned, if any);
+4. entry_hash is SHA-256(prev_hash bytes || JCS of the body); the body must have an
+   RFC 8785 form (no floats, integers within +-(2**53 - 1));
+5. the signature verifies with the public key named by key_id (retired keys: by time);
+6. the entry's source and mechanic: a ``drawn`` seed is 64 hex digits and a ``chosen`` or
+   ``drawn`` entry's dice re-derive from its seed; the table's policy (``table.policy``,
+   seq 1 only) allows chosen seeds and supplied dice; a ``committed`` roll names a
+   session committed earlier in the log (``session.commit``), with the same commitment,
+   not yet revealed, and the nonce after the session's last one; a ``session.reveal``
+   publishes the seed whose SHA-256 is the commitment, counts the session's rolls, and
+   then every roll of the session re-derives from (server seed, client seed, nonce);
+7. optionally, ``replay`` re-resolves the request from the dice and the outcome must come
+   out identical (a committed roll: once its session is revealed);
+8. the Merkle tree (``merkle``) grows by the entry's leaf; every kept checkpoint or
+   receipt (``anchors``: seq and entry_hash; ``roots``: size and root) must match.
+
+Version 1 entries (``v: 1``) are checked as version 1 wrote them: ``seeded`` for drawn or
+chosen, and committed rolls with nonces unique per session, revealed by ``reveals``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import base64
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
+from fairroll.audit import merkle
+from fairroll.audit.entry import (
+    COMMIT_MECHANIC,
+    GENESIS_HASH,
+    POLICY_MECHANIC,
+    REVEAL_MECHANIC,
+    NotCanonicalError,
+    chain_hash,
+    jcs,
+    leaf_hash,
+)
+from fairroll.audit.merkle import Frontier
 from fairroll.audit.signing import verify_signature
 from fairroll.randomness import MAX_SIDES, commitment_of, committed_seed, derive_face
 
-__all__ = ["EPOCH_MECHANIC", "Replay", "VerifyReport", "verify_entries"]
+__all__ = [
+    "EPOCH_MECHANIC",
+    "WHAT_IT_PROVES",
+    "DuplicateKeyError",
+    "Replay",
+    "VerifyReport",
+    "loads_strict",
+    "verify_entries",
+]
 
 #: A signed entry that opens a new epoch after a loss: ``request`` is ``{lost_after,
 #: resume_after, reason}``, its seq is ``resume_after + 1``, and it chains on the entry
 #: at ``lost_after``; the seqs between were acknowledged once and are lost for good.
 EPOCH_MECHANIC = "audit.epoch"
+
+#: What a roll of each source proves, in words every verifier prints.
+WHAT_IT_PROVES = {
+    "drawn": "fair if the operator is honest: the server drew the seed",
+    "chosen": "reproducible, not fair: the caller chose the seed and could have tried "
+    "many before this one",
+    "committed": "fair: the server committed to its seed before the player's client seed "
+    "was known, and the nonces run without a gap",
+    "supplied": "rolled elsewhere: fairroll only adjudicated these dice",
+    "seeded": "version 1: drawn or chosen (who chose the seed is not recorded)",
+}
 
 #: Re-resolve an entry from its request and its seed (None: its recorded dice) ->
 #: (dice, outcome) as JSON values.
@@ -54,10 +95,13 @@ _REQUIRED = {
     "entry_hash": str,
     "signature": str,
 }
+_SOURCES_V2 = frozenset({"drawn", "chosen", "committed", "supplied", "statement"})
+_STATEMENTS = frozenset({COMMIT_MECHANIC, REVEAL_MECHANIC, POLICY_MECHANIC, EPOCH_MECHANIC})
+_HEX = frozenset("0123456789abcdef")
 
 
 class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
-    """The verdict on a chain: ``ok``, or the first bad seq and why."""
+    """The verdict on a log: ``ok``, or the first bad seq and why."""
 
     ok: bool
     entries: int
@@ -68,9 +112,25 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     reason: str | None = None
     signatures_checked: bool
     outcomes_replayed: bool
+    #: Committed rolls whose session is not revealed (yet): their dice are unchecked.
     unrevealed: int = 0
     #: Epoch entries met: each says acknowledged seqs were lost before it.
     epochs: int = 0
+    #: The Merkle root (base64) of the tree of ``last_seq`` entries, when the log was
+    #: read from seq 1 or from a base with its frontier.
+    root_hash: str | None = None
+    #: Rolls by source (``drawn``, ``chosen``, ``committed``, ``supplied``; ``seeded``
+    #: for version 1): what each proves is ``WHAT_IT_PROVES``.
+    sources: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object with one key twice: parsers disagree on which value wins."""
+
+
+def loads_strict(text: bytes | str) -> Any:
+    """JSON with no key twice in any object (``DuplicateKeyError``), no NaN or Infinity."""
+    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
 
 
 class _BadEntryError(Exception):
@@ -78,6 +138,257 @@ class _BadEntryError(Exception):
         super().__init__(reason)
         self.seq = seq
         self.reason = reason
+
+
+class _Session:
+    __slots__ = ("commitment", "nonce", "pending", "revealed")
+
+    def __init__(self, commitment: str, nonce: int) -> None:
+        self.commitment = commitment
+        self.nonce = nonce
+        self.revealed = False
+        #: Rolls waiting for the reveal: (seq, entry).
+        self.pending: list[tuple[int, dict[str, Any]]] = []
+
+
+class _Verifier:
+    def __init__(
+        self,
+        keys: Mapping[str, str] | None,
+        replay: Replay | None,
+        table: str | None,
+        reveals: Mapping[str, str],
+        windows: Mapping[str, tuple[str | None, str | None]],
+        partial: bool,
+    ) -> None:
+        self.keys = keys
+        self.replay = replay
+        self.table = table
+        self.reveals = reveals
+        self.windows = windows
+        #: The log is not read from seq 1 (a range, or from an archive base): sessions
+        #: and a policy may have started before the first entry read.
+        self.partial = partial
+        self.sessions: dict[str, _Session] = {}
+        self.v1_nonces: set[tuple[str, int]] = set()
+        self.v1_unrevealed = 0
+        self.policy: dict[str, Any] = {}
+        self.sources: dict[str, int] = {}
+
+    def check(self, entry: dict[str, Any], prev: dict[str, Any] | None) -> None:
+        seq: int = entry["seq"]
+        self._check_link(entry, prev)
+        body = {name: value for name, value in entry.items() if name not in _UNHASHED}
+        try:
+            recomputed = chain_hash(entry["prev_hash"], body)
+        except NotCanonicalError as exc:
+            raise _BadEntryError(seq, f"the entry has no canonical form: {exc}") from None
+        except ValueError:
+            raise _BadEntryError(seq, "prev_hash is not hex") from None
+        if recomputed != entry["entry_hash"]:
+            raise _BadEntryError(seq, "entry_hash does not match the entry's content")
+        if self.keys is not None:
+            public_key = self.keys.get(entry["key_id"])
+            if public_key is None:
+                raise _BadEntryError(seq, f"unknown signing key {entry['key_id']!r}")
+            if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
+                raise _BadEntryError(seq, "the signature does not verify")
+        _check_window(entry, self.windows.get(entry["key_id"]))
+        if entry["v"] >= 2:
+            self._check_v2(entry)
+        else:
+            self._check_v1(entry)
+
+    def _check_link(self, entry: dict[str, Any], prev: dict[str, Any] | None) -> None:
+        seq: int = entry["seq"]
+        if prev is None:
+            if seq == 1 and entry["prev_hash"] != GENESIS_HASH:
+                raise _BadEntryError(seq, "the first entry does not chain on the genesis hash")
+        else:
+            if seq != prev["seq"] + 1 and not _declared_gap(entry, prev["seq"]):
+                raise _BadEntryError(
+                    prev["seq"] + 1, f"seq {prev['seq'] + 1} is missing: found seq {seq}"
+                )
+            if entry["prev_hash"] != prev["entry_hash"]:
+                raise _BadEntryError(
+                    seq, "prev_hash does not match the previous entry's entry_hash"
+                )
+            if entry["table"] != prev["table"]:
+                raise _BadEntryError(seq, "the entry belongs to another table")
+        if self.table is not None and entry["table"] != self.table:
+            raise _BadEntryError(
+                seq, f"the entry belongs to table {entry['table']!r}, not {self.table!r}"
+            )
+
+    def _check_v2(self, entry: dict[str, Any]) -> None:
+        seq: int = entry["seq"]
+        source, mechanic = entry["source"], entry["mechanic"]
+        if source not in _SOURCES_V2:
+            raise _BadEntryError(seq, f"unknown dice source {source!r}")
+        if (source == "statement") != (mechanic in _STATEMENTS):
+            raise _BadEntryError(seq, f"a {mechanic} entry cannot have source {source!r}")
+        if source == "statement":
+            if entry["dice"]:
+                raise _BadEntryError(seq, "a statement rolls no dice")
+            self._statement(entry)
+            return
+        self.sources[source] = self.sources.get(source, 0) + 1
+        if source == "committed":
+            self._committed(entry)
+            return
+        seed = entry.get("seed")
+        if source == "supplied":
+            if self.policy.get("supplied_dice") is False:
+                raise _BadEntryError(seq, "the table's policy refuses supplied dice")
+            if seed is not None:
+                raise _BadEntryError(seq, "a supplied roll has no seed")
+            self._replay(entry, None)
+            return
+        if not isinstance(seed, str) or not seed:
+            raise _BadEntryError(seq, f"a {source} entry has no seed")
+        if source == "drawn" and (len(seed) != 64 or not set(seed) <= _HEX):
+            raise _BadEntryError(seq, "a drawn seed is 64 hex digits: this one was not drawn")
+        if source == "chosen" and self.policy.get("chosen_seeds") is False:
+            raise _BadEntryError(seq, "the table's policy refuses caller-chosen seeds")
+        _check_seeded_dice(seq, seed, entry["dice"])
+        self._replay(entry, seed)
+
+    def _statement(self, entry: dict[str, Any]) -> None:
+        seq: int = entry["seq"]
+        mechanic = entry["mechanic"]
+        request = entry.get("request")
+        if not isinstance(request, dict):
+            raise _BadEntryError(seq, f"a {mechanic} entry has no request object")
+        if mechanic == POLICY_MECHANIC:
+            if seq != 1:
+                raise _BadEntryError(seq, "a table's policy is its first entry, only")
+            self.policy = request
+        elif mechanic == COMMIT_MECHANIC:
+            seed_id, commitment = request.get("seed_id"), request.get("commitment")
+            if not isinstance(seed_id, str) or not isinstance(commitment, str):
+                raise _BadEntryError(seq, "a commitment names its seed_id and commitment")
+            if seed_id in self.sessions:
+                raise _BadEntryError(seq, f"seed session {seed_id} is committed twice")
+            self.sessions[seed_id] = _Session(commitment, 0)
+        elif mechanic == REVEAL_MECHANIC:
+            self._reveal(seq, request)
+
+    def _session_of(self, seq: int, seed_id: str, commitment: str, nonce: int) -> _Session:
+        session = self.sessions.get(seed_id)
+        if session is None:
+            if not self.partial:
+                raise _BadEntryError(
+                    seq, f"seed session {seed_id} has no commitment earlier in the log"
+                )
+            # Committed before the first entry read: take it from here.
+            session = self.sessions[seed_id] = _Session(commitment, nonce)
+        return session
+
+    def _committed(self, entry: dict[str, Any]) -> None:
+        seq: int = entry["seq"]
+        ref = _session_ref(entry)
+        seed_id, nonce = ref["seed_id"], ref["nonce"]
+        session = self._session_of(seq, seed_id, ref["commitment"], nonce - 1)
+        if ref["commitment"] != session.commitment:
+            raise _BadEntryError(seq, f"the roll's commitment is not seed session {seed_id}'s")
+        if session.revealed:
+            raise _BadEntryError(seq, f"a roll in seed session {seed_id} after its reveal")
+        if nonce <= session.nonce:
+            raise _BadEntryError(seq, f"nonce {nonce} of seed session {seed_id} is reused")
+        if nonce != session.nonce + 1:
+            raise _BadEntryError(
+                seq,
+                f"nonce {session.nonce + 1} of seed session {seed_id} is missing: found "
+                f"nonce {nonce} (a roll was made and left out)",
+            )
+        session.nonce = nonce
+        server_seed = self.reveals.get(seed_id)
+        if server_seed is not None:
+            self._check_committed(seq, entry, server_seed, session.commitment)
+        else:
+            session.pending.append((seq, entry))
+
+    def _reveal(self, seq: int, request: dict[str, Any]) -> None:
+        seed_id, server_seed = request.get("seed_id"), request.get("server_seed")
+        rolls, commitment = request.get("rolls"), request.get("commitment")
+        if not (
+            isinstance(seed_id, str)
+            and isinstance(server_seed, str)
+            and isinstance(commitment, str)
+            and isinstance(rolls, int)
+        ):
+            raise _BadEntryError(seq, "a reveal names seed_id, commitment, server_seed, rolls")
+        session = self._session_of(seq, seed_id, commitment, rolls)
+        if session.revealed:
+            raise _BadEntryError(seq, f"seed session {seed_id} is revealed twice")
+        if commitment != session.commitment or commitment_of(server_seed) != commitment:
+            raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
+        if rolls != session.nonce:
+            raise _BadEntryError(
+                seq,
+                f"seed session {seed_id} is revealed after {rolls} rolls, but the log holds "
+                f"{session.nonce}",
+            )
+        session.revealed = True
+        for roll_seq, entry in session.pending:
+            self._check_committed(roll_seq, entry, server_seed, commitment)
+        session.pending = []
+
+    def _check_committed(
+        self, seq: int, entry: dict[str, Any], server_seed: str, commitment: str
+    ) -> None:
+        if commitment_of(server_seed) != commitment:
+            raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
+        ref = entry["session"]
+        seed = committed_seed(server_seed, ref["client_seed"], ref["nonce"])
+        _check_seeded_dice(seq, seed, entry["dice"])
+        self._replay(entry, seed)
+
+    def _check_v1(self, entry: dict[str, Any]) -> None:
+        seq: int = entry["seq"]
+        source = entry["source"]
+        if entry["mechanic"] == EPOCH_MECHANIC:
+            return
+        self.sources[source] = self.sources.get(source, 0) + 1
+        seed: str | None = None
+        if source == "seeded":
+            seed = entry.get("seed")
+            if not isinstance(seed, str):
+                raise _BadEntryError(seq, "a seeded entry has no seed")
+        elif source == "committed":
+            ref = _session_ref(entry)
+            seed_id, nonce = ref["seed_id"], ref["nonce"]
+            # Version 1 appended racing replicas' nonces slightly out of order.
+            if nonce < 1 or (seed_id, nonce) in self.v1_nonces:
+                raise _BadEntryError(seq, f"nonce {nonce} of seed session {seed_id} is reused")
+            self.v1_nonces.add((seed_id, nonce))
+            server_seed = self.reveals.get(seed_id)
+            if server_seed is None:
+                self.v1_unrevealed += 1
+                return
+            self._check_committed(seq, entry, server_seed, ref["commitment"])
+            return
+        elif source != "supplied":
+            raise _BadEntryError(seq, f"unknown dice source {source!r}")
+        if seed is not None:
+            _check_seeded_dice(seq, seed, entry["dice"])
+        self._replay(entry, seed)
+
+    def _replay(self, entry: dict[str, Any], seed: str | None) -> None:
+        if self.replay is None:
+            return
+        seq: int = entry["seq"]
+        try:
+            dice, outcome = self.replay(entry, seed)
+        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
+            raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
+        if jcs(dice) != jcs(entry["dice"]):
+            raise _BadEntryError(seq, "replaying the request rolls different dice")
+        if jcs(outcome) != jcs(entry.get("outcome")):
+            raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
+
+    def unrevealed(self) -> int:
+        return self.v1_unrevealed + sum(len(s.pending) for s in self.sessions.values())
 
 
 def verify_entries(
@@ -88,30 +399,37 @@ def verify_entries(
     table: str | None = None,
     head: tuple[int, str] | None = None,
     anchors: Iterable[tuple[int, str]] = (),
+    roots: Iterable[tuple[int, bytes]] = (),
     reveals: Mapping[str, str] | None = None,
     windows: Mapping[str, tuple[str | None, str | None]] | None = None,
     base: tuple[int, str] | None = None,
+    base_frontier: Sequence[bytes] | None = None,
 ) -> VerifyReport:
-    """Verify entries given as JSON texts, in chain order.
+    """Verify entries given as JSON texts, in log order.
 
-    ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the
-    signature check (the report says so). ``windows`` maps key_id to its
-    (not_before, not_after): an entry signed after its key was retired is bad.
-    ``table`` pins the table name. ``base`` (seq, entry_hash), a signed checkpoint an
-    archived log was trimmed through: the first entry must be seq + 1 and chain on it.
-    ``head`` (seq, entry_hash) is where the chain must end: a shorter chain
-    was truncated, a different hash was rewritten. ``anchors`` are (seq,
-    entry_hash) pairs seen earlier (signed checkpoints, receipts): the chain must
-    still hold each of them, or it was rewritten, forked or truncated.
+    ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the signature
+    check (the report says so). ``windows`` maps key_id to its (not_before, not_after):
+    an entry signed after its key was retired is bad. ``table`` pins the table name.
+    ``base`` (seq, entry_hash), a signed checkpoint an archived log was trimmed through:
+    the first entry must be seq + 1 and chain on it; ``base_frontier``, its tree's
+    frontier, lets the Merkle root be computed on from it. ``head`` (seq, entry_hash) is
+    where the log must end. ``anchors`` (seq, entry_hash) and ``roots`` (size, Merkle
+    root) were seen earlier (receipts, signed checkpoints): the log must still hold
+    each, or it was rewritten, forked or truncated. ``reveals`` maps a seed session to
+    its server seed, for version 1 logs (version 2 logs carry their reveals).
     """
     expected = dict(anchors)
-    revealed = reveals or {}
-    nonces: dict[tuple[str, int], int] = {}
-    unrevealed = 0
-    epochs = 0
+    expected_roots = dict(roots)
+    check: _Verifier | None = None
     count = 0
+    epochs = 0
     first_seq: int | None = None
     prev: dict[str, Any] | None = None
+    frontier: Frontier | None = None
+    if base is None:
+        frontier = Frontier.empty()
+    elif base_frontier is not None:
+        frontier = Frontier.of(base[0], base_frontier)
     try:
         for line in lines:
             if not line.strip():
@@ -119,13 +437,27 @@ def verify_entries(
             expected_seq = prev["seq"] + 1 if prev else (base[0] + 1 if base else None)
             entry = _parse(line, expected_seq)
             seq: int = entry["seq"]
-            if prev is None:
+            if check is None:
                 first_seq = seq
                 if base is not None:
                     prev = {"seq": base[0], "entry_hash": base[1], "table": entry.get("table")}
-            _check_window(entry, (windows or {}).get(entry["key_id"]))
-            if not _check_entry(entry, prev, keys, replay, table, revealed, nonces):
-                unrevealed += 1
+                if seq != 1 and base is None:
+                    frontier = None  # a range: its tree starts before it
+                check = _Verifier(
+                    keys, replay, table, reveals or {}, windows or {}, partial=seq != 1
+                )
+            check.check(entry, prev)
+            if frontier is not None:
+                while frontier.size + 1 < seq:  # the seqs an epoch declared lost
+                    frontier, _ = frontier.append(merkle.lost_leaf(frontier.size + 1))
+                frontier, _ = frontier.append(leaf_hash(jcs(entry)))
+                want = expected_roots.get(seq)
+                if want is not None and frontier.root() != want:
+                    raise _BadEntryError(
+                        seq,
+                        f"the Merkle root at size {seq} is not the one a kept checkpoint "
+                        "signed: rewritten or forked",
+                    )
             epochs += entry["mechanic"] == EPOCH_MECHANIC
             if seq in expected and entry["entry_hash"] != expected[seq]:
                 raise _BadEntryError(
@@ -139,11 +471,11 @@ def verify_entries(
         if head is not None:
             _check_head(prev, head)
         last = prev["seq"] if prev else 0
-        beyond = [seq for seq in expected if seq > last]
+        beyond = [seq for seq in [*expected, *expected_roots] if seq > last]
         if beyond:
             raise _BadEntryError(
                 last + 1,
-                f"the chain ends at seq {last}, but a checkpoint or receipt saw seq "
+                f"the log ends at seq {last}, but a checkpoint or receipt saw seq "
                 f"{max(beyond)}: truncated",
             )
     except _BadEntryError as bad:
@@ -157,8 +489,9 @@ def verify_entries(
             reason=bad.reason,
             signatures_checked=keys is not None,
             outcomes_replayed=replay is not None,
-            unrevealed=unrevealed,
+            unrevealed=check.unrevealed() if check else 0,
             epochs=epochs,
+            sources=check.sources if check else {},
         )
     return VerifyReport(
         ok=True,
@@ -168,15 +501,19 @@ def verify_entries(
         head_hash=prev["entry_hash"] if prev else None,
         signatures_checked=keys is not None,
         outcomes_replayed=replay is not None,
-        unrevealed=unrevealed,
+        unrevealed=check.unrevealed() if check else 0,
         epochs=epochs,
+        root_hash=base64.b64encode(frontier.root()).decode() if frontier is not None else None,
+        sources=check.sources if check else {},
     )
 
 
 def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
     try:
-        entry = msgspec.json.decode(line)
-    except msgspec.DecodeError as exc:
+        entry = loads_strict(line)
+    except DuplicateKeyError as exc:
+        raise _BadEntryError(expected_seq or _seq_hint(line), f"not a JSON entry: {exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise _BadEntryError(expected_seq, f"not a JSON entry: {exc}") from None
     except RecursionError:
         raise _BadEntryError(expected_seq, "not a JSON entry: nested too deeply") from None
@@ -191,69 +528,40 @@ def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
     return entry
 
 
-def _check_entry(
-    entry: dict[str, Any],
-    prev: dict[str, Any] | None,
-    keys: Mapping[str, str] | None,
-    replay: Replay | None,
-    table: str | None,
-    reveals: Mapping[str, str],
-    nonces: dict[tuple[str, int], int],
-) -> bool:
-    """Check one entry; return False when it is a committed roll not revealed yet."""
-    seq: int = entry["seq"]
-    if prev is None:
-        if seq == 1 and entry["prev_hash"] != GENESIS_HASH:
-            raise _BadEntryError(seq, "the first entry does not chain on the genesis hash")
-    else:
-        if seq != prev["seq"] + 1 and not _declared_gap(entry, prev["seq"]):
-            raise _BadEntryError(
-                prev["seq"] + 1, f"seq {prev['seq'] + 1} is missing: found seq {seq}"
-            )
-        if entry["prev_hash"] != prev["entry_hash"]:
-            raise _BadEntryError(seq, "prev_hash does not match the previous entry's entry_hash")
-        if entry["table"] != prev["table"]:
-            raise _BadEntryError(seq, "the entry belongs to another table")
-    if table is not None and entry["table"] != table:
-        raise _BadEntryError(seq, f"the entry belongs to table {entry['table']!r}, not {table!r}")
-    body = {name: value for name, value in entry.items() if name not in _UNHASHED}
+def _seq_hint(line: bytes | str) -> int | None:
+    """The seq an unreadable entry seems to have (to name it), if any."""
     try:
-        recomputed = chain_hash(entry["prev_hash"], body)
-    except ValueError:
-        raise _BadEntryError(seq, "prev_hash is not hex") from None
-    if recomputed != entry["entry_hash"]:
-        raise _BadEntryError(seq, "entry_hash does not match the entry's content")
-    if keys is not None:
-        public_key = keys.get(entry["key_id"])
-        if public_key is None:
-            raise _BadEntryError(seq, f"unknown signing key {entry['key_id']!r}")
-        if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
-            raise _BadEntryError(seq, "the signature does not verify")
-    if entry["mechanic"] == EPOCH_MECHANIC:
-        return True  # a signed statement about the log, no dice
-    seed: str | None = None
-    if entry["source"] == "seeded":
-        seed = entry.get("seed")
-        if not isinstance(seed, str):
-            raise _BadEntryError(seq, "a seeded entry has no seed")
-    elif entry["source"] == "committed":
-        seed = _committed_seed(entry, reveals, nonces)
-        if seed is None:
-            return False
-    elif entry["source"] != "supplied":
-        raise _BadEntryError(seq, f"unknown dice source {entry['source']!r}")
-    if seed is not None:
-        _check_seeded_dice(seq, seed, entry["dice"])
-    if replay is not None:
-        try:
-            dice, outcome = replay(entry, seed)
-        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
-            raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
-        if canonical(dice) != canonical(entry["dice"]):
-            raise _BadEntryError(seq, "replaying the request rolls different dice")
-        if canonical(outcome) != canonical(entry.get("outcome")):
-            raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
-    return True
+        seq = msgspec.json.decode(line, type=_SeqOnly).seq
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    return seq
+
+
+class _SeqOnly(msgspec.Struct):
+    seq: int | None = None
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _session_ref(entry: dict[str, Any]) -> dict[str, Any]:
+    session = entry.get("session")
+    if not isinstance(session, dict) or not all(
+        isinstance(session.get(k), t) and not isinstance(session.get(k), bool)
+        for k, t in (("seed_id", str), ("commitment", str), ("client_seed", str), ("nonce", int))
+    ):
+        raise _BadEntryError(entry["seq"], "a committed entry has no valid session")
+    return session
 
 
 def _declared_gap(entry: dict[str, Any], prev_seq: int) -> bool:
@@ -266,30 +574,6 @@ def _declared_gap(entry: dict[str, Any], prev_seq: int) -> bool:
         and request.get("resume_after") == entry["seq"] - 1
         and entry["seq"] > prev_seq
     )
-
-
-def _committed_seed(
-    entry: dict[str, Any], reveals: Mapping[str, str], nonces: dict[tuple[str, int], int]
-) -> str | None:
-    """The seed of a committed roll once its session is revealed; checks the nonce order."""
-    seq: int = entry["seq"]
-    session = entry.get("session")
-    if not isinstance(session, dict) or not all(
-        isinstance(session.get(k), t)
-        for k, t in (("seed_id", str), ("commitment", str), ("client_seed", str), ("nonce", int))
-    ):
-        raise _BadEntryError(seq, "a committed entry has no valid session")
-    seed_id, nonce = session["seed_id"], session["nonce"]
-    # Nonces are unique per session; replicas racing may append them slightly out of order.
-    if nonce < 1 or (seed_id, nonce) in nonces:
-        raise _BadEntryError(seq, f"nonce {nonce} of seed session {seed_id} is reused")
-    nonces[seed_id, nonce] = seq
-    server_seed = reveals.get(seed_id)
-    if server_seed is None:
-        return None
-    if commitment_of(server_seed) != session["commitment"]:
-        raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
-    return committed_seed(server_seed, session["client_seed"], nonce)
 
 
 def _check_window(entry: dict[str, Any], window: tuple[str | None, str | None] | None) -> None:
@@ -309,14 +593,17 @@ def _check_head(last: dict[str, Any] | None, head: tuple[int, str]) -> None:
     last_seq = last["seq"] if last else 0
     if last_seq < head_seq:
         raise _BadEntryError(
-            last_seq + 1, f"the chain ends at seq {last_seq} but its head is seq {head_seq}"
+            last_seq + 1, f"the log ends at seq {last_seq} but its head is seq {head_seq}"
         )
     if last is not None and last_seq == head_seq and last["entry_hash"] != head_hash:
         raise _BadEntryError(last_seq, "the last entry is not the head the store recorded")
 
 
 def _check_seeded_dice(seq: int, seed: str, dice: list[Any]) -> None:
-    key = seed.encode()
+    try:
+        key = seed.encode()
+    except UnicodeEncodeError:
+        raise _BadEntryError(seq, "the seed holds a lone surrogate: not UTF-8") from None
     for position, die in enumerate(dice):
         sides = die.get("sides") if isinstance(die, dict) else None
         face = die.get("face") if isinstance(die, dict) else None

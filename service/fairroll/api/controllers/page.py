@@ -34,8 +34,11 @@ PAGE = """<!doctype html>
   <header>
     <h1>Table {table}</h1>
     <p id="status" role="status" aria-live="polite">Reading the table…</p>
+    <p id="trust" role="status" aria-live="polite"></p>
     <p>Every roll below is checked in this browser: its hash, its link to the one before,
-       the server's Ed25519 signature and, for seeded rolls, every die from its seed.</p>
+       the server's Ed25519 signature, every die from its seed (a committed roll's once its
+       session is revealed), and the table's signed checkpoint against the one this
+       browser kept from your last visit.</p>
   </header>
   <section aria-labelledby="roll-title">
     <h2 id="roll-title">Roll</h2>

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.exceptions import ClientException, NotFoundException
-from litestar.openapi.spec import OpenAPIMediaType, Operation, RequestBody, Schema
-from litestar.params import Parameter
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.params import Body, Parameter
 from litestar.response import Stream
 
 from fairroll.api.problems import CALC_ERRORS, problem_responses
@@ -22,13 +23,13 @@ from fairroll.audit import (
     AuditStore,
     Checkpoint,
     Entry,
-    Head,
     PublicKey,
     VerifyReport,
     verify_checkpoint,
     verify_entries,
 )
-from fairroll.audit.checkpoint import sign_checkpoint
+from fairroll.audit.checkpoint import note_key
+from fairroll.audit.entry import TablePolicy
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
 from fairroll.mechanics import replay_entry
 from fairroll.rules import RuleError
@@ -70,7 +71,28 @@ class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
 
     table: str
     write_key: str
+    policy: TablePolicy
     note: str
+
+
+class NewTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A table to create; the body may be left out (a table that takes every roll)."""
+
+    policy: TablePolicy = msgspec.field(default_factory=TablePolicy)
+
+
+@dataclass
+class _OptionalBody(Operation):
+    """The body may be left out: not required, and its schema the struct (no null)."""
+
+    def __post_init__(self) -> None:
+        body = self.request_body
+        if isinstance(body, RequestBody):
+            body.required = False
+            for media in body.content.values():
+                schema = media.schema
+                if isinstance(schema, Schema) and schema.one_of:
+                    media.schema = schema.one_of[0]
 
 
 class NewTableController(Controller):
@@ -80,14 +102,28 @@ class NewTableController(Controller):
     @post(
         operation_id="createTable",
         summary="Create a table with an unguessable id and a write key (shown once)",
+        description="With `policy.chosen_seeds: false` the table refuses caller-chosen "
+        "seeds (reproducible, not fair: they can be ground), and with "
+        "`policy.supplied_dice: false` dice rolled elsewhere; such a policy is the "
+        "table's first log entry (`table.policy`), so verifiers hold the table to it.",
         status_code=201,
-        responses=problem_responses(429, 503),
+        responses=problem_responses(400, 415, 422, 429, 503),
+        operation_class=_OptionalBody,
     )
-    async def create_table(self, store: AuditStore) -> TableCreated:
-        table, write_key = await store.create_table()
+    async def create_table(
+        self,
+        request: Request[Any, Any, Any],
+        store: AuditStore,
+        data: Annotated[NewTable | None, Body(description="The table's policy (optional).")] = None,
+    ) -> TableCreated:
+        if data is None and (await request.body()).strip():
+            raise RuleError("the body is a table (a JSON object), or nothing", field="body")
+        policy = data.policy if data is not None else TablePolicy()
+        table, write_key = await store.create_table(policy)
         return TableCreated(
             table=table,
             write_key=write_key,
+            policy=policy,
             note=(
                 "Rolls on this table need 'Authorization: Bearer <write_key>'. Anyone who "
                 "knows the table id can read its entries, export and verify it."
@@ -102,6 +138,60 @@ class EntryPage(msgspec.Struct, frozen=True, kw_only=True):
     head_seq: int
     entries: list[Entry]
     next_after: int | None
+
+
+TreeSize = Annotated[
+    int, Parameter(ge=1, le=LAST_SEQ, description="The size of the tree (a checkpoint's).")
+]
+
+
+class InclusionProof(msgspec.Struct, frozen=True, kw_only=True):
+    """Entry ``seq`` is leaf ``seq - 1`` of the tree of ``size``: hashing ``leaf_hash`` up
+    with ``proof`` (RFC 9162 section 2.1.3.2) gives that tree's root. Hashes in base64."""
+
+    table: str
+    seq: int
+    size: int
+    leaf_hash: str
+    proof: list[str]
+
+
+class ConsistencyProof(msgspec.Struct, frozen=True, kw_only=True):
+    """The tree of ``from_size`` is a prefix of the tree of ``to_size`` (RFC 9162 section
+    2.1.4.2). Hashes in base64."""
+
+    table: str
+    from_size: int
+    to_size: int
+    proof: list[str]
+
+
+def _b64(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+def _frontier_of(base: Checkpoint | None) -> list[bytes] | None:
+    if base is None or base.frontier is None:
+        return None
+    return [base64.b64decode(h) for h in base.frontier]
+
+
+def _wants_note(request: Request[Any, Any, Any]) -> bool:
+    accept = request.headers.get("accept", "")
+    return "text/plain" in accept and "application/json" not in accept
+
+
+@dataclass
+class _NoteToo(Operation):
+    """The checkpoint is also served as its signed note, as ``text/plain``."""
+
+    def __post_init__(self) -> None:
+        ok = (self.responses or {}).get("200")
+        content = getattr(ok, "content", None)
+        if content is not None:
+            content["text/plain"] = OpenAPIMediaType(
+                schema=Schema(type=OpenAPIType.STRING, description="The signed note.")
+            )
 
 
 class TablesController(Controller):
@@ -206,11 +296,69 @@ class TablesController(Controller):
     @get(
         "/checkpoint",
         operation_id="getTableCheckpoint",
-        summary="The table's size and head hash, signed now (keep it to check the table later)",
+        summary="The table's size and Merkle root, signed now (keep it to check the table later)",
+        description="A C2SP tlog-checkpoint in a C2SP signed note (`text`); with "
+        "`Accept: text/plain` the answer is the note itself. The server never signs a "
+        "checkpoint inconsistent with the last one signed for the table: it stops the "
+        "table instead (503 `table-stopped`).",
         responses=problem_responses(400, 422, 503),
+        operation_class=_NoteToo,
     )
-    async def checkpoint(self, table: TablePath, store: AuditStore) -> Checkpoint:
-        return await store.checkpoint(table)
+    async def checkpoint(
+        self, request: Request[Any, Any, Any], table: TablePath, store: AuditStore
+    ) -> Response[Any]:
+        checkpoint = await store.checkpoint(table)
+        if _wants_note(request):
+            return Response(checkpoint.text, media_type="text/plain; charset=utf-8")
+        return Response(checkpoint)
+
+    @get(
+        "/proofs/inclusion",
+        operation_id="proveTableInclusion",
+        summary="An RFC 9162 inclusion proof: entry `seq` is in the table's tree of `size`",
+        description="Check it against a checkpoint of that size: a receipt's `leaf_hash` "
+        "hashed up the proof must give the checkpoint's root.",
+        responses=problem_responses(400, 422, 429, 503),
+    )
+    async def prove_inclusion(
+        self, table: TablePath, store: AuditStore, seq: Seq, size: TreeSize
+    ) -> InclusionProof:
+        if seq > size:
+            raise RuleError(f"entry {seq} is not in a tree of {size} entries", field="seq")
+        try:
+            leaf, proof = await store.inclusion_proof(table, seq, size)
+        except ValueError as exc:
+            raise RuleError(str(exc), field="size") from None
+        return InclusionProof(
+            table=table, seq=seq, size=size, leaf_hash=_b64(leaf), proof=[_b64(h) for h in proof]
+        )
+
+    @get(
+        "/proofs/consistency",
+        operation_id="proveTableConsistency",
+        summary="An RFC 9162 consistency proof: the tree of `from` is a prefix of `to`",
+        responses=problem_responses(400, 422, 429, 503),
+    )
+    async def prove_consistency(
+        self,
+        table: TablePath,
+        store: AuditStore,
+        from_size: Annotated[
+            int, Parameter(query="from", ge=1, le=LAST_SEQ, description="The older size.")
+        ],
+        to_size: Annotated[
+            int, Parameter(query="to", ge=1, le=LAST_SEQ, description="The newer size.")
+        ],
+    ) -> ConsistencyProof:
+        if to_size < from_size:
+            raise RuleError(f"to ({to_size}) is smaller than from ({from_size})", field="to")
+        try:
+            proof = await store.consistency_proof(table, from_size, to_size)
+        except ValueError as exc:
+            raise RuleError(str(exc), field="to") from None
+        return ConsistencyProof(
+            table=table, from_size=from_size, to_size=to_size, proof=[_b64(h) for h in proof]
+        )
 
     @get(
         "/verification",
@@ -225,7 +373,7 @@ class TablesController(Controller):
         sessions its committed rolls name, once through the verifier, which runs in a
         thread fed page by page from this loop; so a table of any length is verified in
         the memory of one page. (The request itself runs in a compute worker.)"""
-        head = await store.head(table)
+        head, _ = await store.tip(table)
         base = await store.base(table)
         public_keys = await store.public_keys()
         keys = {key.key_id: key.public_key for key in public_keys}
@@ -271,6 +419,7 @@ class TablesController(Controller):
             reveals=reveals,
             windows=windows,
             base=(base.size, base.head_hash) if base is not None else None,
+            base_frontier=_frontier_of(base),
         )
 
     @get(
@@ -282,19 +431,20 @@ class TablesController(Controller):
     )
     async def get_base(self, table: TablePath, store: AuditStore) -> Checkpoint:
         base = await store.base(table)
-        return base if base is not None else sign_checkpoint(store.signer, table, Head.empty())
+        return base if base is not None else await store.genesis(table)
 
 
 def _seed_ids(lines: list[bytes]) -> set[str]:
-    """Seed sessions named by committed entries (malformed ones are the verifier's to flag)."""
+    """Seed sessions named by version 1 committed entries (version 2 logs carry their
+    reveals; malformed entries are the verifier's to flag)."""
     found = set()
     for line in lines:
         try:
-            session = msgspec.json.decode(line, type=_Committed).session
+            entry = msgspec.json.decode(line, type=_Committed)
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
-        if session is not None:
-            found.add(session.seed_id)
+        if entry.session is not None and entry.v == 1:
+            found.add(entry.session.seed_id)
     return found
 
 
@@ -303,6 +453,7 @@ class _SessionId(msgspec.Struct):
 
 
 class _Committed(msgspec.Struct):
+    v: int = 1
     session: _SessionId | None = None
 
 
@@ -403,4 +554,10 @@ class KeysController(Controller):
 
     @get(operation_id="listPublicKeys", summary="The public keys that sign audit entries")
     async def list_keys(self, store: AuditStore) -> KeyList:
-        return KeyList(keys=await store.public_keys())
+        keys = await store.public_keys()
+        return KeyList(
+            keys=[
+                msgspec.structs.replace(key, note_key=note_key(store.log_name, key.public_key))
+                for key in keys
+            ]
+        )

@@ -1,6 +1,6 @@
 // The table page: a table's rolls, newest first, live; every entry verified here, in the
 // browser, with WebCrypto (verify.js) — never on the server's word.
-import { importKeys, verifyEntries } from "./verify.js";
+import { LogVerifier, importKeys, verifyCheckpoint, verifyConsistency } from "./verify.js";
 import { startRollPanel } from "./roll.js";
 import { describe, dieInWords } from "./words.js";
 
@@ -9,9 +9,11 @@ const main = document.querySelector("main[data-table]");
 const table = main.dataset.table;
 const list = document.getElementById("entries");
 const status = document.getElementById("status");
+const trust = document.getElementById("trust");
 let after = 0;
-let lastHash = null;
 let keys = null;
+let log = null;
+const marks = new Map();  // seq -> the entry's mark element, redrawn when a reveal checks it
 
 function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -27,11 +29,22 @@ function dieElement(die) {
   return element("span", { class: `die ${kind}`, role: "img", "aria-label": `${die.group}: ${words}`, title: `${die.group}: ${words}` }, face);
 }
 
-function entryElement(entry, result) {
-  const [asked, came] = describe(entry.mechanic, entry.request, entry.outcome);
-  const mark = result.ok
-    ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${result.checks.dice === "re-derived" ? ", dice re-derived from the seed" : ""}`)
+function markElement(result) {
+  const dice = result.checks.dice;
+  const how = dice === "re-derived" ? ", dice re-derived from the seed"
+    : dice === "re-derived after the reveal" ? ", dice re-derived from the revealed seed"
+    : dice.startsWith("committed") ? "; dice checkable once the session is revealed" : "";
+  const proves = result.proves ? ` — ${result.proves}` : "";
+  return result.ok
+    ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${how}${proves}`)
     : element("p", { class: "mark bad", role: "alert" }, `✗ ${result.problems.join("; ")}`);
+}
+
+function entryElement(entry, result) {
+  const statement = entry.source === "statement";
+  const [asked, came] = statement ? [statementWords(entry), ""] : describe(entry.mechanic, entry.request, entry.outcome);
+  const mark = markElement(result);
+  marks.set(entry.seq, mark);
   const dice = element("p", { class: "dice" });
   let group = null;
   for (const die of entry.dice) {
@@ -52,27 +65,86 @@ function entryElement(entry, result) {
   );
 }
 
+function statementWords(entry) {
+  const request = entry.request ?? {};
+  if (entry.mechanic === "session.commit") return `Seed session ${request.seed_id} committed to ${request.commitment.slice(0, 16)}…`;
+  if (entry.mechanic === "session.reveal") return `Seed session ${request.seed_id} revealed after ${request.rolls} roll(s) (${request.revealed_by})`;
+  if (entry.mechanic === "table.policy") return `Table policy: chosen seeds ${request.chosen_seeds === false ? "refused" : "allowed"}, supplied dice ${request.supplied_dice === false ? "refused" : "allowed"}`;
+  if (entry.mechanic === "audit.epoch") return `Seqs ${request.lost_after + 1}..${request.resume_after} were lost: ${request.reason}`;
+  return entry.mechanic;
+}
+
+function b64(text) {
+  return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+}
+
+/** The table's signed checkpoint, checked here, and against the one this browser kept:
+ * a log rewritten or cut back since the last visit cannot be consistent with it. */
+async function checkHistory() {
+  const base = `/v1/tables/${encodeURIComponent(table)}`;
+  const storeKey = `fairroll:checkpoint:${table}`;
+  try {
+    const checkpoint = await (await fetch(`${base}/checkpoint`)).json();
+    const { size, root } = await verifyCheckpoint(checkpoint, keys);
+    const kept = JSON.parse(localStorage.getItem(storeKey) ?? "null");
+    if (kept && kept.size > 0 && kept.size <= size) {
+      let proof = [];
+      if (kept.size < size) {
+        const answer = await (await fetch(`${base}/proofs/consistency?from=${kept.size}&to=${size}`)).json();
+        proof = answer.proof.map(b64);
+      }
+      await verifyConsistency(kept.size, size, b64(kept.root_hash), root, proof);
+    } else if (kept && kept.size > size) {
+      throw new Error(`the log has ${size} entries, but this browser saw ${kept.size}`);
+    }
+    if (log && log.seq === size) {
+      const mine = await log.root();
+      if (mine && btoa(String.fromCharCode(...mine)) !== checkpoint.root_hash) {
+        throw new Error("the entries shown are not the ones the checkpoint signs");
+      }
+    }
+    localStorage.setItem(storeKey, JSON.stringify({ size, root_hash: checkpoint.root_hash, seen: new Date().toISOString() }));
+    trust.className = "trust ok";
+    trust.textContent = kept
+      ? `✓ signed checkpoint of ${size} entries, consistent with the one this browser kept (${kept.size} entries, ${kept.seen})`
+      : `✓ signed checkpoint of ${size} entries checked and kept in this browser`;
+  } catch (error) {
+    trust.className = "trust bad";
+    trust.setAttribute("role", "alert");
+    trust.textContent = `✗ history check failed: ${error.message}`;
+  }
+}
+
 async function poll() {
   try {
     const response = await fetch(`/v1/tables/${encodeURIComponent(table)}/entries?after=${after}&limit=100`);
     if (!response.ok) throw new Error(`the server answered ${response.status}`);
     const page = await response.json();
     if (page.entries.length) {
-      if (lastHash === null && page.entries[0].seq > 1) {
+      if (log === null) {
         // An archived table starts after its signed base: the first entry chains on it.
-        const base = await (await fetch(`/v1/tables/${encodeURIComponent(table)}/base`)).json();
-        lastHash = base.head_hash;
+        const base = page.entries[0].seq > 1
+          ? await (await fetch(`/v1/tables/${encodeURIComponent(table)}/base`)).json()
+          : { head_hash: "0".repeat(64), size: 0, frontier: null };
         after = base.size;
+        log = new LogVerifier(keys, { previousHash: base.head_hash, previousSeq: base.size, frontier: base.frontier });
       }
-      const previous = lastHash ?? "0".repeat(64);
       if (page.entries.some((entry) => !keys.has(entry.key_id))) {
         keys = await readKeys();  // the server rotated its key while the page was open
+        log.keys = keys;
       }
-      const results = await verifyEntries(page.entries, keys, previous, after);
+      const { results, revised } = await log.add(page.entries);
       page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i])));
-      const last = page.entries.at(-1);
-      after = last.seq;
-      lastHash = last.entry_hash;
+      for (const result of revised) {
+        const old = marks.get(result.seq);
+        if (old) {
+          const mark = markElement(result);
+          old.replaceWith(mark);
+          marks.set(result.seq, mark);
+          old.closest("li").className = result.ok ? "entry" : "entry tampered";
+        }
+      }
+      after = page.entries.at(-1).seq;
     }
     const bad = list.querySelectorAll(".tampered").length;
     status.textContent = `${after} ${after === 1 ? "entry" : "entries"}, live${bad ? ` — ${bad} failed verification` : ""}`;
@@ -91,8 +163,9 @@ async function readKeys() {
 }
 
 keys = await readKeys();
-for (;;) {  // one read at a time: a slow answer never overlaps the next
+for (let round = 0; ; round++) {  // one read at a time: a slow answer never overlaps the next
   await poll();
+  if (round % 20 === 0) await checkHistory();
   await new Promise((resolve) => {
     wake = resolve;
     setTimeout(resolve, 1500);

@@ -1,14 +1,23 @@
 // fairroll's audit entries, verified where they are shown: in the browser (or Node >= 20),
 // with WebCrypto only, taking nothing the server says about them on trust.
 //
-// For each entry, in seq order:
-//   - hash:      entry_hash = SHA-256(bytes(prev_hash) || canonical JSON of the body),
-//                where the body is the entry without entry_hash and signature
-//                (docs/audit.md); prev_hash must be the previous entry's entry_hash;
+// For each entry, in seq order (docs/audit.md, "What a verifier checks"):
+//   - json:      no key twice in one object (parseStrict);
+//   - hash:      entry_hash = SHA-256(bytes(prev_hash) || RFC 8785 JSON of the body),
+//                where the body is the entry without entry_hash and signature;
+//                prev_hash must be the previous entry's entry_hash; seqs consecutive but
+//                for the gap an audit.epoch entry declares;
 //   - signature: Ed25519 over "fairroll/entry/v1:" + entry_hash with the key named by
 //                key_id, from GET /v1/keys, and not after the key was retired;
-//   - dice:      for a seeded roll, every die is re-derived from the seed with the
-//                published HMAC-SHA256 derivation (docs/randomness.md).
+//   - source:    who chose the seed (drawn, chosen, committed, supplied) and what that
+//                proves (PROVES); the table's policy (table.policy) is kept;
+//   - dice:      a drawn or chosen roll's dice are re-derived from its seed; a committed
+//                roll's nonce must follow its session's last one (no gap, no reuse), and
+//                when the session.reveal entry comes, its server seed must match the
+//                commitment and every roll of the session is re-derived;
+//   - tree:      each entry is a leaf, SHA-256(0x00 || RFC 8785 JSON of the entry), of
+//                the RFC 6962 Merkle tree; checkpoints (C2SP signed notes) are checked
+//                with verifyCheckpoint and kept ones with verifyConsistency.
 // The rules themselves (outcome from dice) are replayed by `fairroll verify`; a page
 // shows the dice it re-derived next to the outcome.
 //
@@ -20,8 +29,9 @@ const SIGNATURE_CONTEXT = "fairroll/entry/v1:";
 const WORD_SPACE = 1n << 64n;
 const subtle = globalThis.crypto.subtle;
 
-/** Canonical JSON, as fairroll hashes it: keys sorted (by code point) at every level,
- * no whitespace, UTF-8; strings escaped as JSON requires and nothing more. */
+/** RFC 8785 (JCS), as fairroll hashes entries: keys sorted by UTF-16 code units (what
+ * Array.prototype.sort does with strings) at every level, no whitespace; strings as
+ * JSON.stringify writes them; integers only, within Number.MAX_SAFE_INTEGER. */
 export function canonicalJson(value) {
   if (value === null || typeof value === "boolean") return JSON.stringify(value);
   if (typeof value === "number") {
@@ -30,17 +40,62 @@ export function canonicalJson(value) {
   }
   if (typeof value === "string") return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const keys = Object.keys(value).sort(byCodePoint);
+  const keys = Object.keys(value).sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
 }
 
-function byCodePoint(a, b) {
-  const x = Array.from(a, (c) => c.codePointAt(0));
-  const y = Array.from(b, (c) => c.codePointAt(0));
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return x[i] - y[i];
-  }
-  return x.length - y.length;
+/** JSON.parse, but a key twice in one object is an error (parsers disagree on which
+ * value wins, so such an entry means different things to different verifiers). */
+export function parseStrict(text) {
+  let at = 0;
+  const space = () => {
+    while (at < text.length && " \t\n\r".includes(text[at])) at++;
+  };
+  const string = () => {
+    const start = at++;
+    while (text[at] !== '"') {
+      if (at >= text.length) throw new Error("unterminated string");
+      at += text[at] === "\\" ? 2 : 1;
+    }
+    at++;
+    return JSON.parse(text.slice(start, at));
+  };
+  const value = () => {
+    space();
+    const c = text[at];
+    if (c === "{") {
+      at++;
+      const seen = new Set();
+      space();
+      if (text[at] === "}") return at++;
+      for (;;) {
+        space();
+        const key = string();
+        if (seen.has(key)) throw new Error(`the key ${JSON.stringify(key)} appears twice in one object`);
+        seen.add(key);
+        space();
+        at++; // :
+        value();
+        space();
+        if (text[at++] === "}") return;
+      }
+    }
+    if (c === "[") {
+      at++;
+      space();
+      if (text[at] === "]") return at++;
+      for (;;) {
+        value();
+        space();
+        if (text[at++] === "]") return;
+      }
+    }
+    if (c === '"') return string();
+    while (at < text.length && !",]} \t\n\r".includes(text[at])) at++;
+  };
+  const parsed = JSON.parse(text); // the grammar; then the keys
+  value();
+  return parsed;
 }
 
 function hexToBytes(hex) {
@@ -66,6 +121,140 @@ function concat(...parts) {
     at += part.length;
   }
   return out;
+}
+
+async function sha256(bytes) {
+  return new Uint8Array(await subtle.digest("SHA-256", bytes));
+}
+
+function bytesToBase64(bytes) {
+  return btoa(String.fromCharCode(...bytes));
+}
+
+/** The entry's RFC 6962 leaf hash: SHA-256(0x00 || JCS of the whole entry). */
+export async function leafHash(entry) {
+  return sha256(concat(new Uint8Array([0]), encoder.encode(canonicalJson(entry))));
+}
+
+/** The leaf of a seq an epoch declared lost. */
+export async function lostLeaf(seq) {
+  return sha256(concat(new Uint8Array([0]), encoder.encode(`fairroll/lost/v1:${seq}`)));
+}
+
+async function node(left, right) {
+  return sha256(concat(new Uint8Array([1]), left, right));
+}
+
+/** The right edge of a Merkle tree: the hashes of its complete subtrees, largest first. */
+export class Frontier {
+  constructor(size = 0, levels = [], hashes = []) {
+    this.size = size;
+    this.levels = levels;
+    this.hashes = hashes;
+  }
+
+  /** The frontier of a tree of `size` from its subtree hashes (an archive base's). */
+  static of(size, hashes) {
+    const levels = [];
+    for (let level = 52; level >= 0; level--) if (Math.floor(size / 2 ** level) % 2) levels.push(level);
+    if (levels.length !== hashes.length) throw new Error(`a tree of ${size} has ${levels.length} frontier hashes`);
+    return new Frontier(size, levels, hashes);
+  }
+
+  async append(leaf) {
+    const levels = [...this.levels, 0];
+    const hashes = [...this.hashes, leaf];
+    while (levels.length > 1 && levels.at(-1) === levels.at(-2)) {
+      const right = hashes.pop();
+      const left = hashes.pop();
+      const level = levels.pop();
+      levels[levels.length - 1] = level + 1;
+      hashes.push(await node(left, right));
+    }
+    return new Frontier(this.size + 1, levels, hashes);
+  }
+
+  async root() {
+    if (!this.hashes.length) return sha256(new Uint8Array());
+    let root = this.hashes.at(-1);
+    for (let i = this.hashes.length - 2; i >= 0; i--) root = await node(this.hashes[i], root);
+    return root;
+  }
+}
+
+/** RFC 9162 2.1.4.2: is the tree of `oldSize` (root `oldRoot`) a prefix of the tree of
+ * `newSize`? Roots and proof hashes as bytes. Throws naming what fails. */
+export async function verifyConsistency(oldSize, newSize, oldRoot, newRoot, proof) {
+  const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+  if (oldSize > newSize) throw new Error(`the tree shrank from ${oldSize} to ${newSize}`);
+  if (oldSize === newSize) {
+    if (proof.length || !same(oldRoot, newRoot)) throw new Error(`two different roots for size ${oldSize}`);
+    return;
+  }
+  if (oldSize === 0) return;
+  const path = [...proof];
+  if (!path.length) throw new Error("the consistency proof is empty");
+  const m = BigInt(oldSize);
+  if ((m & (m - 1n)) === 0n) path.unshift(oldRoot);  // a power of two: the old root is the first node
+  let fn = BigInt(oldSize - 1);
+  let sn = BigInt(newSize - 1);
+  while (fn & 1n) {
+    fn >>= 1n;
+    sn >>= 1n;
+  }
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0n) throw new Error("the consistency proof is too long");
+    if (fn & 1n || fn === sn) {
+      fr = await node(c, fr);
+      sr = await node(c, sr);
+      if (!(fn & 1n)) {
+        while (fn && !(fn & 1n)) {
+          fn >>= 1n;
+          sn >>= 1n;
+        }
+      }
+    } else {
+      sr = await node(sr, c);
+    }
+    fn >>= 1n;
+    sn >>= 1n;
+  }
+  if (sn !== 0n) throw new Error("the consistency proof is too short");
+  if (!same(fr, oldRoot)) throw new Error("the proof does not lead to the kept checkpoint's root: the log was rewritten");
+  if (!same(sr, newRoot)) throw new Error("the proof does not lead to the new checkpoint's root");
+}
+
+/** Check a checkpoint (JSON of GET .../checkpoint): its text is a C2SP signed note whose
+ * body (origin, size, base64 root, "chain <head>") carries an Ed25519 signature by the
+ * key it names, with the signed-note key hash. Returns {size, root (bytes), headHash}. */
+export async function verifyCheckpoint(checkpoint, keys) {
+  const text = checkpoint.text;
+  const split = text.indexOf("\n\n");
+  if (split < 0) throw new Error("a checkpoint note is its text, a blank line, then signatures");
+  const body = text.slice(0, split + 1);
+  const lines = body.slice(0, -1).split("\n");
+  const signer = keys.get(checkpoint.key_id);
+  if (!signer) throw new Error(`the checkpoint is signed by unknown key ${checkpoint.key_id}`);
+  const name = lines[0].slice(0, lines[0].lastIndexOf("/"));
+  const wantHash = (await sha256(concat(encoder.encode(`${name}\n`), new Uint8Array([1]), signer.raw))).slice(0, 4);
+  for (const line of text.slice(split + 2, -1).split("\n")) {
+    const match = /^\u2014 (\S+) (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const signature = base64ToBytes(match[2]);
+    if (signature.length !== 68 || !signature.slice(0, 4).every((b, i) => b === wantHash[i])) continue;
+    const good = await subtle.verify({ name: "Ed25519" }, signer.key, signature.slice(4), encoder.encode(body));
+    if (!good) throw new Error("the checkpoint's signature does not verify");
+    const size = Number(lines[1]);
+    const root = base64ToBytes(lines[2]);
+    const chain = lines.slice(3).find((l) => l.startsWith("chain "));
+    if (size !== checkpoint.size || lines[2] !== checkpoint.root_hash) {
+      throw new Error("the checkpoint's fields are not what its note signs");
+    }
+    return { size, root, headHash: chain ? chain.slice(6) : "0".repeat(64) };
+  }
+  throw new Error(`the checkpoint carries no signature by key ${name}`);
 }
 
 /** The hash an entry must carry: SHA-256(prev_hash bytes || canonical body), hex. */
@@ -123,7 +312,7 @@ export async function importKeys(served) {
       false,
       ["verify"],
     );
-    keys.set(key.key_id, { key: imported, notAfter: key.not_after });
+    keys.set(key.key_id, { key: imported, raw: base64ToBytes(key.public_key), notAfter: key.not_after });
   }
   return keys;
 }
@@ -158,23 +347,44 @@ export async function verifyEntry(entry, keys, previousHash = null) {
       problems.push(`signed at ${entry.time}, after key ${entry.key_id} was retired`);
     } else checks.signature = true;
   }
-  if (entry.source === "seeded" && entry.seed !== null) {
+  const seeded = ["drawn", "chosen", "seeded"].includes(entry.source);
+  if (entry.v >= 2 && entry.source === "drawn" && !/^[0-9a-f]{64}$/.test(entry.seed ?? "")) {
+    problems.push("a drawn seed is 64 hex digits: this one was not drawn by the server");
+  }
+  if (seeded && entry.seed !== null) {
     checks.dice = "re-derived";
-    for (let i = 0; i < entry.dice.length; i++) {
-      const die = entry.dice[i];
-      const [face] = await deriveFaces(entry.seed, die.sides, 1, i);
-      if (face !== die.face) {
-        problems.push(`die ${i + 1} (${die.group}) is ${die.face}; the seed gives ${face}`);
-        checks.dice = "wrong";
-        break;
-      }
+    const wrong = await wrongDie(entry.seed, entry.dice);
+    if (wrong) {
+      problems.push(wrong);
+      checks.dice = "wrong";
     }
   } else if (entry.source === "committed") {
     checks.dice = "committed (checkable after the reveal)";
   } else if (entry.source === "supplied") {
     checks.dice = "supplied (rolled elsewhere)";
+  } else if (entry.source === "statement") {
+    checks.dice = "statement (no dice)";
   }
-  return { seq: entry.seq, ok: problems.length === 0, problems, checks };
+  checks.source = entry.source;
+  return { seq: entry.seq, ok: problems.length === 0, problems, checks, proves: PROVES[entry.source] ?? null };
+}
+
+/** What a roll of each source proves. */
+export const PROVES = {
+  drawn: "fair if the operator is honest: the server drew the seed",
+  chosen: "reproducible, not fair: the caller chose the seed and could have tried many",
+  committed: "fair: the server committed to its seed before the client seed was known",
+  supplied: "rolled elsewhere: fairroll only adjudicated these dice",
+  seeded: "version 1: drawn or chosen (who chose the seed is not recorded)",
+};
+
+async function wrongDie(seed, dice) {
+  for (let i = 0; i < dice.length; i++) {
+    const die = dice[i];
+    const [face] = await deriveFaces(seed, die.sides, 1, i);
+    if (face !== die.face) return `die ${i + 1} (${die.group}) is ${die.face}; the seed gives ${face}`;
+  }
+  return null;
 }
 
 /** The mechanic of an operator's signed statement that acknowledged seqs were lost for
@@ -190,27 +400,127 @@ function declaresGap(entry, previousSeq) {
   );
 }
 
+/** A table's log verified as it is read, page after page: the chain, the sessions'
+ * nonces and reveals, the policy, and the Merkle tree. `previousHash`/`previousSeq`: where
+ * the log starts (64 zeros and 0 from seq 1; an archived table's base `head_hash` and
+ * `size`, with `frontier` its base's frontier hashes, base64). */
+export class LogVerifier {
+  constructor(keys, { previousHash = null, previousSeq = null, frontier = null } = {}) {
+    this.keys = keys;
+    this.previous = previousHash;
+    this.seq = previousSeq;
+    this.partial = previousSeq !== null && previousSeq > 0;
+    this.tree = previousSeq === null || previousSeq === 0
+      ? new Frontier()
+      : frontier ? Frontier.of(previousSeq, frontier.map(base64ToBytes)) : null;
+    this.sessions = new Map();
+    this.policy = {};
+  }
+
+  /** The Merkle root (bytes) of the entries so far, or null if not known (a range). */
+  async root() {
+    return this.tree ? this.tree.root() : null;
+  }
+
+  /** Verify the next entries; returns their results, and `revised`: results of earlier
+   * committed rolls that a reveal among these entries has now checked. */
+  async add(entries) {
+    const results = [];
+    const revised = [];
+    for (const entry of entries) {
+      if (this.seq === null) {
+        this.partial = entry.seq !== 1;
+        if (this.partial) this.tree = null;
+      }
+      const expected = this.previous ?? (entry.seq === 1 ? "0".repeat(64) : null);
+      const result = await verifyEntry(entry, this.keys, expected);
+      if (this.seq !== null && entry.seq !== this.seq + 1 && !declaresGap(entry, this.seq)) {
+        result.problems.push(`seq ${this.seq + 1} is missing: found seq ${entry.seq}`);
+      }
+      if (entry.mechanic === EPOCH_MECHANIC) {
+        result.checks.dice = `epoch: seqs ${entry.request.lost_after + 1}..${entry.request.resume_after} declared lost`;
+      }
+      if (entry.v >= 2) await this.#sourceChecks(entry, result, revised);
+      if (this.tree) {
+        while (this.tree.size + 1 < entry.seq) this.tree = await this.tree.append(await lostLeaf(this.tree.size + 1));
+        this.tree = await this.tree.append(await leafHash(entry));
+      }
+      result.ok = result.problems.length === 0;
+      results.push(result);
+      this.previous = entry.entry_hash;
+      this.seq = entry.seq;
+    }
+    return { results, revised };
+  }
+
+  async #sourceChecks(entry, result, revised) {
+    const problems = result.problems;
+    const request = entry.request ?? {};
+    if (entry.mechanic === "table.policy") {
+      if (entry.seq !== 1) problems.push("a table's policy is its first entry, only");
+      this.policy = request;
+    } else if (entry.mechanic === "session.commit") {
+      if (this.sessions.has(request.seed_id)) problems.push(`seed session ${request.seed_id} is committed twice`);
+      this.sessions.set(request.seed_id, { commitment: request.commitment, nonce: 0, revealed: false, pending: [] });
+      result.checks.dice = `commitment of seed session ${request.seed_id}`;
+    } else if (entry.mechanic === "session.reveal") {
+      const session = this.#session(request.seed_id, request.commitment, request.rolls, problems);
+      if (!session) return;
+      const digest = bytesToHex(await sha256(encoder.encode(request.server_seed ?? "")));
+      if (session.revealed) problems.push(`seed session ${request.seed_id} is revealed twice`);
+      else if (digest !== session.commitment || request.commitment !== session.commitment) {
+        problems.push("the revealed server seed does not match the commitment");
+      } else if (request.rolls !== session.nonce) {
+        problems.push(`revealed after ${request.rolls} rolls, but the log holds ${session.nonce}`);
+      } else {
+        session.revealed = true;
+        for (const [roll, earlier] of session.pending) {
+          const seed = `${request.server_seed}:${roll.session.client_seed}:${roll.session.nonce}`;
+          const wrong = await wrongDie(seed, roll.dice);
+          earlier.checks.dice = wrong ? "wrong" : "re-derived after the reveal";
+          if (wrong) earlier.problems.push(wrong);
+          earlier.ok = earlier.problems.length === 0;
+          revised.push(earlier);
+        }
+        session.pending = [];
+        result.checks.dice = `reveal of seed session ${request.seed_id}: ${session.nonce} roll(s) re-derived`;
+      }
+    } else if (entry.source === "committed") {
+      const ref = entry.session ?? {};
+      const session = this.#session(ref.seed_id, ref.commitment, ref.nonce - 1, problems);
+      if (!session) return;
+      if (ref.commitment !== session.commitment) problems.push(`the roll's commitment is not seed session ${ref.seed_id}'s`);
+      else if (session.revealed) problems.push(`a roll in seed session ${ref.seed_id} after its reveal`);
+      else if (ref.nonce <= session.nonce) problems.push(`nonce ${ref.nonce} of seed session ${ref.seed_id} is reused`);
+      else if (ref.nonce !== session.nonce + 1) {
+        problems.push(`nonce ${session.nonce + 1} of seed session ${ref.seed_id} is missing: found nonce ${ref.nonce}`);
+      } else {
+        session.nonce = ref.nonce;
+        session.pending.push([entry, result]);
+      }
+    } else if (entry.source === "chosen" && this.policy.chosen_seeds === false) {
+      problems.push("the table's policy refuses caller-chosen seeds");
+    } else if (entry.source === "supplied" && this.policy.supplied_dice === false) {
+      problems.push("the table's policy refuses supplied dice");
+    }
+  }
+
+  #session(seedId, commitment, nonce, problems) {
+    let session = this.sessions.get(seedId);
+    if (!session && this.partial) {  // committed before the first entry read
+      session = { commitment, nonce, revealed: false, pending: [] };
+      this.sessions.set(seedId, session);
+    }
+    if (!session) problems.push(`seed session ${seedId} has no commitment earlier in the log`);
+    return session;
+  }
+}
+
 /** Check a run of consecutive entries (ascending seq); the first one's link is checked
  * against `previousHash` when given (64 zeros for a table from seq 1; an archived
  * table's base `head_hash`, with `previousSeq` its `size`). Every seq must follow the
  * one before, but for the gap an epoch entry declares. */
 export async function verifyEntries(entries, keys, previousHash = null, previousSeq = null) {
-  const results = [];
-  let previous = previousHash;
-  let seq = previousSeq;
-  for (const entry of entries) {
-    const expected = previous ?? (entry.seq === 1 ? "0".repeat(64) : null);
-    const result = await verifyEntry(entry, keys, expected);
-    if (seq !== null && entry.seq !== seq + 1 && !declaresGap(entry, seq)) {
-      result.problems.push(`seq ${seq + 1} is missing: found seq ${entry.seq}`);
-      result.ok = false;
-    }
-    if (entry.mechanic === EPOCH_MECHANIC) {
-      result.checks.dice = `epoch: seqs ${entry.request.lost_after + 1}..${entry.request.resume_after} declared lost`;
-    }
-    results.push(result);
-    previous = entry.entry_hash;
-    seq = entry.seq;
-  }
-  return results;
+  const log = new LogVerifier(keys, { previousHash, previousSeq });
+  return (await log.add(entries)).results;
 }

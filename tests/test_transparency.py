@@ -1,0 +1,219 @@
+"""fairroll's log as the transparency world reads it: checkpoints, inclusion proofs and
+consistency proofs checked by the Go checksum database's own code (Debian's golang-go and
+golang-golang-x-mod-dev: ``sumdb/note`` and ``sumdb/tlog``, built here with no network),
+leaf bytes written by an independent RFC 8785 implementation (``rfc8785``), and the
+server's promise never to sign a checkpoint inconsistent with the last one."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import rfc8785
+from redis import Redis
+
+from conftest import LiveServer
+from fairroll.audit import Signer, merkle
+from fairroll.audit.checkpoint import note_key
+from fairroll.redis_server import RedisServer
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKER = ROOT / "tests" / "go" / "fairrollcheck"
+GOPATH = Path("/usr/share/gocode")
+BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
+
+
+@pytest.fixture(scope="session")
+def go_checker(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if (shutil.which("go") is None or not (GOPATH / "src/golang.org/x/mod").exists()) and (
+        shutil.which("apt-get")
+    ):
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "golang-go", "golang-golang-x-mod-dev"],
+            check=False,
+            timeout=600,
+            capture_output=True,
+        )
+    go = shutil.which("go")
+    assert go is not None, "Debian's golang-go is needed (apt-get install golang-go)"
+    out = tmp_path_factory.mktemp("go") / "fairrollcheck"
+    env = {
+        **os.environ,
+        "GO111MODULE": "off",  # GOPATH mode: Debian's packaged sources, no module download
+        "GOPATH": str(GOPATH),
+        "GOCACHE": str(out.parent / "cache"),
+        "GOFLAGS": "",
+    }
+    subprocess.run(
+        [go, "build", "-o", str(out), "."], cwd=CHECKER, env=env, check=True, timeout=300
+    )
+    return out
+
+
+def go_check(checker: Path, request: dict[str, Any]) -> dict[str, Any]:
+    done = subprocess.run(
+        [str(checker)], input=json.dumps(request), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def roll(client: httpx.Client, table: str, count: int) -> None:
+    for _ in range(count):
+        assert client.post("/v1/tft/contests", json={**BODY, "table": table}).status_code == 200
+
+
+@pytest.fixture
+def grown(client: httpx.Client, table: str) -> Iterator[dict[str, Any]]:
+    """A table checkpointed at sizes 1, 3 and 7 (a seed session among its entries)."""
+    checkpoints = {}
+    roll(client, table, 1)
+    checkpoints[1] = client.get(f"/v1/tables/{table}/checkpoint").json()
+    seed_id = client.post(f"/v1/tables/{table}/seeds").json()["seed_id"]
+    ref = {"seed_id": seed_id, "client_seed": "p"}
+    assert client.post("/v1/tft/contests", json={**BODY, "table": table, "session": ref}).is_success
+    checkpoints[3] = client.get(f"/v1/tables/{table}/checkpoint").json()
+    roll(client, table, 3)
+    client.post(f"/v1/tables/{table}/seeds/{seed_id}/reveal")
+    checkpoints[7] = client.get(f"/v1/tables/{table}/checkpoint").json()
+    keys = client.get("/v1/keys").json()["keys"]
+    key_id = checkpoints[7]["key_id"]
+    entries = [
+        json.loads(line) for line in client.get(f"/v1/tables/{table}/export").content.splitlines()
+    ]
+    yield {
+        "checkpoints": checkpoints,
+        "vkey": next(k["note_key"] for k in keys if k["key_id"] == key_id),
+        "entries": entries,
+    }
+
+
+def test_go_verifies_checkpoint_notes_and_every_proof(
+    go_checker: Path, client: httpx.Client, table: str, grown: dict[str, Any]
+) -> None:
+    checkpoints, entries = grown["checkpoints"], grown["entries"]
+    assert [c["size"] for c in checkpoints.values()] == [1, 3, 7]
+    inclusion = []
+    for size in (3, 7):
+        for seq in range(1, size + 1):
+            proof = client.get(
+                f"/v1/tables/{table}/proofs/inclusion", params={"seq": seq, "size": size}
+            ).json()
+            # The leaf's bytes by an independent JCS implementation, not fairroll's.
+            record = rfc8785.dumps(entries[seq - 1])
+            leaf = base64.b64encode(merkle.leaf(record)).decode()
+            assert proof["leaf_hash"] == leaf
+            inclusion.append(
+                {
+                    "size": size,
+                    "index": seq - 1,
+                    "record": base64.b64encode(record).decode(),
+                    "proof": proof["proof"],
+                }
+            )
+    consistency = []
+    for old, new in ((1, 3), (1, 7), (3, 7), (7, 7)):
+        proof = client.get(
+            f"/v1/tables/{table}/proofs/consistency", params={"from": old, "to": new}
+        ).json()
+        consistency.append({"from": old, "to": new, "proof": proof["proof"]})
+    notes = [c["text"] for c in checkpoints.values()]
+    note = client.get(f"/v1/tables/{table}/checkpoint", headers={"Accept": "text/plain"})
+    assert note.headers["content-type"].startswith("text/plain")
+    assert note.text == checkpoints[7]["text"]  # the same tree, signed again, same bytes
+    result = go_check(
+        go_checker,
+        {
+            "vkey": grown["vkey"],
+            "checkpoints": notes,
+            "inclusion": inclusion,
+            "consistency": consistency,
+        },
+    )
+    assert result["checkpoints"] == ["", "", ""]
+    assert result["sizes"] == [1, 3, 7]
+    assert set(result["inclusion"]) == {""}, result["inclusion"]
+    assert set(result["consistency"]) == {""}, result["consistency"]
+
+
+def test_go_refuses_forged_notes_records_and_proofs(
+    go_checker: Path, client: httpx.Client, table: str, grown: dict[str, Any]
+) -> None:
+    """The same checker is not a rubber stamp: each forgery is refused."""
+    checkpoints, entries = grown["checkpoints"], grown["entries"]
+    text = checkpoints[7]["text"]
+    forged_size = text.replace("\n7\n", "\n8\n", 1)
+    other_key = note_key("fairroll", Signer.generate().public_key.public_key)
+    proof = client.get(f"/v1/tables/{table}/proofs/inclusion", params={"seq": 2, "size": 7}).json()
+    edited = dict(entries[1], time="2020-01-01T00:00:00.000Z")
+    consistency = client.get(
+        f"/v1/tables/{table}/proofs/consistency", params={"from": 3, "to": 7}
+    ).json()["proof"]
+    forged_proof = [base64.b64encode(b"\x00" * 32).decode(), *consistency[1:]]
+    result = go_check(
+        go_checker,
+        {
+            "vkey": grown["vkey"],
+            "checkpoints": [forged_size, checkpoints[3]["text"], text],
+            "inclusion": [
+                {
+                    "size": 7,
+                    "index": 1,
+                    "record": base64.b64encode(rfc8785.dumps(edited)).decode(),
+                    "proof": proof["proof"],
+                },
+                {
+                    "size": 7,
+                    "index": 2,  # the right record, claimed at another position
+                    "record": base64.b64encode(rfc8785.dumps(entries[1])).decode(),
+                    "proof": proof["proof"],
+                },
+            ],
+            "consistency": [{"from": 3, "to": 7, "proof": forged_proof}],
+        },
+    )
+    assert result["checkpoints"][0] != ""  # the size was changed under the signature
+    assert result["checkpoints"][1:] == ["", ""]
+    assert all(error for error in result["inclusion"])
+    assert all(error for error in result["consistency"])
+    unknown = go_check(go_checker, {"vkey": other_key, "checkpoints": [text]})
+    assert unknown["checkpoints"][0] != ""
+
+
+def test_the_server_never_signs_a_checkpoint_after_its_head_moved_back(
+    redis_server: RedisServer, redis_client: Redis, tmp_path: Path, table: str
+) -> None:
+    """After the tail was deleted and the head moved back in Redis, a server (even a
+    freshly started one, with nothing in memory) refuses to sign size 4 after size 5."""
+    first = LiveServer(redis_server.url, tmp_path / "first.log")
+    try:
+        with httpx.Client(base_url=first.url, timeout=10) as client:
+            roll(client, table, 5)
+            receipts = client.get(f"/v1/tables/{table}/entries").json()["entries"]
+            assert client.get(f"/v1/tables/{table}/checkpoint").json()["size"] == 5
+    finally:
+        first.stop()
+    redis_client.xdel(f"fairroll:{{{table}}}:log", "5-0")
+    redis_client.set(f"fairroll:{{{table}}}:head", f"4:{receipts[3]['entry_hash']}")
+    tree = f"fairroll:{{{table}}}:tree"
+    redis_client.set(tree, redis_client.getrange(tree, 0, merkle.stored_count(4) * 32 - 1))
+    second = LiveServer(redis_server.url, tmp_path / "second.log")
+    try:
+        with httpx.Client(base_url=second.url, timeout=10) as client:
+            refused = client.get(f"/v1/tables/{table}/checkpoint")
+            assert refused.status_code == 503
+            assert refused.json()["type"].endswith("table-stopped")
+            assert "a checkpoint of size 5 was signed" in refused.json()["detail"]
+            # Stopped: no roll is given seq 5 again either.
+            assert client.post("/v1/tft/contests", json={**BODY, "table": table}).status_code == 503
+    finally:
+        second.stop()
