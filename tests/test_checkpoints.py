@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from fairroll.audit import Checkpoint, Head, Signer, verify_checkpoint, verify_entries
+from fairroll.audit import Checkpoint, Signer, verify_checkpoint, verify_entries
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 

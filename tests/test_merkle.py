@@ -57,7 +57,7 @@ def _rfc_subproof(m: int, leaves: list[bytes], whole: bool) -> list[bytes]:
 
 
 def test_empty_tree_root_is_sha256_of_nothing() -> None:
-    assert merkle.EMPTY_ROOT == hashlib.sha256(b"").digest()
+    assert hashlib.sha256(b"").digest() == merkle.EMPTY_ROOT
     assert Frontier.empty().root() == merkle.EMPTY_ROOT
 
 
