@@ -6,6 +6,12 @@
     verify_roll.py entry.json                       check one audit entry: its dice
                                                     re-derive from its seed, and its
                                                     entry_hash matches its content
+    verify_roll.py --export export.ndjson           check a whole log (docs/audit.md,
+                                                    "What a verifier checks"), but the
+                                                    Ed25519 signatures: the chain, RFC
+                                                    8785 hashes, sources, the table's
+                                                    policy, sessions' nonces and reveals,
+                                                    keys' positions, the Merkle root
 
 Written from docs/randomness.md and docs/audit.md only; it imports nothing from fairroll.
 """
@@ -13,12 +19,14 @@ Written from docs/randomness.md and docs/audit.md only; it imports nothing from 
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import hmac
 import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 DOMAIN = b"fairroll/die/v1"
 WORD_SPACE = 2**64
@@ -82,9 +90,220 @@ def check_vectors(document: Path) -> int:
     return 1 if failures else 0
 
 
-def canonical(value: object) -> bytes:
-    """Sorted keys, no whitespace, UTF-8: the bytes fairroll hashes."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+MAX_SAFE = 2**53 - 1
+
+
+def canonical(value: Any) -> bytes:
+    """RFC 8785 (JCS): keys sorted by UTF-16 code units, no whitespace, UTF-8, integers
+    within +-(2**53 - 1) and no floats: the bytes fairroll hashes."""
+    return _jcs(value).encode("utf-8")
+
+
+def _jcs(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
+        return "{" + ",".join(f"{_jcs(k)}:{_jcs(value[k])}" for k in keys) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_jcs(v) for v in value) + "]"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE:
+            raise ValueError(f"the integer {value} is beyond +-(2**53 - 1)")
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    raise ValueError(f"{value!r} has no place in an entry (floats are not allowed)")
+
+
+def strict_json(text: str) -> Any:
+    """JSON with no key twice in one object."""
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=pairs)
+
+
+def node(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def merkle_root(leaves: list[bytes]) -> bytes:
+    """RFC 6962: MTH of the leaf hashes."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return leaves[0]
+    k = 1 << ((len(leaves) - 1).bit_length() - 1)
+    return node(merkle_root(leaves[:k]), merkle_root(leaves[k:]))
+
+
+class LogError(Exception):
+    def __init__(self, seq: int, reason: str) -> None:
+        super().__init__(reason)
+        self.seq = seq
+
+
+def check_export(path: Path) -> int:
+    """Check a whole export from seq 1 with the standard library (no signatures)."""
+    leaves: list[bytes] = []
+    sessions: dict[str, dict[str, Any]] = {}
+    published: set[str] = set()
+    retired: dict[str, int] = {}
+    policy: dict[str, Any] = {}
+    sources: dict[str, int] = {}
+    prev_seq, prev_hash = 0, "0" * 64
+    try:
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = strict_json(line)
+            except ValueError as exc:
+                raise LogError(
+                    prev_seq + 1, f"line {number} is not one JSON entry: {exc}"
+                ) from None
+            seq = entry["seq"]
+            request = entry.get("request") or {}
+            lost = request.get("lost_after") == prev_seq and request.get("resume_after") == seq - 1
+            if seq != prev_seq + 1 and not (entry["mechanic"] == "audit.epoch" and lost):
+                raise LogError(prev_seq + 1, f"seq {prev_seq + 1} is missing: found seq {seq}")
+            if entry["prev_hash"] != prev_hash:
+                raise LogError(seq, "prev_hash does not match the previous entry's entry_hash")
+            body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
+            digest = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body))
+            if digest.hexdigest() != entry["entry_hash"]:
+                raise LogError(seq, "entry_hash does not match the entry's content")
+            check_v2(entry, sessions, published, retired, policy)
+            sources[entry["source"]] = sources.get(entry["source"], 0) + 1
+            for missing in range(len(leaves) + 1, seq):
+                lost_leaf = f"fairroll/lost/v1:{missing}".encode()
+                leaves.append(hashlib.sha256(b"\x00" + lost_leaf).digest())
+            leaves.append(hashlib.sha256(b"\x00" + canonical(entry)).digest())
+            prev_seq, prev_hash = seq, entry["entry_hash"]
+    except LogError as bad:
+        print(f"FAIL at seq {bad.seq}: {bad}")
+        return 1
+    root = base64.b64encode(merkle_root(leaves)).decode()
+    pending = sum(len(s["pending"]) for s in sessions.values())
+    print(f"OK: {prev_seq} entries; Merkle root {root}; head {prev_hash}")
+    print("sources: " + ", ".join(f"{n} {k}" for k, n in sorted(sources.items())))
+    if sources.get("chosen"):
+        print("chosen seeds: reproducible, not fair (the caller could have ground them)")
+    if pending:
+        print(f"{pending} committed roll(s) wait for their session's reveal")
+    print("signatures NOT checked (the standard library has no Ed25519): use fairroll verify")
+    return 0
+
+
+def check_v2(
+    entry: dict[str, Any],
+    sessions: dict[str, dict[str, Any]],
+    published: set[str],
+    retired: dict[str, int],
+    policy: dict[str, Any],
+) -> None:
+    if entry["v"] == 1:
+        return
+    check_keys(entry, published, retired)
+    if entry["mechanic"] in ("session.commit", "session.reveal") or entry["source"] == "committed":
+        check_session(entry, sessions)
+    else:
+        check_roll(entry, policy)
+
+
+def check_keys(entry: dict[str, Any], published: set[str], retired: dict[str, int]) -> None:
+    """A key signs only from its first entry (which carries its certificate), never after
+    its key.retire (the certificate's signature needs Ed25519: fairroll verify checks it)."""
+    seq, key_id, mechanic = entry["seq"], entry["key_id"], entry["mechanic"]
+    request = entry.get("request") or {}
+    if key_id in retired:
+        raise LogError(seq, f"signed by key {key_id} after its retirement at seq {retired[key_id]}")
+    certificate = entry.get("certificate")
+    if certificate is not None:
+        if certificate.get("key_id") != key_id:
+            raise LogError(seq, "a certificate publishes the key that signs its entry")
+        published.add(key_id)
+    elif key_id not in published:
+        raise LogError(seq, f"signed by key {key_id}, which this log did not publish before it")
+    if mechanic == "key.retire":
+        retired.setdefault(str(request.get("key_id")), seq)
+
+
+def check_session(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
+    """Commitment first, nonces 1, 2, 3 ... without a gap, then the reveal re-derives."""
+    seq, mechanic = entry["seq"], entry["mechanic"]
+    request = entry.get("request") or {}
+    if mechanic == "session.commit":
+        if request["seed_id"] in sessions:
+            raise LogError(seq, "a seed session is committed twice")
+        sessions[request["seed_id"]] = {
+            "commitment": request["commitment"],
+            "nonce": 0,
+            "revealed": False,
+            "pending": [],
+        }
+    elif mechanic == "session.reveal":
+        session = sessions.get(request["seed_id"])
+        if session is None or session["revealed"]:
+            raise LogError(seq, "a reveal of a session not committed (or already revealed)")
+        server_seed = request["server_seed"]
+        if hashlib.sha256(server_seed.encode()).hexdigest() != session["commitment"]:
+            raise LogError(seq, "the revealed server seed does not match the commitment")
+        if request["rolls"] != session["nonce"]:
+            raise LogError(seq, "the reveal counts another number of rolls than the log holds")
+        session["revealed"] = True
+        for roll in session["pending"]:
+            ref = roll["session"]
+            key = committed_seed(server_seed, ref["client_seed"], ref["nonce"]).encode()
+            check_dice(roll["seq"], key, roll["dice"])
+        session["pending"] = []
+    else:
+        ref = entry["session"]
+        session = sessions.get(ref["seed_id"])
+        if session is None:
+            raise LogError(
+                seq, "a committed roll whose session has no commitment earlier in the log"
+            )
+        if session["revealed"] or ref["commitment"] != session["commitment"]:
+            raise LogError(seq, "a roll after its session's reveal, or with another commitment")
+        if ref["nonce"] <= session["nonce"]:
+            raise LogError(seq, f"nonce {ref['nonce']} of seed session {ref['seed_id']} is reused")
+        if ref["nonce"] != session["nonce"] + 1:
+            want = session["nonce"] + 1
+            raise LogError(seq, f"nonce {want} of seed session {ref['seed_id']} is missing")
+        session["nonce"] = ref["nonce"]
+        session["pending"].append(entry)
+
+
+def check_roll(entry: dict[str, Any], policy: dict[str, Any]) -> None:
+    """A seed's dice re-derive; a drawn seed looks drawn; the policy is kept."""
+    seq, mechanic, source = entry["seq"], entry["mechanic"], entry["source"]
+    if mechanic == "table.policy":
+        if seq != 1:
+            raise LogError(seq, "a table's policy is its first entry, only")
+        policy.update(entry.get("request") or {})
+    elif source in ("drawn", "chosen"):
+        seed = entry["seed"]
+        if source == "drawn" and (len(seed) != 64 or set(seed) - set("0123456789abcdef")):
+            raise LogError(seq, "a drawn seed is 64 hex digits: this one was not drawn")
+        if source == "chosen" and policy.get("chosen_seeds") is False:
+            raise LogError(seq, "the table's policy refuses caller-chosen seeds")
+        check_dice(seq, seed.encode(), entry["dice"])
+    elif source == "supplied" and policy.get("supplied_dice") is False:
+        raise LogError(seq, "the table's policy refuses supplied dice")
+
+
+def check_dice(seq: int, key: bytes, dice: list[Any]) -> None:
+    for position, die in enumerate(dice):
+        if face(key, position, die["sides"]) != die["face"]:
+            raise LogError(seq, f"die {position} does not derive from the seed")
 
 
 def check_entry(path: Path, server_seed: str | None = None) -> int:
@@ -95,7 +314,7 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
     if recomputed != entry["entry_hash"]:
         print(f"seq {entry['seq']}: entry_hash does not match the entry's content")
         ok = False
-    if entry["source"] == "seeded":
+    if entry["source"] in ("seeded", "drawn", "chosen"):
         key = entry["seed"].encode("utf-8")
         for position, die in enumerate(entry["dice"]):
             if face(key, position, die["sides"]) != die["face"]:
@@ -129,7 +348,10 @@ def main() -> int:
     parser.add_argument("--sides", type=int, default=6)
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--server-seed", help="a revealed session's server seed")
+    parser.add_argument("--export", type=Path, help="an NDJSON export of a table, from seq 1")
     args = parser.parse_args()
+    if args.export:
+        return check_export(args.export)
     if args.vectors:
         return check_vectors(args.vectors)
     if args.seed is not None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+import types
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -92,7 +94,11 @@ def request_model(module: ModuleType) -> Any:
     """The body model a generated endpoint takes (the annotation of ``body``)."""
     annotation = module._get_kwargs.__annotations__["body"]
     models = importlib.import_module(f"{PACKAGE}.models")
-    return getattr(models, annotation) if isinstance(annotation, str) else annotation
+    if isinstance(annotation, str):  # "NewTable | Unset": an optional body
+        return getattr(models, annotation.split(" | ")[0])
+    if isinstance(annotation, types.UnionType):
+        return next(a for a in typing.get_args(annotation) if hasattr(a, "from_dict"))
+    return annotation
 
 
 def plain(value: Any) -> Any:
@@ -159,4 +165,7 @@ def test_the_sdk_reads_odds_and_calculators(sdk: ModuleType, live_server: LiveSe
             continue  # rolls are above
         module = endpoint(example.operation)
         answer = module.sync(client=client, body=request_model(module).from_dict(example.request))
+        if example.operation == "createTable":  # a new random id and write key each time
+            assert answer.to_dict()["policy"] == example.response["policy"]
+            continue
         assert answer.to_dict() == example.response, example.operation

@@ -15,8 +15,8 @@ import httpx
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from conftest import LiveServer
-from fairroll.audit import AuditStore, Signer, verify_entries
+from conftest import TEST_SIGNING_KEY, LiveServer
+from fairroll.audit import AuditStore, load_signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.audit.sessions import IDLE_SECONDS, OPEN_SESSIONS, SeedSessions
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
@@ -302,6 +302,7 @@ async def _sweep_once(redis_client: Redis) -> int:
     url = redis_client.connection_pool.connection_kwargs
     redis = AsyncRedis(host=url["host"], port=url["port"])
     try:
-        return await SeedSessions(AuditStore(redis, Signer.generate())).sweep()
+        signer = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+        return await SeedSessions(AuditStore(redis, signer)).sweep()
     finally:
         await redis.aclose()

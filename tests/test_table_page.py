@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis
 
 from conftest import TEST_SIGNING_KEY, LiveServer, run_node
-from fairroll.audit import merkle
+from fairroll.audit import load_signer, merkle
+from fairroll.audit.signing import certify
 from fairroll.redis_server import RedisServer, free_port
 
 BROWSER = Path(__file__).resolve().parent / "browser"
@@ -263,10 +265,15 @@ def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
         )
         assert page.stderr is not None
         assert page.stderr.readline().strip() == "shown"  # the page holds the first key only
+        # The new key, certified by the first one (the root): a rotation done right.
+        new_key = base64.b64encode(b"k" * 32).decode()
+        root = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+        new = load_signer(key=new_key, key_file=None, dev_dir=None)
+        certificate = msgspec.json.encode(certify(root, new.public_key.public_key)).decode()
         second = LiveServer(
             redis_server.url,
             tmp_path / "second.log",
-            env={"FAIRROLL_SIGNING_KEY": base64.b64encode(b"k" * 32).decode()},
+            env={"FAIRROLL_SIGNING_KEY": new_key, "FAIRROLL_KEY_CERTIFICATE": certificate},
         )
         assert httpx.post(f"{second.url}/v1/tft/contests", json=body).status_code == 200
         out, err = page.communicate(timeout=90)

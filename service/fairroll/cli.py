@@ -77,7 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     epoch.add_argument("--reason", required=True, help="what happened, for the players")
 
+    certify = commands.add_parser(
+        "certify-key", help="certify a new signing key with the root key (a key rotation)"
+    )
+    certify.add_argument("public_key", help="the new key's public key (base64, GET /v1/keys)")
+    certify.add_argument(
+        "--root-key-file", type=Path, required=True, help="the root's private key (PEM or seed)"
+    )
+
     verify = commands.add_parser("verify", help="verify an NDJSON export offline")
+    verify.add_argument(
+        "--root",
+        help="the pinned root key id (its fingerprint, published out of band): keys are "
+        "then trusted only as the log publishes them under that root",
+    )
     verify.add_argument("file", type=Path, help="export of one table (NDJSON), or - for stdin")
     verify.add_argument(
         "--keys",
@@ -134,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _archive(args.table, args.through, args.out)
     if args.command == "open-epoch":
         return _open_epoch(args.table, args.resume_after, args.reason)
+    if args.command == "certify-key":
+        return _certify_key(args.public_key, args.root_key_file)
     return _verify(
         args.file,
         args.keys,
@@ -142,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         receipts=args.receipt,
         reveals=args.reveal,
         base_file=args.base,
+        root=args.root,
     )
 
 
@@ -198,31 +214,43 @@ def run_server(factory: str, host: str, port: int, server: str, workers: int = 1
 
 
 def _retire_key(key_id: str) -> int:
-    """Close a key's window in the audit store named by REDIS_URL."""
+    """Retire a key in the audit store named by REDIS_URL, and in every table's log, with
+    the server's signing key (the new one: FAIRROLL_SIGNING_KEY and its certificate)."""
     import asyncio  # noqa: PLC0415
 
-    from redis.asyncio import Redis  # noqa: PLC0415
-
-    from fairroll.audit import AuditStore, Signer  # noqa: PLC0415
-
-    url = os.environ.get("REDIS_URL")
-    if not url:
-        print("error: set REDIS_URL to the audit store", file=sys.stderr)
-        return 2
+    store = _operator_store()
+    if isinstance(store, int):
+        return store
 
     async def retire() -> int:
-        redis = Redis.from_url(url)
         try:
-            key = await AuditStore(redis, Signer.generate()).retire_key(key_id)
-        finally:
-            await redis.aclose()
-        if key is None:
-            print(f"error: no published key {key_id}", file=sys.stderr)
+            key = await store.retire_key(key_id)
+            if key is None:
+                print(f"error: no published key {key_id}", file=sys.stderr)
+                return 1
+            tables = 0
+            async for table in store.tables():
+                tables += await store.retire_in(table, key_id) is not None
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return 1
-        print(f"{key.key_id} retired at {key.not_after}")
+        finally:
+            await store.redis.aclose()
+        print(f"{key.key_id} retired at {key.not_after}; a key.retire entry in {tables} table(s)")
         return 0
 
     return asyncio.run(retire())
+
+
+def _certify_key(public_key: str, root_key_file: Path) -> int:
+    """Print the root's certificate of a new signing key: FAIRROLL_KEY_CERTIFICATE."""
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.audit.signing import certify, load_signer  # noqa: PLC0415
+
+    root = load_signer(key=None, key_file=root_key_file, dev_dir=None)
+    print(msgspec.json.encode(certify(root, public_key)).decode())
+    return 0
 
 
 def _openapi(output: Path | None) -> int:
@@ -254,7 +282,10 @@ def _operator_store() -> AuditStore | int:
         return 2
     settings = Settings.from_env()
     signer = load_signer(
-        key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
+        key=settings.signing_key,
+        key_file=settings.signing_key_file,
+        dev_dir=settings.dev_key_dir,
+        certificate=settings.key_certificate,
     )
     return AuditStore(connect_redis(settings.redis_url, 10.0), signer)
 
@@ -396,6 +427,7 @@ def _verify(
     receipts: Sequence[Path] = (),
     reveals: Sequence[Path] = (),
     base_file: Path | None = None,
+    root: str | None = None,
 ) -> int:
 
     from fairroll.audit import verify_entries  # noqa: PLC0415
@@ -459,9 +491,10 @@ def _verify(
             windows=windows,
             base=start,
             base_frontier=frontier,
+            root=root,
         )
     if report.ok:
-        _print_ok(report, keys is not None, replay, len(anchors), [size for size, _ in roots])
+        _print_ok(report, report.signatures_checked, replay, len(anchors), [s for s, _ in roots])
         return 0
     print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
     return 1

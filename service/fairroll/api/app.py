@@ -103,7 +103,10 @@ class FairrollApp(Litestar):
 def create_app(settings: Settings) -> Litestar:
     """Build the app. Redis is opened on startup and closed on shutdown."""
     signer = load_signer(
-        key=settings.signing_key, key_file=settings.signing_key_file, dev_dir=settings.dev_key_dir
+        key=settings.signing_key,
+        key_file=settings.signing_key_file,
+        dev_dir=settings.dev_key_dir,
+        certificate=settings.key_certificate,
     )
 
     @asynccontextmanager
@@ -121,6 +124,7 @@ def create_app(settings: Settings) -> Litestar:
             allow_unsafe=settings.durability == "memory",
             on_fence=_alarm,
             log_name=settings.log_name,
+            root_key_id=settings.root_key_id,
         )
         with suppress(RedisError):  # else published on the first append; /readyz tells
             if not settings.compute_worker:  # a worker signs nothing: its key is no key

@@ -40,6 +40,10 @@ class Settings:
     ``default`` while it is open): an unknown table name is a 404, not a new open table.
     ``log_name``: the signed-note key name of checkpoints, and their origins' prefix
     (``<log_name>/<table>``); replicas sharing a key share it, verifiers pin it.
+    ``key_certificate``: the root's certificate of the signing key (JSON, from ``fairroll
+    certify-key``) when the key is not the root itself (a rotated key).
+    ``root_key_id``: the pinned root the server's own verifications trust keys from
+    (default: the root that certified its signing key).
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -61,6 +65,8 @@ class Settings:
     require_tables: bool = False
     compute_timeout_seconds: float = 5.0
     log_name: str = "fairroll"
+    key_certificate: str | None = None
+    root_key_id: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -70,7 +76,8 @@ class Settings:
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
         ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
-        ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_LOG_NAME``."""
+        ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_LOG_NAME``, ``FAIRROLL_KEY_CERTIFICATE``,
+        ``FAIRROLL_ROOT_KEY_ID``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -106,6 +113,8 @@ class Settings:
             in ("1", "true", "yes"),
             compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
             log_name=log_name,
+            key_certificate=env.get("FAIRROLL_KEY_CERTIFICATE") or None,
+            root_key_id=env.get("FAIRROLL_ROOT_KEY_ID") or None,
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")

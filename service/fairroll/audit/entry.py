@@ -15,7 +15,8 @@ drew it), ``chosen`` (the caller gave it: reproducible, and grindable, so it pro
 nothing about fairness), ``committed`` (a commit-reveal session) or ``supplied``
 (dice rolled elsewhere). Version 1 entries said ``seeded`` for the first two.
 Entries that are not rolls are *statements* (``source: statement``, no dice):
-``session.commit``, ``session.reveal``, ``table.policy`` and ``audit.epoch``.
+``session.commit``, ``session.reveal``, ``table.policy``, ``key.retire`` and
+``audit.epoch``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "COMMIT_MECHANIC",
     "ENTRY_VERSION",
     "GENESIS_HASH",
+    "KEY_RETIRE_MECHANIC",
     "MAX_SAFE_INTEGER",
     "POLICY_MECHANIC",
     "REVEAL_MECHANIC",
@@ -64,6 +66,9 @@ MAX_SAFE_INTEGER = 2**53 - 1
 COMMIT_MECHANIC = "session.commit"
 REVEAL_MECHANIC = "session.reveal"
 POLICY_MECHANIC = "table.policy"
+#: Keys in the log: a key's retirement in a table (no entry it signs may follow). A key is
+#: published by the ``certificate`` of its first entry in the table.
+KEY_RETIRE_MECHANIC = "key.retire"
 
 #: ``seeded`` is version 1's word for ``drawn`` or ``chosen`` (it did not say which).
 Source = Literal["drawn", "chosen", "committed", "supplied", "statement", "seeded"]
@@ -95,9 +100,11 @@ class Claim(msgspec.Struct, frozen=True, kw_only=True):
     reveal): ``commit`` creates the session (``nonce`` 0), ``roll`` takes ``nonce`` (the
     session must be at ``nonce - 1`` and open), ``reveal`` closes it (at ``nonce``)."""
 
-    kind: Literal["commit", "roll", "reveal"]
-    seed_id: str
-    nonce: int
+    kind: Literal["commit", "roll", "reveal", "retire"]
+    seed_id: str = ""
+    nonce: int = 0
+    #: retire: the key the entry retires in the table's log.
+    key_id: str = ""
     #: commit: the secret server seed and its commitment, kept in the session's record.
     server_seed: str = ""
     commitment: str = ""
@@ -120,6 +127,19 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     claim: Claim | None = None
 
 
+class KeyCertificate(msgspec.Struct, frozen=True, kw_only=True):
+    """A root key's statement that ``key_id`` (``public_key``) signs fairroll entries.
+    ``root_public_key``'s key id (``certified_by``) is the fingerprint an operator
+    publishes out of band; a root certifies itself. The first entry a key signs in a table's log
+    carries it (``certificate``): that is where the key is published, in the log."""
+
+    key_id: str
+    public_key: str
+    certified_by: str
+    root_public_key: str
+    signature: str
+
+
 class Body(msgspec.Struct, frozen=True, kw_only=True):
     """The hashed part of an entry."""
 
@@ -136,6 +156,9 @@ class Body(msgspec.Struct, frozen=True, kw_only=True):
     session: Session | None
     prev_hash: str
     key_id: str
+    #: Version 2: the signing key's root certificate, on the first entry the key signs in
+    #: the table (null on every other).
+    certificate: KeyCertificate | None = None
 
 
 class Entry(Body, frozen=True, kw_only=True):

@@ -12,14 +12,28 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from fairroll.audit.entry import ENTRY_VERSION, Body, Draft, Entry, Head, chain_hash, signed_message
+from fairroll.audit.entry import (
+    ENTRY_VERSION,
+    Body,
+    Draft,
+    Entry,
+    Head,
+    KeyCertificate,
+    chain_hash,
+    signed_message,
+)
 
 __all__ = [
+    "CERTIFICATE_CONTEXT",
+    "KeyCertificate",
     "PublicKey",
     "Signer",
+    "certificate_message",
+    "certify",
     "key_id_of",
     "load_signer",
     "seal",
+    "verify_certificate",
     "verify_message",
     "verify_signature",
 ]
@@ -39,18 +53,34 @@ class PublicKey(msgspec.Struct, frozen=True, kw_only=True):
     note_key: str | None = None
 
 
+#: What a root key signs to certify a signing key: this, the key id, a newline, the base64
+#: public key, a newline.
+CERTIFICATE_CONTEXT = b"fairroll/key/v1\n"
+
+
+def certificate_message(key_id: str, public_key: str) -> bytes:
+    return CERTIFICATE_CONTEXT + f"{key_id}\n{public_key}\n".encode()
+
+
 class Signer:
     """Holds the server's private key; signs entry hashes."""
 
-    __slots__ = ("_private", "key_id", "public_key")
+    __slots__ = ("_private", "certificate", "key_id", "public_key")
 
-    def __init__(self, private: Ed25519PrivateKey) -> None:
+    def __init__(
+        self, private: Ed25519PrivateKey, certificate: KeyCertificate | None = None
+    ) -> None:
         self._private = private
         raw = private.public_key().public_bytes(
             serialization.Encoding.Raw, serialization.PublicFormat.Raw
         )
         self.key_id = key_id_of(raw)
         self.public_key = PublicKey(key_id=self.key_id, public_key=base64.b64encode(raw).decode())
+        if certificate is None:  # a root: it certifies itself
+            certificate = certify(self, self.public_key.public_key)
+        if certificate.key_id != self.key_id or not verify_certificate(certificate):
+            raise ValueError("the key certificate is not a valid certificate of this key")
+        self.certificate = certificate
 
     @classmethod
     def generate(cls) -> Signer:
@@ -72,24 +102,66 @@ class Signer:
         )
 
 
+def certify(root: Signer, public_key: str) -> KeyCertificate:
+    """``root``'s certificate of the signing key ``public_key`` (base64)."""
+    key_id = key_id_of(base64.b64decode(public_key))
+    return KeyCertificate(
+        key_id=key_id,
+        public_key=public_key,
+        certified_by=root.key_id,
+        root_public_key=root.public_key.public_key,
+        signature=root.sign_message(certificate_message(key_id, public_key)),
+    )
+
+
+def verify_certificate(certificate: KeyCertificate, root: str | None = None) -> bool:
+    """True when the certificate is signed by its root key, names the key it certifies,
+    and (given ``root``, a pinned key id) comes from that root."""
+    try:
+        raw = base64.b64decode(certificate.public_key, validate=True)
+        root_raw = base64.b64decode(certificate.root_public_key, validate=True)
+        signature = base64.b64decode(certificate.signature, validate=True)
+    except ValueError:
+        return False
+    return (
+        key_id_of(raw) == certificate.key_id
+        and key_id_of(root_raw) == certificate.certified_by
+        and (root is None or certificate.certified_by == root)
+        and verify_message(
+            certificate.root_public_key,
+            certificate_message(certificate.key_id, certificate.public_key),
+            signature,
+        )
+    )
+
+
 def key_id_of(raw_public_key: bytes) -> str:
     """``ed25519:`` plus the first 16 hex digits of SHA-256 of the raw public key."""
     return "ed25519:" + hashlib.sha256(raw_public_key).hexdigest()[:16]
 
 
-def load_signer(*, key: str | None, key_file: Path | None, dev_dir: Path | None) -> Signer:
+def load_signer(
+    *,
+    key: str | None,
+    key_file: Path | None,
+    dev_dir: Path | None,
+    certificate: str | None = None,
+) -> Signer:
     """Load the signing key, in this order of preference.
 
     ``key``: a PEM (PKCS#8) private key, or the 32-byte Ed25519 seed in base64.
     ``key_file``: a file holding either form. ``dev_dir``: read or create
     ``signing-key.pem`` there (development: beside the embedded Redis data).
     With none of them, an ephemeral key is generated: it is still published in
-    Redis, so entries it signed keep verifying after a restart.
+    Redis, so entries it signed keep verifying after a restart. ``certificate``: the
+    JSON of a root's ``KeyCertificate`` of the key (a rotated key); without it the key
+    is a root, certified by itself.
     """
+    cert = None if not certificate else msgspec.json.decode(certificate, type=KeyCertificate)
     if key:
-        return Signer(_parse_private(key.encode()))
+        return Signer(_parse_private(key.encode()), cert)
     if key_file is not None:
-        return Signer(_parse_private(key_file.read_bytes()))
+        return Signer(_parse_private(key_file.read_bytes()), cert)
     if dev_dir is not None:
         path = dev_dir / "signing-key.pem"
         if path.exists():
@@ -103,8 +175,9 @@ def load_signer(*, key: str | None, key_file: Path | None, dev_dir: Path | None)
     return Signer.generate()
 
 
-def seal(draft: Draft, head: Head, signer: Signer, time: str) -> Entry:
-    """Chain ``draft`` onto ``head``: give it the next seq, hash it and sign it."""
+def seal(draft: Draft, head: Head, signer: Signer, time: str, *, publish: bool = False) -> Entry:
+    """Chain ``draft`` onto ``head``: give it the next seq, hash it and sign it. With
+    ``publish``, the entry carries the signer's certificate (its first in the table)."""
     body = Body(
         v=ENTRY_VERSION,
         table=draft.table,
@@ -119,6 +192,7 @@ def seal(draft: Draft, head: Head, signer: Signer, time: str) -> Entry:
         session=draft.session,
         prev_hash=head.entry_hash,
         key_id=signer.key_id,
+        certificate=signer.certificate if publish else None,
     )
     entry_hash = chain_hash(head.entry_hash, body)
     return Entry(

@@ -85,6 +85,7 @@ from fairroll.audit.checkpoint import DEFAULT_LOG_NAME, Checkpoint, sign_checkpo
 from fairroll.audit.durability import PROBE_SECONDS, Durability, probe
 from fairroll.audit.entry import (
     GENESIS_HASH,
+    KEY_RETIRE_MECHANIC,
     POLICY_MECHANIC,
     Claim,
     Draft,
@@ -153,30 +154,34 @@ local function seq_of(head)
 end
 """
 
-#: A table's head and its tree's frontier, read together. KEYS: head, log, base, tree.
+#: A table's head, its keys' states and its tree's frontier, read together. KEYS: head,
+#: log, base, tree, keys.
 _TIP = (
     _FRONTIER_LUA
     + """
 local head = redis.call('GET', KEYS[1]) or ''
-return frontier(seq_of(head), {head})
+return frontier(seq_of(head), {head, redis.call('HGETALL', KEYS[5])})
 """
 )
 
 #: The compare-and-append script. KEYS: the log, the head, the archive base, the tree,
-#: then the idempotency markers and seed sessions of the batch (an anchor at or below the
+#: the table's key states (key id -> live | retired), then the idempotency markers and
+#: seed sessions of the batch (an anchor at or below the
 #: base was archived, not lost). ARGV: the head the batch was chained on, the new head,
 #: this process's anchor (``seq`` and ``seq:hash`` of the last entry it acknowledged or
 #: read; ``0`` and ``""`` for none), the markers' time to live, the time (ms), the tree's
-#: length in bytes before the batch and the hashes the batch adds to it, then eight values
-#: per entry: stream id, JCS bytes deflated, hash prefix, marker key index (0: none),
-#: request fingerprint, session key index (0: none), claim kind (``c`` commit, ``r`` roll,
-#: ``v`` reveal) and claim value (commit: "<server seed> <commitment>", roll: the nonce,
-#: reveal: "<nonce> <revealed_by>"). Replies: ``{1, head}`` stored; ``{0, head,
-#: frontier...}`` the head moved (re-chain on it); ``{2, head}`` the anchor is gone or
-#: changed (the log went back or was forked: stop); ``{3, i, marker}`` entry i's
-#: Idempotency-Key is already done; ``{4, i, why, nonce}`` entry i's claim is refused
-#: (``unknown``, ``exists``, ``revealed`` or ``moved``: the session is at ``nonce``);
-#: ``{5, head}`` the tree does not match the head (a table from before trees). Nothing
+#: length in bytes before the batch and the hashes the batch adds to it, the key id the
+#: batch publishes in the table (its first entry carries the certificate; "" none), then
+#: eight values per entry: stream id, JCS bytes deflated, hash prefix, marker key index
+#: (0: none), request fingerprint, session key index (0: none), claim kind (``c`` commit,
+#: ``r`` roll, ``v`` reveal, ``x`` key retired) and claim value (commit: "<server seed>
+#: <commitment>", roll: the nonce, reveal: "<nonce> <revealed_by>", x: the key id).
+#: Replies: ``{1, head}`` stored; ``{0, head, key states, frontier...}`` the head moved
+#: (re-chain on it); ``{2, head}`` the anchor is gone or changed (the log went back or was
+#: forked: stop); ``{3, i, marker}`` entry i's Idempotency-Key is already done; ``{4, i,
+#: why, nonce}`` entry i's claim is refused (``unknown``, ``exists``, ``revealed`` or
+#: ``moved``: the session is at ``nonce``); ``{5, head}`` the tree does not match the head
+#: (a table from before trees). Nothing
 #: is stored unless the reply is 1. (A batch never carries one key twice.)
 _APPEND = (
     _FRONTIER_LUA
@@ -195,12 +200,12 @@ if ARGV[3] ~= '0' and ARGV[4] ~= head then
   end
 end
 if head ~= ARGV[1] then
-  return frontier(seq_of(head), {0, head})
+  return frontier(seq_of(head), {0, head, redis.call('HGETALL', KEYS[5])})
 end
 if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
 local sessions = {}
 local n = 0
-for i = 9, #ARGV, 8 do
+for i = 10, #ARGV, 8 do
   n = n + 1
   local marker = tonumber(ARGV[i + 3])
   if marker > 0 then
@@ -208,8 +213,8 @@ for i = 9, #ARGV, 8 do
     if done then return {3, n, done} end
   end
   local s = tonumber(ARGV[i + 5])
-  if s > 0 then
-    local kind = ARGV[i + 6]
+  local kind = ARGV[i + 6]
+  if s > 0 and kind ~= 'p' and kind ~= 'x' then
     local state = sessions[s]
     if not state then
       local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed')
@@ -233,7 +238,7 @@ for i = 9, #ARGV, 8 do
     end
   end
 end
-for i = 9, #ARGV, 8 do
+for i = 10, #ARGV, 8 do
   redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
   local seq = string.sub(ARGV[i], 1, -3)
   local marker = tonumber(ARGV[i + 3])
@@ -243,7 +248,11 @@ for i = 9, #ARGV, 8 do
   local s = tonumber(ARGV[i + 5])
   if s > 0 then
     local kind, value = ARGV[i + 6], ARGV[i + 7]
-    if kind == 'c' then
+    if kind == 'p' then
+      redis.call('HSET', KEYS[s], value, 'live')
+    elseif kind == 'x' then
+      redis.call('HSET', KEYS[s], value, 'retired')
+    elseif kind == 'c' then
       local server, commitment = string.match(value, '^(%S+) (%S+)$')
       redis.call('HSET', KEYS[s], 'server_seed', server, 'commitment', commitment,
         'nonce', 0, 'revealed', 0, 'used', ARGV[6], 'commit_seq', seq)
@@ -256,6 +265,7 @@ for i = 9, #ARGV, 8 do
   end
 end
 redis.call('APPEND', KEYS[4], ARGV[8])
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[5], ARGV[9], 'live') end
 redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
 """
@@ -357,6 +367,8 @@ class _Pending(NamedTuple):
     draft: Draft
     future: asyncio.Future[Entry]
     marker: Marker | None
+    #: A statement the store adds itself (a key retired): nobody awaits it.
+    derived: bool = False
 
 
 class StoreUnavailableError(Exception):
@@ -413,10 +425,17 @@ class AuditStore:
         allow_unsafe: bool = False,
         on_fence: Callable[[str, int, int], None] | None = None,
         log_name: str = DEFAULT_LOG_NAME,
+        root_key_id: str | None = None,
     ) -> None:
         self.redis = redis
         self.signer = signer
         self.log_name = log_name
+        #: The pinned root this server's own verifications trust keys from.
+        self.root_key_id = root_key_id or signer.certificate.certified_by
+        #: Per table: each key's state in its log (``live`` once published there,
+        #: ``retired``), read with the head; and the keys retired anywhere (``retire_key``).
+        self._key_states: dict[str, dict[str, str]] = {}
+        self._retired: set[str] = set()
         self._cluster = isinstance(redis, RedisCluster)
         if self._cluster and replicas:
             raise ValueError(
@@ -438,6 +457,8 @@ class AuditStore:
         #: (the entries' JCS bytes, the tree hashes they add, the tree length before).
         self._pending_frontiers: dict[str, Frontier] = {}
         self._encoded: dict[str, tuple[list[bytes], bytes, int]] = {}
+        #: Per table in the round being sent: whether its batch publishes this server's key.
+        self._publishing: dict[str, bool] = {}
         #: Per table, the last checkpoint this process signed or saw recorded.
         self._signed: dict[str, tuple[int, bytes]] = {}
         #: Per table, the last entry this process acknowledged or read: Redis must still
@@ -515,6 +536,7 @@ class AuditStore:
                 await self.publish_key()
             if time.monotonic() - self._probed_at >= PROBE_SECONDS:
                 await self.probe_durability()
+                self._retired = {k.key_id for k in await self.public_keys() if k.not_after}
         except RedisError as exc:
             error = StoreUnavailableError(f"audit store unavailable: {exc}")
             for batch in round_.values():
@@ -557,6 +579,12 @@ class AuditStore:
                 _fail(round_.pop(table), StoreUnavailableError(f"audit store: {exc}"))
                 continue
             retry[table] = round_.pop(table) + retry.get(table, [])
+        for table in list(round_):
+            batch = self._with_key_statements(table, round_[table])
+            if batch is None:
+                _fail(round_.pop(table), self._retired_error())
+            else:
+                round_[table] = batch
         chained = {
             table: self._chain(table, [pending.draft for pending in batch])
             for table, batch in round_.items()
@@ -569,6 +597,32 @@ class AuditStore:
             if again:
                 retry[table] = again + retry.get(table, [])
         return retry
+
+    def _with_key_statements(self, table: str, batch: list[_Pending]) -> list[_Pending] | None:
+        """The batch, after the statements the table's log needs first: a ``key.retire`` of
+        each key retired since that the log still holds live. None: this server's own key
+        was retired, so it appends nothing. (This server's key, if the log has not
+        published it, is published by the certificate its first entry carries: ``_chain``.)"""
+        own = self.signer.key_id
+        states = self._key_states.get(table, {})
+        if own in self._retired or states.get(own) == "retired":
+            return None
+        batch = [pending for pending in batch if not pending.derived]
+        statements: list[_Pending] = []
+        statements += [
+            _statement(
+                table, KEY_RETIRE_MECHANIC, {"key_id": key_id}, Claim(kind="retire", key_id=key_id)
+            )
+            for key_id in sorted(self._retired)
+            if states.get(key_id) == "live" and not _retires(batch, key_id)
+        ]
+        return statements + batch
+
+    def _retired_error(self) -> StoreUnavailableError:
+        return StoreUnavailableError(
+            f"this server's signing key {self.signer.key_id} was retired: it signs no more "
+            "entries; deploy the new key (FAIRROLL_SIGNING_KEY and its certificate)"
+        )
 
     def _settle(
         self,
@@ -587,6 +641,13 @@ class AuditStore:
         if status == _STORED:
             head = Head(entries[-1].seq, entries[-1].entry_hash)
             self._remember(table, head, self._pending_frontiers.pop(table))
+            states = self._key_states.setdefault(table, {})
+            if entries[0].certificate is not None:
+                states[self.signer.key_id] = "live"
+            for pending in batch:
+                claim = pending.draft.claim
+                if claim is not None and claim.kind == "retire":
+                    states[claim.key_id] = "retired"
             self._anchor(table, head)
             self._attempts.pop(table, None)
             self._errors.pop(table, None)
@@ -672,10 +733,12 @@ class AuditStore:
         return True
 
     def _learn_tip(self, table: str, tip: list[Any]) -> bool:
-        """``_learn`` from a head and its tree's frontier hashes as the scripts return them
-        (an empty hash: the table has no tree yet)."""
+        """``_learn`` from a head, its keys' states and its tree's frontier hashes as the
+        scripts return them (an empty hash: the table has no tree yet)."""
         head = _parse_head(tip[0] or b"")
-        hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in tip[1:]]
+        flat = [_text(v) for v in tip[1]] if len(tip) > 1 and isinstance(tip[1], list) else []
+        self._key_states[table] = dict(zip(flat[::2], flat[1::2], strict=True))
+        hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in tip[2:]]
         frontier = (
             None
             if any(len(h) != merkle.HASH_SIZE for h in hashes)
@@ -718,7 +781,8 @@ class AuditStore:
     async def _get_tips(self, tables: list[str]) -> list[list[Any] | BaseException]:
         """Each table's head and frontier hashes, or the error that fetching them met."""
         calls = [
-            ("EVAL", _TIP, 4, _head_key(t), _log_key(t), _base_key(t), _tree_key(t)) for t in tables
+            ("EVAL", _TIP, 5, _head_key(t), _log_key(t), _base_key(t), _tree_key(t), _keys_key(t))
+            for t in tables
         ]
         if self._cluster:
             return cast(
@@ -742,9 +806,7 @@ class AuditStore:
         if table in self.fenced:
             raise self._fence_error(table)
         for _ in range(MAX_ATTEMPTS):
-            raw = await self.redis.eval(
-                _TIP, 4, _head_key(table), _log_key(table), _base_key(table), _tree_key(table)
-            )
+            raw = await self.redis.eval(_TIP, 5, *_tip_keys(table))
             if not self._learn_tip(table, cast(list[Any], raw)):
                 raise self._fence_error(table)
             head, frontier = self._heads[table], self._frontiers.get(table)
@@ -783,7 +845,13 @@ class AuditStore:
         last = entries[-1]
         anchor = self._anchors.get(table)
         encoded, tree, before = self._encoded.pop(table)
-        keys = [_log_key(table), _head_key(table), _base_key(table), _tree_key(table)]
+        keys = [
+            _log_key(table),
+            _head_key(table),
+            _base_key(table),
+            _tree_key(table),
+            _keys_key(table),
+        ]
         args: list[str | bytes | int] = [
             _head_value(head),
             f"{last.seq}:{last.entry_hash}",
@@ -793,6 +861,7 @@ class AuditStore:
             int(time.time() * 1000),
             before,
             tree,
+            self.signer.key_id if self._publishing.pop(table, False) else "",
         ]
         sessions: dict[str, int] = {}
         for pending, entry, data in zip(batch, entries, encoded, strict=True):
@@ -802,7 +871,9 @@ class AuditStore:
                 index = len(keys)
             claim = pending.draft.claim
             session = 0
-            if claim is not None:
+            if claim is not None and claim.kind == "retire":
+                session = 5
+            elif claim is not None:
                 key = session_key(table, claim.seed_id)
                 if key not in sessions:
                     keys.append(key)
@@ -888,8 +959,11 @@ class AuditStore:
         before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
         entries, encoded, tree = [], [], bytearray()
         sealed_at = now_rfc3339()
+        publish = self._key_states.get(table, {}).get(self.signer.key_id) != "live"
+        self._publishing[table] = publish
         for draft in drafts:
-            entry = seal(draft, head, self.signer, sealed_at)
+            entry = seal(draft, head, self.signer, sealed_at, publish=publish)
+            publish = False
             data = canonical(entry)
             frontier, stored = frontier.append(leaf_hash(data))
             tree += b"".join(stored)
@@ -907,15 +981,45 @@ class AuditStore:
         self._key_published = True
 
     async def retire_key(self, key_id: str) -> PublicKey | None:
-        """Close a key's window now: entries it signs after this fail verification."""
+        """Retire a key: recorded in the key set now (every process stops signing with it,
+        and adds a ``key.retire`` entry to each table it appends to), and retired at once
+        in every table's log here (``retire_in``), so no entry it signs can follow."""
         raw = await self.redis.hget(KEYS_HASH, key_id)
         if raw is None:
             return None
+        if key_id == self.signer.key_id:
+            raise ValueError("a key is retired by a server holding another (the new) key")
         key = msgspec.json.decode(raw, type=PublicKey)
         if key.not_after is None:
             key = msgspec.structs.replace(key, not_after=now_rfc3339())
             await self.redis.hset(KEYS_HASH, key_id, _encoder.encode(key))
+        self._retired.add(key_id)
         return key
+
+    async def tables(self) -> AsyncIterator[str]:
+        """Every table with a log (a scan of the heads)."""
+        async for raw in self.redis.scan_iter(match="fairroll:{*}:head", count=1000):
+            name = _text(raw)
+            yield name[len("fairroll:{") : -len("}:head")]
+
+    async def retire_in(self, table: str, key_id: str) -> Entry | None:
+        """Append a ``key.retire`` of ``key_id`` to the table's log, unless the log never
+        published the key or already retired it."""
+        await self.tip(table)
+        if self._key_states.get(table, {}).get(key_id) != "live":
+            return None
+        return await self.append(
+            Draft(
+                table=table,
+                mechanic=KEY_RETIRE_MECHANIC,
+                request={"key_id": key_id},
+                source="statement",
+                seed=None,
+                dice=(),
+                outcome=None,
+                claim=Claim(kind="retire", key_id=key_id),
+            )
+        )
 
     async def public_keys(self) -> list[PublicKey]:
         raw = await self.redis.hgetall(KEYS_HASH)
@@ -1004,16 +1108,25 @@ class AuditStore:
             raise ValueError(f"table {table!r} is at seq {head.seq}, past {resume_after}")
         if resume_after - head.seq > MAX_EPOCH_GAP:
             raise ValueError(f"an epoch declares at most {MAX_EPOCH_GAP} seqs lost")
+        request: dict[str, Any] = {
+            "lost_after": head.seq,
+            "resume_after": resume_after,
+            "reason": reason,
+        }
+        # The entry that published this key may be among the lost: the epoch publishes it.
+        publish = self._key_states.get(table, {}).get(self.signer.key_id) != "live"
         draft = Draft(
             table=table,
             mechanic=EPOCH_MECHANIC,
-            request={"lost_after": head.seq, "resume_after": resume_after, "reason": reason},
+            request=request,
             source="statement",
             seed=None,
             dice=(),
             outcome={"lost": resume_after - head.seq},
         )
-        entry = seal(draft, Head(resume_after, head.entry_hash), self.signer, now_rfc3339())
+        entry = seal(
+            draft, Head(resume_after, head.entry_hash), self.signer, now_rfc3339(), publish=publish
+        )
         before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
         # A loss may have left tree hashes of the lost seqs: they give way to placeholders.
         await self.redis.eval(
@@ -1028,9 +1141,10 @@ class AuditStore:
         tree += b"".join(stored)
         new_head = f"{entry.seq}:{entry.entry_hash}"
         args: list[str | bytes | int] = [_head_value(head), new_head, 0, "", 0, 0, before]
-        args += [bytes(tree), f"{entry.seq}-0", _deflate(data), entry.entry_hash[:16], 0, ""]
-        args += [0, "", ""]
-        keys = [_log_key(table), _head_key(table), _base_key(table), _tree_key(table)]
+        args += [bytes(tree), self.signer.key_id if publish else ""]
+        args += [f"{entry.seq}-0", _deflate(data), entry.entry_hash[:16], 0, "", 0, "", ""]
+        keys = [_log_key(table), _head_key(table), _base_key(table)]
+        keys += [_tree_key(table), _keys_key(table)]
         result = _script_result(await self.redis.eval(_APPEND, len(keys), *keys, *args))
         if isinstance(result, BaseException) or result[0] != _STORED:
             raise ValueError(f"table {table!r} moved while the epoch was opened; try again")
@@ -1267,9 +1381,37 @@ def _script_result(result: object) -> tuple[int, list[Any]] | BaseException:
     ]
 
 
+def _retires(batch: list[_Pending], key_id: str) -> bool:
+    return any(
+        p.draft.claim is not None
+        and p.draft.claim.kind == "retire"
+        and p.draft.claim.key_id == key_id
+        for p in batch
+    )
+
+
+def _statement(table: str, mechanic: str, request: Any, claim: Claim) -> _Pending:
+    """A statement the store appends itself; its future is answered but never awaited."""
+    future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+    draft = Draft(
+        table=table,
+        mechanic=mechanic,
+        request=request,
+        source="statement",
+        seed=None,
+        dice=(),
+        outcome=None,
+        claim=claim,
+    )
+    return _Pending(draft, future, None, derived=True)
+
+
 def _claim_args(claim: Claim | None) -> tuple[str, str]:
     if claim is None:
         return "", ""
+    if claim.kind == "retire":
+        return "x", claim.key_id
     if claim.kind == "commit":
         return "c", f"{claim.server_seed} {claim.commitment}"
     if claim.kind == "roll":
@@ -1295,6 +1437,20 @@ def _head_key(table: str) -> str:
 
 def _tree_key(table: str) -> str:
     return f"fairroll:{{{table}}}:tree"
+
+
+def _tip_keys(table: str) -> tuple[str, ...]:
+    return (
+        _head_key(table),
+        _log_key(table),
+        _base_key(table),
+        _tree_key(table),
+        _keys_key(table),
+    )
+
+
+def _keys_key(table: str) -> str:
+    return f"fairroll:{{{table}}}:keys"
 
 
 def _signed_key(table: str) -> str:

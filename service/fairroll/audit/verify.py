@@ -41,6 +41,7 @@ from fairroll.audit import merkle
 from fairroll.audit.entry import (
     COMMIT_MECHANIC,
     GENESIS_HASH,
+    KEY_RETIRE_MECHANIC,
     POLICY_MECHANIC,
     REVEAL_MECHANIC,
     NotCanonicalError,
@@ -49,7 +50,7 @@ from fairroll.audit.entry import (
     leaf_hash,
 )
 from fairroll.audit.merkle import Frontier
-from fairroll.audit.signing import verify_signature
+from fairroll.audit.signing import KeyCertificate, verify_certificate, verify_signature
 from fairroll.randomness import MAX_SIDES, commitment_of, committed_seed, derive_face
 
 __all__ = [
@@ -96,7 +97,15 @@ _REQUIRED = {
     "signature": str,
 }
 _SOURCES_V2 = frozenset({"drawn", "chosen", "committed", "supplied", "statement"})
-_STATEMENTS = frozenset({COMMIT_MECHANIC, REVEAL_MECHANIC, POLICY_MECHANIC, EPOCH_MECHANIC})
+_STATEMENTS = frozenset(
+    {
+        COMMIT_MECHANIC,
+        REVEAL_MECHANIC,
+        POLICY_MECHANIC,
+        EPOCH_MECHANIC,
+        KEY_RETIRE_MECHANIC,
+    }
+)
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -160,8 +169,13 @@ class _Verifier:
         reveals: Mapping[str, str],
         windows: Mapping[str, tuple[str | None, str | None]],
         partial: bool,
+        root: str | None = None,
     ) -> None:
         self.keys = keys
+        self.root = root
+        #: Keys published in the log read so far (by a certificate), and where each retired.
+        self.published: dict[str, str] = {}
+        self.retired: dict[str, int] = {}
         self.replay = replay
         self.table = table
         self.reveals = reveals
@@ -187,17 +201,72 @@ class _Verifier:
             raise _BadEntryError(seq, "prev_hash is not hex") from None
         if recomputed != entry["entry_hash"]:
             raise _BadEntryError(seq, "entry_hash does not match the entry's content")
-        if self.keys is not None:
-            public_key = self.keys.get(entry["key_id"])
-            if public_key is None:
-                raise _BadEntryError(seq, f"unknown signing key {entry['key_id']!r}")
-            if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
-                raise _BadEntryError(seq, "the signature does not verify")
-        _check_window(entry, self.windows.get(entry["key_id"]))
+        public_key = self._signing_key(entry)
+        if public_key is not None and not verify_signature(
+            public_key, entry["entry_hash"], entry["signature"]
+        ):
+            raise _BadEntryError(seq, "the signature does not verify")
+        if entry["v"] < 2:
+            _check_window(entry, self.windows.get(entry["key_id"]))
         if entry["v"] >= 2:
             self._check_v2(entry)
         else:
             self._check_v1(entry)
+
+    def _signing_key(self, entry: dict[str, Any]) -> str | None:
+        """The public key an entry's signature is checked with (None: not checked).
+
+        Version 2, trust rooted once: a key signs in a table's log only from the entry
+        that publishes it there (the first it signs, carrying its ``certificate`` by the
+        pinned root), and never after a ``key.retire`` of it. Keys from ``keys`` (GET
+        /v1/keys, a convenience) serve version 1 entries, and a log read from the middle
+        (a range, an archived table) for keys published before it."""
+        seq: int = entry["seq"]
+        key_id = entry["key_id"]
+        if entry["v"] >= 2:
+            if key_id in self.retired:
+                raise _BadEntryError(
+                    seq,
+                    f"signed by key {key_id} after its retirement at seq "
+                    f"{self.retired[key_id]} of this log",
+                )
+            if self.keys is None and self.root is None:
+                return None  # signatures are not checked (the report says so)
+            if entry.get("certificate") is not None:
+                return self._publish(entry, entry["certificate"])
+            published = self.published.get(key_id)
+            if published is not None:
+                return published
+            if not self.partial and (self.root is not None or self.keys is None):
+                if self.keys is None and self.root is None:
+                    return None
+                raise _BadEntryError(
+                    seq, f"signed by key {key_id}, which this log did not publish before it"
+                )
+        if self.keys is None:
+            if self.root is not None:
+                raise _BadEntryError(seq, f"unknown signing key {key_id!r}")
+            return None
+        public_key = self.keys.get(key_id)
+        if public_key is None:
+            raise _BadEntryError(seq, f"unknown signing key {key_id!r}")
+        return public_key
+
+    def _publish(self, entry: dict[str, Any], statement: Any) -> str:
+        seq: int = entry["seq"]
+        try:
+            certificate = msgspec.convert(statement, KeyCertificate)
+        except msgspec.ValidationError:
+            raise _BadEntryError(seq, "the entry's certificate is not a key certificate") from None
+        if certificate.key_id != entry["key_id"]:
+            raise _BadEntryError(seq, "a certificate publishes the key that signs its entry")
+        if not verify_certificate(certificate, self.root):
+            who = f"the pinned root {self.root}" if self.root else "its root"
+            raise _BadEntryError(
+                seq, f"key {certificate.key_id} is not certified by {who}: a key added by hand"
+            )
+        self.published[certificate.key_id] = certificate.public_key
+        return certificate.public_key
 
     def _check_link(self, entry: dict[str, Any], prev: dict[str, Any] | None) -> None:
         seq: int = entry["seq"]
@@ -259,7 +328,12 @@ class _Verifier:
         request = entry.get("request")
         if not isinstance(request, dict):
             raise _BadEntryError(seq, f"a {mechanic} entry has no request object")
-        if mechanic == POLICY_MECHANIC:
+        if mechanic == KEY_RETIRE_MECHANIC:
+            key_id = request.get("key_id")
+            if not isinstance(key_id, str):
+                raise _BadEntryError(seq, "a key.retire entry names the key_id it retires")
+            self.retired.setdefault(key_id, seq)
+        elif mechanic == POLICY_MECHANIC:
             if seq != 1:
                 raise _BadEntryError(seq, "a table's policy is its first entry, only")
             self.policy = request
@@ -404,6 +478,7 @@ def verify_entries(
     windows: Mapping[str, tuple[str | None, str | None]] | None = None,
     base: tuple[int, str] | None = None,
     base_frontier: Sequence[bytes] | None = None,
+    root: str | None = None,
 ) -> VerifyReport:
     """Verify entries given as JSON texts, in log order.
 
@@ -416,7 +491,9 @@ def verify_entries(
     where the log must end. ``anchors`` (seq, entry_hash) and ``roots`` (size, Merkle
     root) were seen earlier (receipts, signed checkpoints): the log must still hold
     each, or it was rewritten, forked or truncated. ``reveals`` maps a seed session to
-    its server seed, for version 1 logs (version 2 logs carry their reveals).
+    its server seed, for version 1 logs (version 2 logs carry their reveals). ``root``,
+    the pinned root key id (its fingerprint, published out of band): version 2 entries are
+    then checked only with keys the log itself published under that root.
     """
     expected = dict(anchors)
     expected_roots = dict(roots)
@@ -444,7 +521,7 @@ def verify_entries(
                 if seq != 1 and base is None:
                     frontier = None  # a range: its tree starts before it
                 check = _Verifier(
-                    keys, replay, table, reveals or {}, windows or {}, partial=seq != 1
+                    keys, replay, table, reveals or {}, windows or {}, partial=seq != 1, root=root
                 )
             check.check(entry, prev)
             if frontier is not None:
@@ -487,7 +564,7 @@ def verify_entries(
             head_hash=prev["entry_hash"] if prev else None,
             first_bad_seq=bad.seq,
             reason=bad.reason,
-            signatures_checked=keys is not None,
+            signatures_checked=keys is not None or root is not None,
             outcomes_replayed=replay is not None,
             unrevealed=check.unrevealed() if check else 0,
             epochs=epochs,
@@ -499,7 +576,7 @@ def verify_entries(
         first_seq=first_seq,
         last_seq=prev["seq"] if prev else None,
         head_hash=prev["entry_hash"] if prev else None,
-        signatures_checked=keys is not None,
+        signatures_checked=keys is not None or root is not None,
         outcomes_replayed=replay is not None,
         unrevealed=check.unrevealed() if check else 0,
         epochs=epochs,

@@ -420,6 +420,7 @@ class TablesController(Controller):
             windows=windows,
             base=(base.size, base.head_hash) if base is not None else None,
             base_frontier=_frontier_of(base),
+            root=store.root_key_id,
         )
 
     @get(
@@ -507,6 +508,13 @@ class VerifyController(Controller):
                 "export must start right after it and chain on it.",
             ),
         ] = None,
+        root: Annotated[
+            str | None,
+            Parameter(
+                pattern=r"^ed25519:[0-9a-f]{16}$",
+                description="The root key id to trust keys from (default: this server's).",
+            ),
+        ] = None,
     ) -> VerifyReport:
         public_keys = await store.public_keys()
         keys = {key.key_id: key.public_key for key in public_keys}
@@ -539,12 +547,15 @@ class VerifyController(Controller):
             anchors=anchors,
             windows=windows,
             base=start,
+            root=root or store.root_key_id,
         )
 
 
 class KeyList(msgspec.Struct, frozen=True, kw_only=True):
-    """Every public key that has signed entries, by key id."""
+    """Every public key that has signed entries, by key id; a convenience, not a trust
+    anchor: each table's log publishes its keys under ``root`` (pin that fingerprint)."""
 
+    root: str
     keys: list[PublicKey]
 
 
@@ -556,8 +567,9 @@ class KeysController(Controller):
     async def list_keys(self, store: AuditStore) -> KeyList:
         keys = await store.public_keys()
         return KeyList(
+            root=store.root_key_id,
             keys=[
                 msgspec.structs.replace(key, note_key=note_key(store.log_name, key.public_key))
                 for key in keys
-            ]
+            ],
         )

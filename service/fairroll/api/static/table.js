@@ -103,6 +103,7 @@ async function checkHistory() {
         throw new Error("the entries shown are not the ones the checkpoint signs");
       }
     }
+    if (rootMismatch) throw new Error(rootMismatch);
     localStorage.setItem(storeKey, JSON.stringify({ size, root_hash: checkpoint.root_hash, seen: new Date().toISOString() }));
     trust.className = "trust ok";
     trust.textContent = kept
@@ -127,7 +128,7 @@ async function poll() {
           ? await (await fetch(`/v1/tables/${encodeURIComponent(table)}/base`)).json()
           : { head_hash: "0".repeat(64), size: 0, frontier: null };
         after = base.size;
-        log = new LogVerifier(keys, { previousHash: base.head_hash, previousSeq: base.size, frontier: base.frontier });
+        log = new LogVerifier(keys, { previousHash: base.head_hash, previousSeq: base.size, frontier: base.frontier, root });
       }
       if (page.entries.some((entry) => !keys.has(entry.key_id))) {
         keys = await readKeys();  // the server rotated its key while the page was open
@@ -158,8 +159,20 @@ let wake = null;  // a roll made on this page reads the table at once, not at th
 startRollPanel({ table, onRolled: () => wake?.() }).catch((error) => {
   document.getElementById("odds-note").textContent = `Cannot build the roll form: ${error.message}`;
 });
+let root = null;
+let rootMismatch = null;
 async function readKeys() {
-  return importKeys(await (await fetch("/v1/keys")).json());
+  const served = await (await fetch("/v1/keys")).json();
+  // The root is pinned in this browser the first time it is seen (trust on first use):
+  // a server that later names another root is not believed.
+  const pinned = localStorage.getItem("fairroll:root");
+  if (pinned && pinned !== served.root) {
+    rootMismatch = `the server names root key ${served.root}, not ${pinned} that this browser pinned`;
+  } else if (!pinned) {
+    localStorage.setItem("fairroll:root", served.root);
+  }
+  root = pinned ?? served.root;
+  return importKeys(served);
 }
 
 keys = await readKeys();

@@ -301,6 +301,11 @@ async function deriveFace(key, position, sides) {
   }
 }
 
+/** A key's id: "ed25519:" and the first 16 hex digits of SHA-256 of its raw bytes. */
+export async function keyIdOf(raw) {
+  return `ed25519:${bytesToHex(await sha256(raw)).slice(0, 16)}`;
+}
+
 /** Public keys as served by GET /v1/keys, imported for verification, by key_id. */
 export async function importKeys(served) {
   const keys = new Map();
@@ -343,7 +348,7 @@ export async function verifyEntry(entry, keys, previousHash = null) {
       encoder.encode(SIGNATURE_CONTEXT + entry.entry_hash),
     );
     if (!good) problems.push("the signature does not verify");
-    else if (signer.notAfter && entry.time > signer.notAfter) {
+    else if (signer.notAfter && entry.v < 2 && entry.time > signer.notAfter) {
       problems.push(`signed at ${entry.time}, after key ${entry.key_id} was retired`);
     } else checks.signature = true;
   }
@@ -382,7 +387,7 @@ async function wrongDie(seed, dice) {
   for (let i = 0; i < dice.length; i++) {
     const die = dice[i];
     const [face] = await deriveFaces(seed, die.sides, 1, i);
-    if (face !== die.face) return `die ${i + 1} (${die.group}) is ${die.face}; the seed gives ${face}`;
+    if (face !== die.face) return `die ${i + 1} (${die.group}) is ${die.face}; the seed gives ${face}: it does not derive from the seed`;
   }
   return null;
 }
@@ -405,8 +410,11 @@ function declaresGap(entry, previousSeq) {
  * the log starts (64 zeros and 0 from seq 1; an archived table's base `head_hash` and
  * `size`, with `frontier` its base's frontier hashes, base64). */
 export class LogVerifier {
-  constructor(keys, { previousHash = null, previousSeq = null, frontier = null } = {}) {
-    this.keys = keys;
+  constructor(keys, { previousHash = null, previousSeq = null, frontier = null, root = null } = {}) {
+    this.keys = new Map(keys);
+    this.pinnedRoot = root;  // the pinned root key id: keys count only as the log publishes them
+    this.published = new Set();
+    this.retired = new Map();
     this.previous = previousHash;
     this.seq = previousSeq;
     this.partial = previousSeq !== null && previousSeq > 0;
@@ -433,9 +441,12 @@ export class LogVerifier {
         if (this.partial) this.tree = null;
       }
       const expected = this.previous ?? (entry.seq === 1 ? "0".repeat(64) : null);
+      const early = entry.v >= 2 ? await this.#keyChecks(entry) : [];
       const result = await verifyEntry(entry, this.keys, expected);
+      result.problems.unshift(...early);
       if (this.seq !== null && entry.seq !== this.seq + 1 && !declaresGap(entry, this.seq)) {
         result.problems.push(`seq ${this.seq + 1} is missing: found seq ${entry.seq}`);
+        result.badSeq = this.seq + 1;  // the seq a verifier names: the first one missing
       }
       if (entry.mechanic === EPOCH_MECHANIC) {
         result.checks.dice = `epoch: seqs ${entry.request.lost_after + 1}..${entry.request.resume_after} declared lost`;
@@ -503,6 +514,47 @@ export class LogVerifier {
     } else if (entry.source === "supplied" && this.policy.supplied_dice === false) {
       problems.push("the table's policy refuses supplied dice");
     }
+  }
+
+  /** Keys in the log: a key signs only from its first entry in the log, which carries its
+   * certificate by the root (checked here; by the pinned root if given), and never after
+   * its key.retire entry. */
+  async #keyChecks(entry) {
+    const problems = [];
+    const retiredAt = this.retired.get(entry.key_id);
+    if (retiredAt !== undefined) {
+      problems.push(`signed by key ${entry.key_id} after its retirement at seq ${retiredAt} of this log`);
+    }
+    const certificate = entry.certificate;
+    if (certificate) {
+      const problem = await this.#introduce(entry, certificate);
+      if (problem) problems.push(problem);
+    } else if (!this.published.has(entry.key_id) && this.pinnedRoot && !this.partial) {
+      problems.push(`signed by key ${entry.key_id}, which this log did not publish before it`);
+    }
+    if (entry.mechanic === "key.retire") this.retired.set(entry.request?.key_id, entry.seq);
+    return problems;
+  }
+
+  async #introduce(entry, certificate) {
+    const raw = base64ToBytes(certificate.public_key ?? "");
+    const rootRaw = base64ToBytes(certificate.root_public_key ?? "");
+    if (certificate.key_id !== entry.key_id) return "a certificate publishes the key that signs its entry";
+    if ((await keyIdOf(raw)) !== certificate.key_id || (await keyIdOf(rootRaw)) !== certificate.certified_by) {
+      return "the key certificate names keys it does not hold";
+    }
+    if (this.pinnedRoot && certificate.certified_by !== this.pinnedRoot) {
+      return `key ${certificate.key_id} is not certified by the pinned root ${this.pinnedRoot}: a key added by hand`;
+    }
+    const rootKey = await subtle.importKey("raw", rootRaw, { name: "Ed25519" }, false, ["verify"]);
+    const message = encoder.encode(`fairroll/key/v1\n${certificate.key_id}\n${certificate.public_key}\n`);
+    if (!(await subtle.verify({ name: "Ed25519" }, rootKey, base64ToBytes(certificate.signature), message))) {
+      return `the certificate of key ${certificate.key_id} does not verify`;
+    }
+    const key = await subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+    this.keys.set(certificate.key_id, { key, raw, notAfter: null });
+    this.published.add(certificate.key_id);
+    return null;
   }
 
   #session(seedId, commitment, nonce, problems) {

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Write the audit-format test vectors in docs/vectors/ (every verifier runs them in CI).
+
+Run: python scripts/make_vectors.py   (tests/test_vectors.py fails when they drift)
+
+Everything is fixed (the key, the times, the seeds) and Ed25519 signatures are
+deterministic, so the files come out byte for byte the same each time:
+
+    keys.json             GET /v1/keys as a server with the vector key answers it
+    log.ndjson            a table's log, format 2: a drawn, a chosen and a supplied roll;
+                          a seed session's commitment, two committed rolls and its reveal
+    checkpoint.json       the signed checkpoint of the whole log (its "text" is the note)
+    proofs.json           inclusion proofs of every entry in that tree, consistency
+                          proofs from every smaller size, and the root at every size
+    jcs.json              RFC 8785 cases: a JSON value and its canonical bytes
+    bad/<name>.ndjson     the log tampered with, and in expected.json the first bad seq
+                          and a phrase of the reason every verifier must report
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from fairroll.audit import merkle
+from fairroll.audit.checkpoint import note_key, sign_checkpoint
+from fairroll.audit.entry import (
+    COMMIT_MECHANIC,
+    REVEAL_MECHANIC,
+    Draft,
+    Entry,
+    Head,
+    Session,
+    canonical,
+    chain_hash,
+    jcs,
+    leaf_hash,
+)
+from fairroll.audit.signing import load_signer, seal
+from fairroll.randomness import SeededDice, SuppliedDice, commitment_of, committed_seed
+from fairroll.rules.tft import Contest, Contestant, resolve_contest
+
+OUT = Path(__file__).resolve().parents[1] / "docs" / "vectors"
+#: The vector key: a 32-byte Ed25519 seed, public here on purpose. Never deploy it.
+VECTOR_KEY = base64.b64encode(b"fairroll audit vectors key 00001").decode()
+TABLE = "vectors"
+TIME = "2026-12-01T00:00:00.000Z"
+DRAWN = "6fc8e2f6f33f369a144f83c10ade9c8d3a8096bc2038012a4e064e700abd6403"
+SERVER_SEED = "a3f1c0de" * 8
+SEED_ID = "sVectorsSession01"
+
+
+def contest(source: SeededDice | SuppliedDice) -> tuple[Contest, Any]:
+    request = Contest(
+        a=Contestant(name="Roth", attribute=16, talents=2), b=Contestant(attribute=12)
+    )
+    return request, resolve_contest(request, source)
+
+
+def roll_draft(source: SeededDice | SuppliedDice, kind: str, **extra: Any) -> Draft:
+    request, outcome = contest(source)
+    return Draft(
+        table=TABLE,
+        mechanic="tft.contest",
+        request=request,
+        source=kind,  # type: ignore[arg-type]
+        seed=extra.pop("seed", None),
+        dice=source.dice,
+        outcome=outcome,
+        **extra,
+    )
+
+
+def statement(mechanic: str, request: dict[str, Any]) -> Draft:
+    return Draft(
+        table=TABLE,
+        mechanic=mechanic,
+        request=request,
+        source="statement",
+        seed=None,
+        dice=(),
+        outcome=None,
+    )
+
+
+def build() -> list[Entry]:
+    signer = load_signer(key=VECTOR_KEY, key_file=None, dev_dir=None)
+    commitment = commitment_of(SERVER_SEED)
+    drafts = [
+        roll_draft(SeededDice(DRAWN), "drawn", seed=DRAWN),
+        roll_draft(SeededDice("campaign-7/roll-12"), "chosen", seed="campaign-7/roll-12"),
+        roll_draft(SuppliedDice({"a": [6, 5, 5, 4, 2, 2, 1], "b": [5, 4, 4, 4]}), "supplied"),
+        statement(COMMIT_MECHANIC, {"seed_id": SEED_ID, "commitment": commitment}),
+    ]
+    for nonce, client_seed in ((1, "player-1"), (2, "gm")):
+        dice = SeededDice(committed_seed(SERVER_SEED, client_seed, nonce))
+        session = Session(
+            seed_id=SEED_ID, commitment=commitment, client_seed=client_seed, nonce=nonce
+        )
+        drafts.append(roll_draft(dice, "committed", session=session))
+    drafts.append(
+        statement(
+            REVEAL_MECHANIC,
+            {
+                "seed_id": SEED_ID,
+                "commitment": commitment,
+                "server_seed": SERVER_SEED,
+                "rolls": 2,
+                "revealed_by": "request",
+            },
+        )
+    )
+    entries, head = [], Head.empty()
+    for index, draft in enumerate(drafts):
+        entry = seal(draft, head, signer, TIME, publish=index == 0)
+        entries.append(entry)
+        head = Head(entry.seq, entry.entry_hash)
+    return entries
+
+
+def resigned(entries: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
+    """The operator's rewrite: re-chained and re-signed with the real key from ``start``."""
+    signer = load_signer(key=VECTOR_KEY, key_file=None, dev_dir=None)
+    out = copy.deepcopy(entries)
+    for index in range(start, len(out)):
+        entry = out[index]
+        entry["seq"] = index + 1
+        entry["prev_hash"] = out[index - 1]["entry_hash"] if index else "0" * 64
+        body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
+        entry["entry_hash"] = chain_hash(entry["prev_hash"], body)
+        entry["signature"] = signer.sign(entry["entry_hash"])
+    return out
+
+
+def tampered(log: list[dict[str, Any]]) -> dict[str, tuple[list[Any], int, str]]:
+    """name -> (entries or raw lines, first bad seq, a phrase of the reason)."""
+    edited = copy.deepcopy(log)
+    edited[1]["outcome"]["a_dice"] = 9
+    rehashed_die = copy.deepcopy(log)
+    rehashed_die[1]["dice"][0]["face"] = rehashed_die[1]["dice"][0]["face"] % 6 + 1
+    skipped = [e for e in log if (e.get("session") or {}).get("nonce") != 1]
+    duplicated = [json.dumps(e, separators=(",", ":")) for e in log]
+    duplicated[2] = duplicated[2][:-1] + ',"seq":3}'
+    not_drawn = copy.deepcopy(log)
+    not_drawn[1]["source"] = "drawn"  # a chosen seed passed off as drawn
+    return {
+        "edited-outcome": (edited, 2, "entry_hash does not match"),
+        "die-rehashed-and-resigned": (resigned(rehashed_die, 1), 2, "does not derive"),
+        "deleted-entry": ([*log[:2], *log[3:]], 3, "seq 3 is missing"),
+        "nonce-skipped-and-resigned": (resigned(skipped, 4), 5, "nonce 1 of seed session"),
+        "chosen-relabelled-drawn": (resigned(not_drawn, 1), 2, "not drawn"),
+        "duplicate-key": (duplicated, 3, "twice"),
+    }
+
+
+def main() -> None:
+    entries = build()
+    log = [json.loads(msgspec.json.encode(e)) for e in entries]
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "bad").mkdir(exist_ok=True)
+    signer = load_signer(key=VECTOR_KEY, key_file=None, dev_dir=None)
+    keys = {
+        "root": signer.key_id,
+        "keys": [
+            {
+                **msgspec.to_builtins(signer.public_key),
+                "note_key": note_key("fairroll", signer.public_key.public_key),
+            }
+        ],
+    }
+    write(OUT / "keys.json", json.dumps(keys, indent=2) + "\n")
+    write(OUT / "log.ndjson", "".join(canonical(e).decode() + "\n" for e in entries))
+    leaves = [leaf_hash(canonical(e)) for e in entries]
+    stored: list[bytes] = []
+    frontier = merkle.Frontier.empty()
+    for item in leaves:
+        frontier, new = frontier.append(item)
+        stored += new
+
+    def read(indices: Any) -> list[bytes]:
+        return [stored[i] for i in indices]
+
+    size = len(entries)
+    checkpoint = sign_checkpoint(signer, TABLE, size, frontier.root(), entries[-1].entry_hash)
+    write(OUT / "checkpoint.json", json.dumps(msgspec.to_builtins(checkpoint), indent=2) + "\n")
+
+    def b64(value: bytes) -> str:
+        return base64.b64encode(value).decode()
+
+    proofs = {
+        "roots": {str(n): b64(merkle.tree_hash_of(leaves[:n])) for n in range(size + 1)},
+        "leaves": [b64(h) for h in leaves],
+        "inclusion": [
+            {
+                "seq": seq,
+                "size": size,
+                "proof": [b64(h) for h in merkle.inclusion_proof(seq - 1, size, read)],
+            }
+            for seq in range(1, size + 1)
+        ],
+        "consistency": [
+            {
+                "from": old,
+                "to": size,
+                "proof": [b64(h) for h in merkle.consistency_proof(old, size, read)],
+            }
+            for old in range(1, size + 1)
+        ],
+    }
+    write(OUT / "proofs.json", json.dumps(proofs, indent=2) + "\n")
+    cases = [
+        {"a": 1, "B": 2, "\u00e9": 3, "\U0001f3b2": 4, "\ue000": 5},
+        {"text": 'Zoë "q" \\ \t\n\u2028\x01 \U0001f3b2', "n": [0, -1, 9007199254740991]},
+        {"nested": {"z": None, "y": True, "x": [False, {}]}},
+    ]
+    jcs_cases = [{"value": case, "canonical": jcs(case).decode()} for case in cases]
+    write(OUT / "jcs.json", json.dumps(jcs_cases, indent=2, ensure_ascii=False) + "\n")
+    expected = {}
+    for name, (bad, seq, reason) in tampered(log).items():
+        lines = [b if isinstance(b, str) else json.dumps(b, separators=(",", ":")) for b in bad]
+        write(OUT / "bad" / f"{name}.ndjson", "".join(line + "\n" for line in lines))
+        expected[name] = {"first_bad_seq": seq, "reason": reason}
+    write(OUT / "bad" / "expected.json", json.dumps(expected, indent=2) + "\n")
+
+
+def write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path.relative_to(OUT.parents[1])}")
+
+
+if __name__ == "__main__":
+    main()

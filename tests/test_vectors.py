@@ -1,0 +1,137 @@
+"""The audit vectors in docs/vectors/ are current, and every verifier gets them right:
+``verify_entries`` (the library), ``fairroll verify`` (the CLI), ``POST /v1/verify``, the
+stdlib-only ``scripts/verify_roll.py`` and the in-page ``verify.js``; the checkpoint and
+proofs by ``merkle``, the JCS cases by ``jcs`` and the independent ``rfc8785``."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+import rfc8785
+
+from conftest import run_node
+from fairroll.audit import Checkpoint, merkle, verify_checkpoint, verify_entries
+from fairroll.audit.entry import jcs
+from fairroll.mechanics import replay_entry
+
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "docs" / "vectors"
+KEYS = json.loads((VECTORS / "keys.json").read_text())
+PINNED = KEYS["root"]
+EXPECTED = json.loads((VECTORS / "bad" / "expected.json").read_text())
+LOG = (VECTORS / "log.ndjson").read_bytes()
+ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["7"]
+
+
+def test_the_vectors_are_current(tmp_path: Path) -> None:
+    before = {p: p.read_bytes() for p in VECTORS.rglob("*") if p.is_file()}
+    subprocess.run(
+        [sys.executable, ROOT / "scripts" / "make_vectors.py"], check=True, capture_output=True
+    )
+    after = {p: p.read_bytes() for p in VECTORS.rglob("*") if p.is_file()}
+    assert before == after, "docs/vectors drifted: run python scripts/make_vectors.py"
+
+
+def test_the_library_and_the_cli_verify_the_log_and_name_each_forgery(tmp_path: Path) -> None:
+    report = verify_entries(LOG.splitlines(), keys=None, root=PINNED, replay=replay_entry)
+    assert report.ok and report.root_hash == ROOT_HASH and report.entries == 7
+    assert report.sources == {"drawn": 1, "chosen": 1, "supplied": 1, "committed": 2}
+    for name, want in EXPECTED.items():
+        lines = (VECTORS / "bad" / f"{name}.ndjson").read_bytes().splitlines()
+        bad = verify_entries(lines, keys=None, root=PINNED, replay=replay_entry)
+        assert (bad.ok, bad.first_bad_seq) == (False, want["first_bad_seq"]), name
+        assert want["reason"] in (bad.reason or ""), (name, bad.reason)
+    cli = [sys.executable, "-m", "fairroll.cli", "verify", "--root", PINNED]
+    ok = subprocess.run([*cli, VECTORS / "log.ndjson"], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0 and f"Merkle root at size 7: {ROOT_HASH}" in ok.stdout, ok.stdout
+    assert "1 chosen roll(s): reproducible, not fair" in ok.stdout
+    for name, want in EXPECTED.items():
+        failed = subprocess.run(
+            [*cli, VECTORS / "bad" / f"{name}.ndjson"], capture_output=True, text=True, check=False
+        )
+        assert failed.returncode == 1
+        assert f"FAIL at seq {want['first_bad_seq']}:" in failed.stdout, (name, failed.stdout)
+
+
+def test_the_stdlib_script_verifies_the_log_and_names_each_forgery() -> None:
+    script = [sys.executable, ROOT / "scripts" / "verify_roll.py", "--export"]
+    ok = subprocess.run(
+        [*script, VECTORS / "log.ndjson"], capture_output=True, text=True, check=False
+    )
+    assert ok.returncode == 0 and f"Merkle root {ROOT_HASH}" in ok.stdout, ok.stdout
+    for name, want in EXPECTED.items():
+        failed = subprocess.run(
+            [*script, VECTORS / "bad" / f"{name}.ndjson"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert failed.returncode == 1
+        assert f"FAIL at seq {want['first_bad_seq']}:" in failed.stdout, (name, failed.stdout)
+        assert want["reason"] in failed.stdout, (name, failed.stdout)
+
+
+def test_the_verify_endpoint_verifies_the_log_and_names_each_forgery(client: httpx.Client) -> None:
+    def upload(body: bytes) -> Any:
+        answer = client.post(
+            "/v1/verify",
+            params={"root": PINNED},
+            content=body,
+            headers={"Content-Type": "application/x-ndjson"},
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    assert upload(LOG)["ok"] is True
+    for name, want in EXPECTED.items():
+        report = upload((VECTORS / "bad" / f"{name}.ndjson").read_bytes())
+        assert (report["ok"], report["first_bad_seq"]) == (False, want["first_bad_seq"]), name
+
+
+def test_the_page_verifier_gets_every_vector_right() -> None:
+    seen = run_node(
+        ROOT / "tests" / "js" / "verify_vectors.mjs",
+        ROOT / "service" / "fairroll" / "api" / "static" / "verify.js",
+        VECTORS,
+    )
+    assert seen["good"]["seq"] is None and seen["good"]["root"] == ROOT_HASH, seen["good"]
+    assert "reproducible, not fair" in seen["good"]["proves"][1]
+    for name, want in EXPECTED.items():
+        assert seen["bad"][name]["seq"] == want["first_bad_seq"], (name, seen["bad"][name])
+        assert want["reason"] in seen["bad"][name]["reason"], (name, seen["bad"][name])
+    assert seen["size"] == 7 and set(seen["consistency"]) == {""}
+    assert "does not verify" in seen["forged"]
+    assert all(seen["jcs"])
+
+
+def test_the_checkpoint_proofs_and_jcs_cases() -> None:
+    checkpoint = msgspec.json.decode((VECTORS / "checkpoint.json").read_bytes(), type=Checkpoint)
+    key = KEYS["keys"][0]["public_key"]
+    assert verify_checkpoint(checkpoint, key) and checkpoint.root_hash == ROOT_HASH
+    proofs = json.loads((VECTORS / "proofs.json").read_text())
+    root = base64.b64decode(ROOT_HASH)
+    for item in proofs["inclusion"]:
+        leaf = base64.b64decode(proofs["leaves"][item["seq"] - 1])
+        hashes = [base64.b64decode(h) for h in item["proof"]]
+        merkle.verify_inclusion(item["seq"] - 1, item["size"], leaf, hashes, root)
+    for item in proofs["consistency"]:
+        old = base64.b64decode(proofs["roots"][str(item["from"])])
+        merkle.verify_consistency(
+            item["from"], item["to"], old, root, [base64.b64decode(h) for h in item["proof"]]
+        )
+    for case in json.loads((VECTORS / "jcs.json").read_text()):
+        assert jcs(case["value"]).decode() == case["canonical"]
+        assert rfc8785.dumps(case["value"]).decode() == case["canonical"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_forgery_has_its_file(name: str) -> None:
+    assert (VECTORS / "bad" / f"{name}.ndjson").exists()
