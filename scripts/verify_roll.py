@@ -91,6 +91,9 @@ def check_vectors(document: Path) -> int:
 
 
 MAX_SAFE = 2**53 - 1
+#: ``--root``: the pinned root key id; certificates must name it (their Ed25519 signature
+#: needs fairroll verify).
+PINNED_ROOT = ""
 
 
 def canonical(value: Any) -> bytes:
@@ -159,6 +162,7 @@ def check_export(path: Path) -> int:
     policy: dict[str, Any] = {}
     sources: dict[str, int] = {}
     prev_seq, prev_hash = 0, "0" * 64
+    table = ""
     try:
         for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
             if not line.strip():
@@ -176,6 +180,9 @@ def check_export(path: Path) -> int:
                 raise LogError(prev_seq + 1, f"seq {prev_seq + 1} is missing: found seq {seq}")
             if entry["prev_hash"] != prev_hash:
                 raise LogError(seq, "prev_hash does not match the previous entry's entry_hash")
+            table = table or entry["table"]
+            if entry["table"] != table:
+                raise LogError(seq, "the entry belongs to another table")
             body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
             digest = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body))
             if digest.hexdigest() != entry["entry_hash"]:
@@ -229,6 +236,10 @@ def check_keys(entry: dict[str, Any], published: set[str], retired: dict[str, in
     if certificate is not None:
         if certificate.get("key_id") != key_id:
             raise LogError(seq, "a certificate publishes the key that signs its entry")
+        root_key = base64.b64decode(certificate.get("root_public_key", ""))
+        fingerprint = "ed25519:" + hashlib.sha256(root_key).hexdigest()[:16]
+        if PINNED_ROOT and (certificate.get("certified_by"), fingerprint) != (PINNED_ROOT,) * 2:
+            raise LogError(seq, f"key {key_id} is not certified by the pinned root {PINNED_ROOT}")
         published.add(key_id)
     elif key_id not in published:
         raise LogError(seq, f"signed by key {key_id}, which this log did not publish before it")
@@ -349,8 +360,11 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--server-seed", help="a revealed session's server seed")
     parser.add_argument("--export", type=Path, help="an NDJSON export of a table, from seq 1")
+    parser.add_argument("--root", default="", help="the pinned root key id (with --export)")
     args = parser.parse_args()
     if args.export:
+        global PINNED_ROOT  # noqa: PLW0603
+        PINNED_ROOT = args.root
         return check_export(args.export)
     if args.vectors:
         return check_vectors(args.vectors)

@@ -423,6 +423,7 @@ export class LogVerifier {
       : frontier ? Frontier.of(previousSeq, frontier.map(base64ToBytes)) : null;
     this.sessions = new Map();
     this.policy = {};
+    this.table = null;
   }
 
   /** The Merkle root (bytes) of the entries so far, or null if not known (a range). */
@@ -448,6 +449,8 @@ export class LogVerifier {
         result.problems.push(`seq ${this.seq + 1} is missing: found seq ${entry.seq}`);
         result.badSeq = this.seq + 1;  // the seq a verifier names: the first one missing
       }
+      this.table ??= entry.table;
+      if (entry.table !== this.table) result.problems.push("the entry belongs to another table");
       if (entry.mechanic === EPOCH_MECHANIC) {
         result.checks.dice = `epoch: seqs ${entry.request.lost_after + 1}..${entry.request.resume_after} declared lost`;
       }
