@@ -21,7 +21,7 @@ import rfc8785
 from redis import Redis
 
 from conftest import LiveServer
-from fairroll.audit import Signer, merkle
+from fairroll.audit import Signer, merkle, verify_entries
 from fairroll.audit.checkpoint import note_key
 from fairroll.redis_server import RedisServer
 
@@ -222,3 +222,19 @@ def test_the_server_never_signs_a_checkpoint_after_its_head_moved_back(
             assert client.post("/v1/tft/contests", json={**BODY, "table": table}).status_code == 503
     finally:
         second.stop()
+
+
+def test_a_table_from_before_trees_gets_its_tree_built_from_its_entries(
+    client: httpx.Client, redis_client: Redis, table: str
+) -> None:
+    """A log without a tree (written before trees; here its tree deleted) gets its tree
+    built from its entries on its next append: the append script sees the tree does not
+    match the head and refuses, the server builds it, and the roll goes in."""
+    roll(client, table, 3)
+    redis_client.delete(f"fairroll:{{{table}}}:tree", f"fairroll:{{{table}}}:signed")
+    roll(client, table, 1)
+    assert redis_client.strlen(f"fairroll:{{{table}}}:tree") == merkle.stored_count(4) * 32
+    export = client.get(f"/v1/tables/{table}/export").content.splitlines()
+    report = verify_entries(export, keys=None)
+    checkpoint = client.get(f"/v1/tables/{table}/checkpoint").json()
+    assert report.ok and (checkpoint["size"], checkpoint["root_hash"]) == (4, report.root_hash)

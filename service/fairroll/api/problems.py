@@ -229,7 +229,8 @@ _DESCRIPTIONS = {
     401: "The table has a write key: send it as `Authorization: Bearer <key>`.",
     403: "The key is not this table's write key, or the table is closed.",
     404: "No such table entry or seed session.",
-    409: "The seed session was revealed and takes no more rolls.",
+    409: "The seed session was revealed, or is at another nonce than the one the request "
+    "gave (the problem's `nonce` is the right one).",
     413: "The request body is larger than the server accepts.",
     415: "The body is not sent as JSON (`Content-Type: application/json`).",
     422: "The request breaks the schema or the rules; `invalid_params` names the field.",
