@@ -283,3 +283,37 @@ def test_every_queued_caller_hears_that_redis_is_down(tmp_path: Path, table: str
 
     results = asyncio.run(burst())
     assert all(isinstance(result, StoreUnavailableError) for result in results)
+
+
+def test_a_version_1_log_still_verifies() -> None:
+    """Entries written by format 1 (``seeded``, no certificate field, keys from GET
+    /v1/keys, retirement by time) are checked as they were written."""
+    contest = Contest(a=Contestant(attribute=12), b=Contestant(attribute=12))
+    lines, prev = [], GENESIS_HASH
+    for seq, seed in enumerate(("v1-a", "v1-b"), 1):
+        dice = SeededDice(seed)
+        outcome = resolve_contest(contest, dice)
+        body = {
+            "v": 1,
+            "table": "old",
+            "seq": seq,
+            "time": "2026-11-01T00:00:00.000Z",
+            "mechanic": "tft.contest",
+            "request": msgspec.to_builtins(contest),
+            "source": "seeded",
+            "seed": seed,
+            "dice": msgspec.to_builtins(dice.dice),
+            "outcome": msgspec.to_builtins(outcome),
+            "session": None,
+            "prev_hash": prev,
+            "key_id": SIGNER.key_id,
+        }
+        prev = chain_hash(prev, body)
+        lines.append(json.dumps({**body, "entry_hash": prev, "signature": SIGNER.sign(prev)}))
+    report = verify_entries(lines, keys=KEYS, replay=replay_entry)
+    assert report.ok and report.sources == {"seeded": 2}, report
+    assert report.root_hash is not None  # the tree is computed over any log from seq 1
+    tampered = json.loads(lines[1])
+    tampered["dice"][0]["face"] = tampered["dice"][0]["face"] % 6 + 1
+    bad = verify_entries([lines[0], json.dumps(tampered)], keys=KEYS)
+    assert (bad.ok, bad.first_bad_seq) == (False, 2)
