@@ -96,7 +96,7 @@ def test_supplied_dice_are_adjudicated_and_recorded_as_supplied(
     ("payload", "status", "field"),
     [
         ({"a": {"attribute": "sixteen"}, "b": {"attribute": 12}}, 422, "a.attribute"),
-        ({"a": {"attribute": 2}, "b": {"attribute": 12}}, 422, "a.attribute"),
+        ({"a": {"attribute": -1}, "b": {"attribute": 12}}, 422, "a.attribute"),
         ({"a": {"attribute": 16, "talents": 9}, "b": {"attribute": 12}}, 422, "a.talents"),
         ({"b": {"attribute": 12}}, 422, "a"),
         ({"a": {"attribute": 12}, "b": {"attribute": 12}, "luck": 3}, 422, "luck"),

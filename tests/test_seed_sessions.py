@@ -172,7 +172,8 @@ def test_a_refused_roll_takes_no_nonce(client: httpx.Client, table: str) -> None
     bad = client.post(
         "/v1/tft/contests",
         json={
-            "a": {"attribute": 0},
+            # Refused by the rules, after the session's nonce was read: both given.
+            "a": {"attribute": 12, "dice_count": 3},
             "b": {"attribute": 12},
             "table": table,
             "session": {"seed_id": seed_id, "client_seed": "x"},

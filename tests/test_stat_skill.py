@@ -148,12 +148,23 @@ def test_contest_full_success_and_failure() -> None:
     assert (outcome.a.result, outcome.b.result) == ("full_success", "failure")
 
 
-def test_equal_totals_go_to_the_higher_rating_then_standoff() -> None:
+def test_equal_totals_are_a_standoff_neither_side_wins() -> None:
+    # "The character with the higher total succeeds." Equal totals: neither does.
     outcome = contest(
         {"stat": 6, "skill": 4},
         {"stat": 4, "skill": 4},
         {"a.stat": [3], "a.skill": [5], "b.stat": [5], "b.skill": [5]},
     )
+    assert (outcome.stat_winner, outcome.skill_winner) == ("standoff", "standoff")
+    assert (outcome.a.result, outcome.b.result) == ("failure", "failure")
+
+
+def test_the_rating_tie_break_is_an_explicit_option() -> None:
+    dice = SuppliedDice({"a.stat": [3], "a.skill": [5], "b.stat": [5], "b.skill": [5]})
+    check = ContestedCheck(
+        a=Contender(stat=6, skill=4), b=Contender(stat=4, skill=4), tie_break="rating"
+    )
+    outcome = resolve_contest(check, dice)
     assert outcome.stat_winner == "a"  # 9 = 9, Stat 6 beats Stat 4
     assert outcome.skill_winner == "standoff"  # 9 = 9 and 4 = 4: neither wins the pair
     assert (outcome.a.result, outcome.b.result) == ("partial_success", "failure")

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fairroll.odds.tft import contest_odds
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules.tft import Contest, Contestant, compare_faces, dice_count, resolve_contest
@@ -132,3 +133,21 @@ def test_discarded_pairs_are_the_top_tied_pairs(a: tuple[int, ...], b: tuple[int
     ties = len(result.discarded_ties)
     assert tuple(sorted(a, reverse=True)[:ties]) == result.discarded_ties
     assert tuple(sorted(b, reverse=True)[:ties]) == result.discarded_ties
+
+
+def test_an_attribute_below_three_rolls_only_its_talent_dice() -> None:
+    # "The number of dice rolled is equal to the appropriate attribute divided by 3
+    #  (round down). If a talent ... should obviously help ... you may roll one extra die."
+    assert dice_count(Contestant(attribute=2, talents=1), "a") == 1
+    assert dice_count(Contestant(attribute=2), "a") == 0
+
+
+def test_a_side_with_no_dice_has_run_out_and_there_is_no_victor() -> None:
+    # "If all dice are tied or if one person runs out of dice after the discard of all
+    #  high ties, then the contest does not have a victor."
+    contest = Contest(a=Contestant(attribute=2), b=Contestant(attribute=12))
+    outcome = resolve_contest(contest, SuppliedDice({"a": [], "b": [6, 5, 2, 1]}))
+    assert (outcome.a_dice, outcome.b_dice) == (0, 4)
+    assert (outcome.victor, outcome.no_victor_reason) == (None, "ran_out_of_dice")
+    odds = contest_odds(0, 4)
+    assert (odds.ran_out_of_dice, odds.a_wins, odds.b_wins) == (1, 0, 0)

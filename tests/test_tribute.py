@@ -184,17 +184,40 @@ def test_failure_gives_no_effect_and_no_profit_without_option_1a() -> None:
     assert (outcome.actor.chosen.profit, outcome.actor.chosen.waste) == (0, 0)
 
 
-def test_option_1_may_give_only_on_a_match() -> None:
+def test_classic_option_1_may_give_only_on_a_match() -> None:
     # "Unless you're using 'Profit and Waste on a Failure', below, this only applies when
     #  you Match."
     match = resolve_test(
-        a_test(difficulty=3, trash_is_treasure=True), supplied(focus=[4], burden=[1])
+        a_test(difficulty=3, trash_is_treasure=True, profit_rule="classic"),
+        supplied(focus=[4], burden=[1]),
     )
     assert (match.outcome, match.may_give_to_opposition) == ("match", True)
     win = resolve_test(
-        a_test(difficulty=0, trash_is_treasure=True), supplied(focus=[4], burden=[1])
+        a_test(difficulty=0, trash_is_treasure=True, profit_rule="classic"),
+        supplied(focus=[4], burden=[1]),
     )
     assert (win.outcome, win.may_give_to_opposition) == ("win", False)
+
+
+def test_revised_rule_profit_may_go_to_the_opposition_and_must_on_a_fail() -> None:
+    # Revised core: "Finally, Profit can be given to the opposition, where it serves as
+    #  Waste. This is the only option for using Profit when you Fail." (and so for Waste)
+    win = resolve_test(a_test(difficulty=0), supplied(focus=[4], burden=[1]))
+    assert (win.outcome, win.may_give_to_opposition) == ("win", True)
+    # Without Option 1a, a Fail still counts its Profit and Waste, and gives them all.
+    fail = resolve_test(
+        a_test(focus=3, burden=2, opponent=tribute.Opponent(rank=0)),
+        supplied(focus=[5, 3, 2], burden=[5, 5], opponent_focus=[4], opponent_burden=[2]),
+    )
+    assert fail.outcome == "fail"
+    given = (fail.given_to_opposition.profit, fail.given_to_opposition.waste)
+    assert given == (fail.actor.chosen.profit, fail.actor.chosen.waste) != (0, 0)
+    assert fail.actor_effect.applies is False
+    classic = resolve_test(
+        a_test(focus=3, burden=2, opponent=tribute.Opponent(rank=0), profit_rule="classic"),
+        supplied(focus=[5, 3, 2], burden=[5, 5], opponent_focus=[4], opponent_burden=[2]),
+    )
+    assert (classic.given_to_opposition.profit, classic.given_to_opposition.waste) == (0, 0)
 
 
 @pytest.mark.parametrize(

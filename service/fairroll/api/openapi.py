@@ -70,6 +70,8 @@ def declare_integer_bounds(app: Litestar) -> None:
 def _int_bounds(info: msgspec.inspect.Type) -> tuple[int | None, int | None] | None:
     if isinstance(info, msgspec.inspect.IntType):
         return info.ge, info.le
+    if isinstance(info, msgspec.inspect.Metadata):  # a described field: its type inside
+        return _int_bounds(info.type)
     if isinstance(info, msgspec.inspect.UnionType):
         found = [b for t in info.types if (b := _int_bounds(t)) is not None]
         return found[0] if len(found) == 1 else None

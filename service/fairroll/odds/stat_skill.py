@@ -24,6 +24,7 @@ from fairroll.rules.stat_skill import (
     Check,
     ComplexCheck,
     ContestedCheck,
+    pair_winner,
     progress,
     score_check,
     score_contest,
@@ -153,10 +154,8 @@ def contest_odds(contest: ContestedCheck) -> ContestOdds:
     a, b = contest.a, contest.b
     faces = range(1, DIE + 1)
 
-    def pair(a_total: int, b_total: int, a_rating: int, b_rating: int) -> int:
-        return (a_total > b_total) - (a_total < b_total) or (a_rating > b_rating) - (
-            a_rating < b_rating
-        )
+    def pair(a_total: int, b_total: int, a_rating: int, b_rating: int) -> str:
+        return pair_winner(a_total, b_total, a_rating, b_rating, contest.tie_break)
 
     stat = {
         (x, y): pair(a.stat + x + a.stat_trick, b.stat + y + b.stat_trick, a.stat, b.stat)
@@ -168,8 +167,8 @@ def contest_odds(contest: ContestedCheck) -> ContestOdds:
         for x in faces
         for y in faces
     }
-    keys: Counter[tuple[int, int, bool, bool]] = Counter()
-    example: dict[tuple[int, int, bool, bool], tuple[int, int, int, int]] = {}
+    keys: Counter[tuple[str, str, bool, bool]] = Counter()
+    example: dict[tuple[str, str, bool, bool], tuple[int, int, int, int]] = {}
     for (a_stat, b_stat), stat_won in stat.items():
         for (a_skill, b_skill), skill_won in skill.items():
             key = (stat_won, skill_won, a_stat == a_skill, b_stat == b_skill)

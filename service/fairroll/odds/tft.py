@@ -38,8 +38,19 @@ class ContestOdds(msgspec.Struct, frozen=True, kw_only=True):
 
 def contest_odds(a_dice: int, b_dice: int, sides: int = 6) -> ContestOdds:
     """Return the exact distribution of a contest of ``a_dice`` against ``b_dice`` d``sides``."""
-    if a_dice < 1 or b_dice < 1:
-        raise ValueError("each side rolls at least one die")
+    if a_dice < 0 or b_dice < 0:
+        raise ValueError("a side rolls no negative number of dice")
+    if a_dice == 0 or b_dice == 0:  # a side with no dice has run out: no victor, surely
+        one = Fraction(1)
+        zero = Fraction(0)
+        return ContestOdds(
+            a_wins=zero,
+            b_wins=zero,
+            all_dice_tied=zero,
+            ran_out_of_dice=one,
+            a_levels={},
+            b_levels={},
+        )
     # Tied phase: (dice left to A, dice left to B) -> ways.
     tied: dict[tuple[int, int], int] = {(a_dice, b_dice): 1}
     # Ahead phase: (winner, winner dice left, loser dice left, level) -> ways.

@@ -32,6 +32,7 @@ __all__ = [
     "Period",
     "activates",
     "judge",
+    "pair_winner",
     "progress",
     "resolve_check",
     "resolve_complex_check",
@@ -54,6 +55,10 @@ Final = Literal[
 Short = Literal["stat", "skill"]
 Policy = Literal["never", "on_success", "on_failure", "always"]
 PairWinner = Literal["a", "b", "standoff"]
+#: How a contested pair with equal totals is settled: ``none`` (the text: "the character
+#: with the higher total succeeds", so neither does), or ``rating`` (an option: the
+#: higher rating in that pair wins it; equal ratings too, and it is still a standoff).
+TieBreak = Literal["none", "rating"]
 
 Rating = Annotated[int, msgspec.Meta(ge=0, le=30, description="A Stat or Skill rating.")]
 Trick = Annotated[int, msgspec.Meta(ge=-20, le=20, description="Bonus from tricks on this die.")]
@@ -189,6 +194,13 @@ class ContestedCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
     a: Contender
     b: Contender
+    tie_break: Annotated[
+        TieBreak,
+        msgspec.Meta(
+            description="Equal totals on a pair: none (the text: neither side succeeds on "
+            "it, a standoff) or rating (the higher rating in the pair wins it)."
+        ),
+    ] = "none"
 
 
 class ContenderOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -218,8 +230,8 @@ class ContestedOutcome(msgspec.Struct, frozen=True, kw_only=True):
 def resolve_contest(contest: ContestedCheck, dice: DiceSource) -> ContestedOutcome:
     """Roll ``a.stat``, ``a.skill``, ``b.stat``, ``b.skill`` and compare pair by pair.
 
-    Equal totals: the higher rating wins the pair (skill over luck); equal ratings too
-    and the pair is a standoff that neither side wins.
+    Equal totals: a standoff that neither side wins ("the character with the higher total
+    succeeds"); with ``tie_break: rating``, the higher rating wins the pair.
     """
     (a_stat,) = dice.roll("a.stat", DIE)
     (a_skill,) = dice.roll("a.skill", DIE)
@@ -237,8 +249,9 @@ def score_contest(
         "a": (a.stat + a_stat + a.stat_trick, a.skill + a_skill + a.skill_trick),
         "b": (b.stat + b_stat + b.stat_trick, b.skill + b_skill + b.skill_trick),
     }
-    stat_winner = _pair(totals["a"][0], totals["b"][0], a.stat, b.stat)
-    skill_winner = _pair(totals["a"][1], totals["b"][1], a.skill, b.skill)
+    tie_break = contest.tie_break
+    stat_winner = pair_winner(totals["a"][0], totals["b"][0], a.stat, b.stat, tie_break)
+    skill_winner = pair_winner(totals["a"][1], totals["b"][1], a.skill, b.skill, tie_break)
     sides = {}
     for side, who, stat_die, skill_die in (("a", a, a_stat, a_skill), ("b", b, b_stat, b_skill)):
         won_stat, won_skill = stat_winner == side, skill_winner == side
@@ -277,11 +290,18 @@ def score_contest(
     )
 
 
-def _pair(a_total: int, b_total: int, a_rating: int, b_rating: int) -> PairWinner:
+def pair_winner(
+    a_total: int, b_total: int, a_rating: int, b_rating: int, tie_break: TieBreak = "none"
+) -> PairWinner:
+    """Who wins one pair of a contest (Stat against Stat, or Skill against Skill).
+
+    >>> pair_winner(9, 9, 6, 4), pair_winner(9, 9, 6, 4, "rating")
+    ('standoff', 'a')
+    """
     # "The character with the higher total succeeds."
     if a_total != b_total:
         return "a" if a_total > b_total else "b"
-    if a_rating != b_rating:
+    if tie_break == "rating" and a_rating != b_rating:
         return "a" if a_rating > b_rating else "b"
     return "standoff"
 

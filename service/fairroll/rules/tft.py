@@ -1,9 +1,11 @@
 """TFT contests between characters (Richard Smith, 2002): highest-die contests.
 
 Each side rolls d6s: ``attribute // 3`` (or a count the GM names) plus one per
-helpful talent. Both sides sort high to low and compare pair by pair; tied pairs
-are discarded from the top, and the first untied pair decides. All dice tied,
-or one side out of dice after the ties, is a contest without a victor. With the
+helpful talent; an attribute below 3 rolls only its talents' dice, and a side with no
+dice at all has run out of dice: no victor. Both sides sort high to low and compare
+pair by pair; tied pairs are discarded from the top, and the first untied pair
+decides. All dice tied, or one side out of dice after the ties, is a contest without
+a victor. With the
 optional rule, the victor gains one level of victory per remaining die higher
 than every remaining die of the loser.
 
@@ -45,7 +47,10 @@ MAX_DICE = 24
 Attribute = Annotated[
     int,
     msgspec.Meta(
-        ge=3, le=60, description="The attribute the GM names (ST, DX, IQ ...); rolls // 3 dice."
+        ge=0,
+        le=60,
+        description="The attribute the GM names (ST, DX, IQ ...); rolls // 3 dice (an "
+        "attribute below 3 rolls none but its talents' dice).",
     ),
 ]
 Talents = Annotated[
@@ -129,6 +134,16 @@ def compare_faces(a_faces: tuple[int, ...], b_faces: tuple[int, ...]) -> Compari
     """Compare two hands (any order) by the contest rules, victory level included."""
     a_sorted = sorted(a_faces, reverse=True)
     b_sorted = sorted(b_faces, reverse=True)
+    if not a_sorted or not b_sorted:
+        # A side with no dice has run out before any comparison: "if one person runs out
+        # of dice ... the contest does not have a victor".
+        return Comparison(
+            victor=None,
+            discarded_ties=(),
+            deciding=None,
+            no_victor_reason="ran_out_of_dice",
+            victory_level=None,
+        )
     ties = 0
     for a_face, b_face in zip(a_sorted, b_sorted, strict=False):
         if a_face != b_face:

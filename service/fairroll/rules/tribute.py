@@ -6,7 +6,8 @@ are used: ``result = rank + focus die - burden die``, compared with the
 opposition's result: higher Wins, equal Matches, lower Fails.
 
 - ``revised`` (the current rule): any FOCUS and any BURDEN die may be used;
-  Profit = FOCUS dice above the used one, Waste = BURDEN dice above the used one.
+  Profit = FOCUS dice above the used one, Waste = BURDEN dice above the used one;
+  on a Fail they are still counted, and all go to the opposition.
   The service chooses for the roller: best outcome, then best Profit - Waste,
   then more Profit, then the higher result.
 - ``classic`` (the original rule): the highest FOCUS and BURDEN dice are used;
@@ -19,7 +20,7 @@ Choice(focus=6, burden=1, result=5, outcome='match', profit=0, waste=0)
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -42,6 +43,7 @@ __all__ = [
     "all_choices",
     "best_choice",
     "classic_choice",
+    "counts_failures",
     "frontier",
     "resolve_test",
 ]
@@ -167,6 +169,29 @@ class TestOutcome(msgspec.Struct, frozen=True, kw_only=True):
     allocated_by: AllocatedBy
 
 
+def counts_failures(test: Test | _Rules) -> bool:
+    """Whether a Failed Test counts its Profit and Waste (and gives them to the opposition).
+
+    The revised rule always does: "Finally, Profit can be given to the opposition, where
+    it serves as Waste. This is the only option for using Profit when you Fail." (and so
+    for Waste). The classic rule does only with Option 1a.
+
+    >>> counts_failures(Test(reality="d6", rank=0, difficulty=3))
+    True
+    """
+    return test.profit_rule == "revised" or test.failure_counts
+
+
+class _Rules(Protocol):
+    """What decides whether failures count: any request with the two fields."""
+
+    @property
+    def profit_rule(self) -> ProfitRule: ...
+
+    @property
+    def failure_counts(self) -> bool: ...
+
+
 def classic_choice(
     focus: tuple[int, ...], burden: tuple[int, ...], *, need: int, failure_counts: bool
 ) -> Choice:
@@ -244,7 +269,7 @@ def resolve_test(test: Test, dice: DiceSource) -> TestOutcome:
     sides = REALITY_SIDES[test.reality]
     focus = dice.roll("focus", sides, test.focus)
     burden = dice.roll("burden", sides, test.burden)
-    counts = test.failure_counts
+    counts = counts_failures(test)
     opponent = test.opponent
     if isinstance(opponent, UnsetType):
         difficulty = test.difficulty if isinstance(test.difficulty, int) else 0
@@ -312,7 +337,7 @@ def _choose(
     choice: ExplicitChoice | None,
 ) -> SideOutcome:
     """One roller's choice: the rule's, the service's best, or the one the request names."""
-    counts = test.failure_counts
+    counts = counts_failures(test)
     chosen_by: ChosenBy
     if test.profit_rule == "classic":
         chosen = classic_choice(focus, burden, need=need, failure_counts=counts)
@@ -353,8 +378,9 @@ def _finish(
 ) -> TestOutcome:
     given = Transfer(profit=0, waste=0)
     received = Transfer(profit=0, waste=0)
-    if test.failure_counts:
-        # Option 1a: "you must give it all to the opposition"
+    if counts_failures(test):
+        # Revised rule: "This is the only option for using Profit when you Fail"; classic
+        # Option 1a: "you must give it all to the opposition".
         if outcome == "fail":
             given = Transfer(profit=actor.chosen.profit, waste=actor.chosen.waste)
         elif outcome == "win" and opposition is not None:
@@ -388,9 +414,14 @@ def _finish(
         opposition_effect=opposition_effect,
         given_to_opposition=given,
         received_from_opposition=received,
-        # Option 1: "Unless you're using 'Profit and Waste on a Failure' ... this only
-        # applies when you Match" (on a Fail, Option 1a gives everything anyway).
-        may_give_to_opposition=test.trash_is_treasure and outcome == "match",
+        # Revised rule: "Finally, Profit can be given to the opposition" (on a Win or a
+        # Match; a Fail gives it all). Classic Option 1: "Unless you're using 'Profit and
+        # Waste on a Failure' ... this only applies when you Match".
+        may_give_to_opposition=(
+            outcome != "fail"
+            if test.profit_rule == "revised"
+            else test.trash_is_treasure and outcome == "match"
+        ),
         allocated_by=ALLOCATED_BY[test.allocation],
     )
 

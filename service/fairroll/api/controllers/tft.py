@@ -31,7 +31,7 @@ __all__ = ["TftController"]
 
 D6Faces = Annotated[
     list[Annotated[int, msgspec.Meta(ge=1, le=tft.DIE_SIDES)]],
-    faces_meta(tft.DIE_SIDES, tft.MAX_DICE),
+    faces_meta(tft.DIE_SIDES, tft.MAX_DICE, min_dice=0),
 ]
 
 

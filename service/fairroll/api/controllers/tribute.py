@@ -150,7 +150,7 @@ class TributeController(Controller):
             data.burden,
             data.difficulty - data.rank,
             data.profit_rule,
-            data.failure_counts,
+            tribute.counts_failures(data),
         )
 
 
