@@ -77,15 +77,7 @@ def roll_draft(source: SeededDice | SuppliedDice, kind: str, **extra: Any) -> Dr
 
 
 def statement(mechanic: str, request: dict[str, Any]) -> Draft:
-    return Draft(
-        table=TABLE,
-        mechanic=mechanic,
-        request=request,
-        source="statement",
-        seed=None,
-        dice=(),
-        outcome=None,
-    )
+    return Draft.statement(TABLE, mechanic, request)
 
 
 def build() -> list[Entry]:

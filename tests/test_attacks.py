@@ -162,15 +162,7 @@ def back_dated_retired_key(log: Log) -> Log:
     last = forged[-1]
 
     def statement(mechanic: str, request: dict[str, Any]) -> Draft:
-        return Draft(
-            table=last["table"],
-            mechanic=mechanic,
-            request=request,
-            source="statement",
-            seed=None,
-            dice=(),
-            outcome=None,
-        )
+        return Draft.statement(last["table"], mechanic, request)
 
     retire = seal(
         statement("key.retire", {"key_id": OPERATOR.key_id}),

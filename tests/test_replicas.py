@@ -137,14 +137,10 @@ def test_rotated_keys_keep_old_entries_verifying_and_retirement_is_enforced(
     # The operator, holding key 7, appends a back-dated entry at the tail: position, not
     # time, decides.
     last = json.loads(export[-1])
-    draft = Draft(
-        table="rot",
-        mechanic="audit.epoch",
-        request={"lost_after": last["seq"], "resume_after": last["seq"], "reason": "x"},
-        source="statement",
-        seed=None,
-        dice=(),
-        outcome=None,
+    draft = Draft.statement(
+        "rot",
+        "audit.epoch",
+        {"lost_after": last["seq"], "resume_after": last["seq"], "reason": "x"},
     )
     forged = seal(
         draft, Head(last["seq"], last["entry_hash"]), signer(7), "2000-01-01T00:00:00.000Z"

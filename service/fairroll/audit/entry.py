@@ -126,6 +126,28 @@ class Draft(msgspec.Struct, frozen=True, kw_only=True):
     #: Not recorded: the seed-session step the append must take with this entry.
     claim: Claim | None = None
 
+    @classmethod
+    def statement(
+        cls,
+        table: str,
+        mechanic: str,
+        request: Any,
+        claim: Claim | None = None,
+        outcome: Any = None,
+    ) -> Draft:
+        """A statement about the log (no dice): a commitment, a reveal, a policy, a key's
+        retirement, an epoch."""
+        return cls(
+            table=table,
+            mechanic=mechanic,
+            request=request,
+            source="statement",
+            seed=None,
+            dice=(),
+            outcome=outcome,
+            claim=claim,
+        )
+
 
 class KeyCertificate(msgspec.Struct, frozen=True, kw_only=True):
     """A root key's statement that ``key_id`` (``public_key``) signs fairroll entries.

@@ -86,20 +86,25 @@ class SeedSessions:
     def __init__(self, store: AuditStore) -> None:
         self.store = store
         self.redis = store.redis
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        #: Per session in use here: its lock and how many steps hold or await it.
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
 
     @asynccontextmanager
     async def hold(self, table: str, seed_id: str) -> AsyncIterator[None]:
         """One step at a time per session in this process (a roll: read the nonce, roll,
         append); other processes race through the append's check on the nonce."""
         key = (table, seed_id)
-        lock = self._locks.setdefault(key, asyncio.Lock())
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
         try:
             async with lock:
                 yield
         finally:
-            if not lock.locked() and not getattr(lock, "_waiters", None):
-                self._locks.pop(key, None)
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
 
     async def create(self, table: str) -> SessionStatus:
         """Draw a server seed and append its commitment; the session exists once that
@@ -107,15 +112,11 @@ class SeedSessions:
         seed_id = "s" + secrets.token_urlsafe(12)
         server_seed = new_seed()
         commitment = commitment_of(server_seed)
-        draft = Draft(
-            table=table,
-            mechanic=COMMIT_MECHANIC,
-            request={"seed_id": seed_id, "commitment": commitment},
-            source="statement",
-            seed=None,
-            dice=(),
-            outcome=None,
-            claim=Claim(
+        draft = Draft.statement(
+            table,
+            COMMIT_MECHANIC,
+            {"seed_id": seed_id, "commitment": commitment},
+            Claim(
                 kind="commit",
                 seed_id=seed_id,
                 nonce=0,
@@ -164,21 +165,17 @@ class SeedSessions:
                 state = await self.state(table, seed_id)
                 if state.revealed or (idle_before is not None and state.used > idle_before):
                     return await self.status(table, seed_id)
-                draft = Draft(
-                    table=table,
-                    mechanic=REVEAL_MECHANIC,
-                    request={
+                draft = Draft.statement(
+                    table,
+                    REVEAL_MECHANIC,
+                    {
                         "seed_id": seed_id,
                         "commitment": state.commitment,
                         "server_seed": state.server_seed,
                         "rolls": state.nonce,
                         "revealed_by": by,
                     },
-                    source="statement",
-                    seed=None,
-                    dice=(),
-                    outcome=None,
-                    claim=Claim(kind="reveal", seed_id=seed_id, nonce=state.nonce, revealed_by=by),
+                    Claim(kind="reveal", seed_id=seed_id, nonce=state.nonce, revealed_by=by),
                 )
                 try:
                     entry = await self.store.append(draft)

@@ -780,10 +780,7 @@ class AuditStore:
 
     async def _get_tips(self, tables: list[str]) -> list[list[Any] | BaseException]:
         """Each table's head and frontier hashes, or the error that fetching them met."""
-        calls = [
-            ("EVAL", _TIP, 5, _head_key(t), _log_key(t), _base_key(t), _tree_key(t), _keys_key(t))
-            for t in tables
-        ]
+        calls: list[tuple[str | int, ...]] = [("EVAL", _TIP, 5, *_tip_keys(t)) for t in tables]
         if self._cluster:
             return cast(
                 list[list[Any] | BaseException],
@@ -1009,15 +1006,8 @@ class AuditStore:
         if self._key_states.get(table, {}).get(key_id) != "live":
             return None
         return await self.append(
-            Draft(
-                table=table,
-                mechanic=KEY_RETIRE_MECHANIC,
-                request={"key_id": key_id},
-                source="statement",
-                seed=None,
-                dice=(),
-                outcome=None,
-                claim=Claim(kind="retire", key_id=key_id),
+            Draft.statement(
+                table, KEY_RETIRE_MECHANIC, {"key_id": key_id}, Claim(kind="retire", key_id=key_id)
             )
         )
 
@@ -1037,17 +1027,7 @@ class AuditStore:
         if policy is not None and policy != TablePolicy():
             # Nobody can roll on the table before this answer gives them its write key.
             await self.redis.hset(_meta_key(table), "policy", _encoder.encode(policy))
-            await self.append(
-                Draft(
-                    table=table,
-                    mechanic=POLICY_MECHANIC,
-                    request=policy,
-                    source="statement",
-                    seed=None,
-                    dice=(),
-                    outcome=None,
-                )
-            )
+            await self.append(Draft.statement(table, POLICY_MECHANIC, policy))
         return table, write_key
 
     async def _meta(self, table: str) -> tuple[str | None, TablePolicy]:
@@ -1115,14 +1095,8 @@ class AuditStore:
         }
         # The entry that published this key may be among the lost: the epoch publishes it.
         publish = self._key_states.get(table, {}).get(self.signer.key_id) != "live"
-        draft = Draft(
-            table=table,
-            mechanic=EPOCH_MECHANIC,
-            request=request,
-            source="statement",
-            seed=None,
-            dice=(),
-            outcome={"lost": resume_after - head.seq},
+        draft = Draft.statement(
+            table, EPOCH_MECHANIC, request, outcome={"lost": resume_after - head.seq}
         )
         entry = seal(
             draft, Head(resume_after, head.entry_hash), self.signer, now_rfc3339(), publish=publish
@@ -1394,16 +1368,7 @@ def _statement(table: str, mechanic: str, request: Any, claim: Claim) -> _Pendin
     """A statement the store appends itself; its future is answered but never awaited."""
     future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
     future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
-    draft = Draft(
-        table=table,
-        mechanic=mechanic,
-        request=request,
-        source="statement",
-        seed=None,
-        dice=(),
-        outcome=None,
-        claim=claim,
-    )
+    draft = Draft.statement(table, mechanic, request, claim)
     return _Pending(draft, future, None, derived=True)
 
 

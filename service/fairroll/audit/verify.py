@@ -237,9 +237,7 @@ class _Verifier:
             published = self.published.get(key_id)
             if published is not None:
                 return published
-            if not self.partial and (self.root is not None or self.keys is None):
-                if self.keys is None and self.root is None:
-                    return None
+            if not self.partial and self.root is not None:
                 raise _BadEntryError(
                     seq, f"signed by key {key_id}, which this log did not publish before it"
                 )
