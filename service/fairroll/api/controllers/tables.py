@@ -388,9 +388,10 @@ class TablesController(Controller):
                 outcomes_replayed=False,
             )
         seed_ids: set[str] = set()
-        after = 0
-        while page := await store.raw_page(table, after=after, until=head.seq):
-            seed_ids |= _seed_ids([raw for _, raw in page])
+        after, version_1 = 0, True
+        while version_1 and (page := await store.raw_page(table, after=after, until=head.seq)):
+            found, version_1 = _seed_ids([raw for _, raw in page])
+            seed_ids |= found
             after = page[-1][0]
         reveals = {}
         for seed_id in sorted(seed_ids):
@@ -435,18 +436,22 @@ class TablesController(Controller):
         return base if base is not None else await store.genesis(table)
 
 
-def _seed_ids(lines: list[bytes]) -> set[str]:
+def _seed_ids(lines: list[bytes]) -> tuple[set[str], bool]:
     """Seed sessions named by version 1 committed entries (version 2 logs carry their
-    reveals; malformed entries are the verifier's to flag)."""
-    found = set()
+    reveals; malformed entries are the verifier's to flag), and whether the log may hold
+    more version 1 entries after these: a version 2 entry ends them, so a version 2 log
+    is not read twice."""
+    found: set[str] = set()
     for line in lines:
         try:
             entry = msgspec.json.decode(line, type=_Committed)
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
-        if entry.session is not None and entry.v == 1:
+        if entry.v >= 2:
+            return found, False
+        if entry.session is not None:
             found.add(entry.session.seed_id)
-    return found
+    return found, True
 
 
 class _SessionId(msgspec.Struct):
