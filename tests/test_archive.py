@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 from redis import Redis
 
-from conftest import TEST_SIGNING_KEY, LiveServer
 from fairroll.redis_server import RedisServer
+from support import TEST_SIGNING_KEY, LiveServer
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 

@@ -25,11 +25,11 @@ import httpx
 import msgspec
 import pytest
 
-from conftest import TEST_SIGNING_KEY, run_node
 from fairroll.audit import Draft, Head, Signer, load_signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.audit.signing import certify, seal
 from fairroll.mechanics import replay_entry
+from support import TEST_SIGNING_KEY, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 OPERATOR = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)

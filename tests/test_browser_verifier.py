@@ -21,8 +21,8 @@ import httpx
 import pytest
 from redis import Redis
 
-from conftest import TEST_SIGNING_KEY, LiveServer, run_node
 from fairroll.redis_server import RedisServer
+from support import TEST_SIGNING_KEY, LiveServer, run_node
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 

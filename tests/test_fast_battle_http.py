@@ -7,6 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
+from support import chances
+
 ZIPPY = {
     "name": "Zippy the Mean",
     "allocation": {"st": 2, "qk": 1, "in": 1, "ma": 1, "mr": 1},
@@ -165,7 +167,7 @@ def test_odds_and_store(client: httpx.Client) -> None:
         },
     )
     assert attack.status_code == 200, attack.text
-    assert attack.json()["knock_out"]["exact"] == "1/2"
+    assert chances(attack.json(), "knock_out")["knocked_out"] == "1/2"
     battle = client.post(
         "/v1/fast-battle/battles/odds",
         json={
@@ -227,24 +229,17 @@ def test_coin_odds_over_http(client: httpx.Client) -> None:
     ).json()
     # SP 2 flips + 2 MA above the minimum against MR 0 and no FRM: nullified only if
     # 0 >= half of 2..4, never.
-    assert spark["takes_effect"]["exact"] == "1/1"
-    assert spark["knock_out"]["exact"] == "1/1"
+    assert chances(spark, "takes_effect")["takes_effect"] == "1/1"
+    assert chances(spark, "knock_out")["knocked_out"] == "1/1"
     first = client.post(
         "/v1/fast-battle/initiatives/odds",
         json={"fighters": [fighter("A", qk=2), fighter("B", qk=2), fighter("C", qk=3)]},
     ).json()
-    assert [
-        (f["name"], [(p["value"], p["probability"]["exact"]) for p in f["places"]])
-        for f in first["fighters"]
-    ] == [
-        ("A", [(2, "1/2"), (3, "1/2")]),
-        ("B", [(2, "1/2"), (3, "1/2")]),
-        ("C", [(1, "1/1")]),
+    assert [chances(first, f"fighters[{i}].place") for i in range(3)] == [
+        {2: "1/2", 3: "1/2"},
+        {2: "1/2", 3: "1/2"},
+        {1: "1/1"},
     ]
+    assert chances(first, "first") == {"A": "0/1", "B": "0/1", "C": "1/1"}
     hp = client.post("/v1/fast-battle/characters/odds", json=ZIPPY).json()
-    assert [(b["value"], b["probability"]["exact"]) for b in hp["bonus_points"]] == [
-        (0, "1/8"),
-        (1, "3/8"),
-        (2, "3/8"),
-        (3, "1/8"),
-    ]
+    assert chances(hp, "bonus_points") == {0: "1/8", 1: "3/8", 2: "3/8", 3: "1/8"}

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from redis import Redis
 
-from conftest import TEST_SIGNING_KEY, LiveServer
 from fairroll.redis_server import RedisServer
+from support import TEST_SIGNING_KEY, LiveServer
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "faults.py"

@@ -113,9 +113,22 @@ def test_an_export_range_that_ends_before_it_starts_is_a_422(
     assert answer.json()["invalid_params"][0]["name"] == "to_seq"
 
 
-def test_battle_odds_take_what_their_schema_says(client: httpx.Client) -> None:
+def test_battle_odds_take_what_the_battle_takes(client: httpx.Client) -> None:
+    """Odds take the roll's own input: a battle of two to six fighters, refused beyond."""
     spec = client.get("/schema/openapi.json").json()
-    body = spec["paths"]["/v1/fast-battle/battles/odds"]["post"]["requestBody"]["content"]
-    ref = body["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
-    fighters = spec["components"]["schemas"][ref]["properties"]["fighters"]
-    assert (fighters["minItems"], fighters["maxItems"]) == (2, 2)
+
+    schemas = spec["components"]["schemas"]
+    body = spec["paths"]["/v1/fast-battle/battles/odds"]["post"]["requestBody"]
+    name = body["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    odds = schemas[name]["properties"]["fighters"]
+    assert (odds["minItems"], odds["maxItems"]) == (2, 6)
+    assert odds == schemas["FastBattleBattleRequest"]["properties"]["fighters"]
+    fighter = {"name": "A", "st": 1, "qk": 1, "in": 1, "ma": 1, "mr": 1, "max_hp": 6}
+    three = [{**fighter, "name": name} for name in "ABC"]
+    answer = client.post("/v1/fast-battle/battles/odds", json={"fighters": three})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["exact"] is False
+    assert answer.json()["estimate"]["battles"] >= 10
+    seven = [{**fighter, "name": str(n)} for n in range(7)]
+    for path in ("/v1/fast-battle/battles/odds", "/v1/fast-battle/battles"):
+        assert client.post(path, json={"fighters": seven}).status_code == 422

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from fairroll.randomness import derive_faces
+from support import chance, chances
 
 ROTH_VS_SHEENA: dict[str, Any] = {
     "a": {"name": "Roth", "attribute": 16, "talents": 2},
@@ -249,18 +251,18 @@ def test_tampered_export_fails_offline_at_the_right_seq(
 def test_odds_answer_exactly_without_rolling(client: httpx.Client, table: str) -> None:
     response = client.post(
         "/v1/tft/contests/odds",
-        json={"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}},
+        json={"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}, "victory_levels": True},
     )
     assert response.status_code == 200, response.text
     odds = response.json()
-    assert (odds["a_dice"], odds["b_dice"]) == (7, 4)
-    total = sum(
-        int(n) / int(d)
-        for n, d in (odds[k]["exact"].split("/") for k in ("a_wins", "b_wins", "no_victor"))
-    )
-    assert total == pytest.approx(1)
-    levels = sum(level["probability"]["value"] for level in odds["a_victory_levels"])
-    assert levels == pytest.approx(odds["a_wins"]["value"])
+    assert odds["mechanic"] == "tft.contest"
+    assert odds["distributions"][0]["title"] == "Who wins (7 dice against 4)"
+    # Every distribution of an odds answer is a whole distribution: it sums to exactly 1.
+    for distribution in odds["distributions"]:
+        assert sum(Fraction(e) for e in chances(odds, distribution["name"]).values()) == 1
+    levels = chances(odds, "victory_level")
+    a_levels = sum(Fraction(p) for k, p in levels.items() if k.startswith("a:"))
+    assert a_levels == chance(odds, "victor", "a")
 
 
 def test_metrics_count_rolls_by_mechanic(client: httpx.Client, table: str) -> None:

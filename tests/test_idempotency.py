@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 
-from conftest import LiveServer
 from fairroll.redis_server import RedisServer, free_port
+from support import LiveServer
 
 BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}}
 ROLLS_EACH = 25

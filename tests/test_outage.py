@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import LiveServer
 from fairroll.redis_server import RedisServer, free_port
+from support import LiveServer
 
 BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}, "table": "outage"}
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from conftest import LiveServer
 from fairroll.api.examples import load_examples
 from fairroll.mechanics import MECHANICS
+from support import LiveServer
 
 SPEC = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"
 PACKAGE = "fairroll_client"

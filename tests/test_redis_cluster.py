@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from conftest import LiveServer
 from redis_cluster import RedisCluster
+from support import LiveServer
 
 CONTEST = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}, "victory_levels": True}
 TABLES = [f"cluster-{i}" for i in range(48)]

@@ -15,10 +15,10 @@ import httpx
 import msgspec
 import pytest
 
-from conftest import LiveServer
 from fairroll.audit import Draft, Head, Signer, load_signer, verify_entries
 from fairroll.audit.signing import certify, seal
 from fairroll.redis_server import RedisServer, free_port
+from support import LiveServer
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import LiveServer
+from support import LiveServer
 
 TESTS = Path(__file__).resolve().parent
 SPEC = TESTS.parent / "openapi" / "openapi.json"

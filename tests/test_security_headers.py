@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import LiveServer
 from fairroll.redis_server import RedisServer
+from support import LiveServer
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,11 @@ import httpx
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from conftest import TEST_SIGNING_KEY, LiveServer
 from fairroll.audit import AuditStore, load_signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.audit.sessions import IDLE_SECONDS, OPEN_SESSIONS, SeedSessions
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
+from support import TEST_SIGNING_KEY, LiveServer
 
 BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}}
 

@@ -20,10 +20,10 @@ import pytest
 import rfc8785
 from redis import Redis
 
-from conftest import LiveServer
 from fairroll.audit import Signer, merkle, verify_entries
 from fairroll.audit.checkpoint import note_key
 from fairroll.redis_server import RedisServer
+from support import LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "tests" / "go" / "fairrollcheck"

@@ -7,6 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
+from support import chances
+
 
 def test_opposed_test_is_one_audited_entry(client: httpx.Client, table: str) -> None:
     response = client.post(
@@ -95,9 +97,5 @@ def test_odds_of_one_die_each(client: httpx.Client) -> None:
     )
     assert response.status_code == 200, response.text
     odds = response.json()
-    assert (odds["win"]["exact"], odds["match"]["exact"], odds["fail"]["exact"]) == (
-        "5/12",
-        "1/6",
-        "5/12",
-    )
-    assert odds["profit"] == [{"value": 0, "probability": {"exact": "1/1", "value": 1.0}}]
+    assert chances(odds, "outcome") == {"win": "5/12", "match": "1/6", "fail": "5/12"}
+    assert chances(odds, "profit") == {0: "1/1"}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LiveServer
+from support import LiveServer
 
 CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
 SYSTEMS = ["tft", "fbc", "tribute", "stat-skill", "fast-battle"]

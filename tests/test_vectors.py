@@ -17,10 +17,10 @@ import msgspec
 import pytest
 import rfc8785
 
-from conftest import run_node
 from fairroll.audit import Checkpoint, merkle, verify_checkpoint, verify_entries
 from fairroll.audit.entry import jcs
 from fairroll.mechanics import replay_entry
+from support import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "docs" / "vectors"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_node
+from support import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ROOT / "service" / "fairroll" / "api" / "static" / "words.js"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Protocol
 
 import msgspec
@@ -180,10 +180,16 @@ class SuppliedDice:
     :class:`DiceError` naming the group and the index.
     """
 
-    __slots__ = ("_dice", "_next", "_supplied")
+    __slots__ = ("_dice", "_next", "_path", "_supplied")
 
-    def __init__(self, supplied: Mapping[str, Sequence[int]]) -> None:
+    def __init__(
+        self,
+        supplied: Mapping[str, Sequence[int]],
+        path: Callable[[str], str] = str,
+    ) -> None:
+        """``path(group)`` is where the request gave a group's faces (under ``dice``)."""
         self._supplied = {group: tuple(faces) for group, faces in supplied.items()}
+        self._path = path
         self._next = dict.fromkeys(self._supplied, 0)
         self._dice: list[Die] = []
 
@@ -198,15 +204,13 @@ class SuppliedDice:
             raise DiceError(
                 f"this roll needs {start + count} dice in group {group!r}, "
                 f"but {len(faces)} were supplied",
-                field=f"dice.{group}",
+                field=f"dice.{self._path(group)}",
             )
         taken = faces[start : start + count]
         for index, face in enumerate(taken, start):
             if not 1 <= face <= sides:
-                raise DiceError(
-                    f"dice.{group}[{index}] is {face}, but a d{sides} shows 1..{sides}",
-                    field=f"dice.{group}[{index}]",
-                )
+                where = f"dice.{self._path(group)}[{index}]"
+                raise DiceError(f"{where} is {face}, but a d{sides} shows 1..{sides}", field=where)
         self._next[group] = start + count
         self._dice.extend(Die(group=group, sides=sides, face=face) for face in taken)
         return taken
@@ -219,7 +223,7 @@ class SuppliedDice:
                 raise DiceError(
                     f"{len(faces)} dice were supplied in group {group!r}, "
                     f"but this roll uses {used}",
-                    field=f"dice.{group}",
+                    field=f"dice.{self._path(group)}",
                 )
 
 

@@ -24,7 +24,7 @@ try {
     await page.selectOption("#mechanic", id);
     const odds = await page.waitForFunction(() => {
       const note = document.getElementById("odds-note").textContent;
-      if (note.startsWith("Exact odds") || note.startsWith("The API has no odds")) {
+      if (note.startsWith("Exact odds") || note.startsWith("Estimated odds") || note.startsWith("The API has no odds")) {
         return { note, bars: document.querySelectorAll("#odds table.chart tr").length };
       }
       return null;
@@ -111,7 +111,7 @@ async function settled(page) {
 async function oddsSettled(page) {
   await page.waitForFunction(() => {
     const note = document.getElementById("odds-note").textContent;
-    return note.startsWith("Exact odds") || note.startsWith("No odds") || note.startsWith("The odds need");
+    return note.startsWith("Exact odds") || note.startsWith("Estimated odds") || note.startsWith("No odds");
   });
   await page.waitForTimeout(300);  // past the debounce: the note is for the input as it is
   await page.waitForFunction(() => !document.getElementById("odds-note").textContent.startsWith("Working"));
@@ -162,7 +162,7 @@ async function formsByHand(page) {
 }
 
 async function oddsReady(page) {
-  await page.waitForFunction(() => document.getElementById("odds-note").textContent.startsWith("Exact odds"));
+  await page.waitForFunction(() => /^(Exact|Estimated) odds/.test(document.getElementById("odds-note").textContent));
 }
 
 function barValue(page, label) {

@@ -9,7 +9,7 @@ const { charts, percent } = await import(pathToFileURL(moduleFile).href);
 const rows = [];
 for (const example of JSON.parse(readFileSync(examplesFile, "utf8"))) {
   if (!example.operation.endsWith("Odds")) continue;
-  const drawn = charts(example.operation, example.response, example.request);
+  const drawn = charts(example.response);
   const shown = drawn.map((chart) => chart.bars.map((bar) => percent(bar.value, bar.exact)));
   rows.push([example.operation, example.name, drawn, shown]);
 }

@@ -135,8 +135,15 @@ async function main(): Promise<void> {
   const verified = await api.GET("/v1/tables/{table}/verification", { params: { path: { table } } });
   if (!verified.data?.ok) fail(`verification: ${JSON.stringify(verified.data ?? verified.error)}`);
   console.log(
-    JSON.stringify({ table, rolls: seq, verified: verified.data.ok, a_wins: odds.data.a_wins.exact }),
+    JSON.stringify({ table, rolls: seq, verified: verified.data.ok, a_wins: chanceOf(odds.data, "victor", "a") }),
   );
+}
+
+/** The exact probability of one outcome of one distribution of an odds answer. */
+function chanceOf(odds: components["schemas"]["Odds"], name: string, outcome: string | number): string {
+  const found = odds.distributions.find((d) => d.name === name)?.chances.find((c) => c.outcome === outcome);
+  if (!found) fail(`no ${name} ${outcome} in the odds`);
+  return found.probability.exact;
 }
 
 await main();

@@ -21,21 +21,17 @@ from redis.exceptions import RedisError
 
 import fairroll
 from fairroll.api.compute import ComputePool, compute_middleware
-from fairroll.api.controllers.fast_battle import FastBattleController
-from fairroll.api.controllers.fbc import FbcController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import PageController
-from fairroll.api.controllers.stat_skill import StatSkillController
 from fairroll.api.controllers.tables import (
     KeysController,
     NewTableController,
     TablesController,
     VerifyController,
 )
-from fairroll.api.controllers.tft import TftController
-from fairroll.api.controllers.tribute import TributeController
 from fairroll.api.examples import attach_examples
 from fairroll.api.headers import DocsPage, security_headers
+from fairroll.api.mechanics import SystemsController, system_routers, system_tags
 from fairroll.api.metrics import FENCED_TABLES, HEAD_REGRESSIONS, http_metrics
 from fairroll.api.openapi import (
     declare_closed_objects,
@@ -49,20 +45,18 @@ from fairroll.api.problems import exception_handlers
 from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.rolls import Roller
 from fairroll.api.settings import Settings
-from fairroll.api.strict import strict_body
+from fairroll.api.strict import StrictDecoders, strict_body
 from fairroll.audit import AuditStore, connect_redis, load_signer
 from fairroll.audit.sessions import SWEEP_BATCH, SeedSessions
+from fairroll.mechanics import import_systems, ordered
 
 __all__ = ["create_app", "create_app_from_env"]
 
 SWEEP_SECONDS = 60.0
 
-OPENAPI_TAGS = [
-    Tag(name="fast-battle", description="The Fast Battle System (John Floren, 2005)."),
-    Tag(name="fbc", description="Faster, Better, Cheaper (Kirt A. Dankmyer, 2003)."),
-    Tag(name="stat-skill", description="A 2d10 Stat + Skill system with threats and fate dice."),
-    Tag(name="tribute", description="Tribute's core dice mechanic (FOCUS, BURDEN, Profit, Waste)."),
-    Tag(name="tft", description="TFT contests between characters (Richard Smith, 2002)."),
+#: Tags of the endpoints that are not a rule system's (each system tags its own).
+SERVICE_TAGS = [
+    Tag(name="systems", description="The rule systems and mechanics this server resolves."),
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
     Tag(name="operations", description="Health probes for orchestrators."),
 ]
@@ -102,6 +96,8 @@ class FairrollApp(Litestar):
 
 def create_app(settings: Settings) -> Litestar:
     """Build the app. Redis is opened on startup and closed on shutdown."""
+    import_systems(settings.systems)
+    systems = ordered()
     signer = load_signer(
         key=settings.signing_key,
         key_file=settings.signing_key_file,
@@ -161,11 +157,8 @@ def create_app(settings: Settings) -> Litestar:
 
     app = FairrollApp(
         route_handlers=[
-            FastBattleController,
-            FbcController,
-            StatSkillController,
-            TftController,
-            TributeController,
+            *system_routers(systems),
+            SystemsController,
             NewTableController,
             TablesController,
             KeysController,
@@ -210,7 +203,7 @@ def create_app(settings: Settings) -> Litestar:
                 "Verifiable dice for tabletop systems. Every roll is replayable from its seed "
                 "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered."
             ),
-            tags=OPENAPI_TAGS,
+            tags=[*system_tags(systems), *SERVICE_TAGS],
             path="/schema",
             use_handler_docstrings=False,
             render_plugins=[DocsPage()],
@@ -220,6 +213,7 @@ def create_app(settings: Settings) -> Litestar:
     app.headers_for = (
         _no_headers if settings.compute_worker else security_headers(settings.frame_ancestors)
     )
+    app.state.decoders = StrictDecoders(app)
     declare_closed_objects(app)
     declare_exactly_one(app)
     declare_integer_bounds(app)

@@ -52,6 +52,10 @@ class SuppliedGroups(Protocol):
         """Faces by dice group, as the rules roll them."""
         ...
 
+    def path(self, group: str) -> str:
+        """Where (under ``dice``) the request gave a group's faces."""
+        ...
+
 
 class RollEnvelope(Protocol):
     """Fields every roll request accepts. A request subclasses its mechanic's input

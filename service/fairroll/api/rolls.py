@@ -166,7 +166,7 @@ class Roller:
         source: SeededDice | SuppliedDice
         kind: Source
         if not isinstance(request.dice, UnsetType):
-            source, kind = SuppliedDice(request.dice.groups()), "supplied"
+            source, kind = SuppliedDice(request.dice.groups(), request.dice.path), "supplied"
         elif isinstance(request.seed, str):
             source, kind = SeededDice(request.seed), "chosen"
         else:

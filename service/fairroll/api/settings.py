@@ -44,6 +44,8 @@ class Settings:
     certify-key``) when the key is not the root itself (a rotated key).
     ``root_key_id``: the pinned root the server's own verifications trust keys from
     (default: the root that certified its signing key).
+    ``systems``: modules to import that declare more rule systems (``fairroll.mechanics``):
+    their mechanics are served, listed and verified like the built-in ones.
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -67,6 +69,7 @@ class Settings:
     log_name: str = "fairroll"
     key_certificate: str | None = None
     root_key_id: str | None = None
+    systems: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -77,7 +80,7 @@ class Settings:
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
         ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
         ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_LOG_NAME``, ``FAIRROLL_KEY_CERTIFICATE``,
-        ``FAIRROLL_ROOT_KEY_ID``."""
+        ``FAIRROLL_ROOT_KEY_ID``, ``FAIRROLL_SYSTEMS`` (comma-separated modules)."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -115,9 +118,14 @@ class Settings:
             log_name=log_name,
             key_certificate=env.get("FAIRROLL_KEY_CERTIFICATE") or None,
             root_key_id=env.get("FAIRROLL_ROOT_KEY_ID") or None,
+            systems=_listed(env.get("FAIRROLL_SYSTEMS", "")),
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")
                 if origin.strip()
             ),
         )
+
+
+def _listed(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())

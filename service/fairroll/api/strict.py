@@ -10,15 +10,23 @@ with a key twice in one object is refused (400): parsers disagree on which value
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
-from litestar import Request
+from litestar import Litestar, Request
 from litestar.exceptions import ClientException, ValidationException
 
 from fairroll.audit.verify import DuplicateKeyError, loads_strict
 
-__all__ = ["NDJSON_TYPES", "NESTED_TOO_DEEPLY", "is_json", "media_type_of", "strict_body"]
+__all__ = [
+    "NDJSON_TYPES",
+    "NESTED_TOO_DEEPLY",
+    "StrictDecoders",
+    "is_json",
+    "media_type_of",
+    "strict_body",
+]
 
 NESTED_TOO_DEEPLY = "the JSON is nested too deeply to be a request"
 
@@ -38,13 +46,34 @@ def is_json(media_type: str) -> bool:
     )
 
 
+class StrictDecoders:
+    """Each route's body decoder, built once at startup: the handler's ``data`` type,
+    decoded strictly from the bytes in one pass (a route without ``data`` has none)."""
+
+    def __init__(self, app: Litestar) -> None:
+        self._by_handler: dict[int, tuple[msgspec.json.Decoder[Any], Any, bool]] = {}
+        for route in app.routes:
+            for handler in getattr(route, "route_handlers", ()):
+                data = handler.parsed_fn_signature.parameters.get("data")
+                if data is not None:
+                    decoder = msgspec.json.Decoder(data.annotation, strict=True)
+                    self._by_handler[id(handler)] = (decoder, data.annotation, data.default is None)
+
+    def of(self, handler: object) -> tuple[msgspec.json.Decoder[Any], Any, bool] | None:
+        return self._by_handler.get(id(handler))
+
+
 async def strict_body(request: Request[Any, Any, Any]) -> None:
     """``before_request`` hook: a JSON body must say it is JSON (415 otherwise), and is
-    decoded strictly when the handler takes ``data``."""
-    data = request.route_handler.parsed_fn_signature.parameters.get("data")
-    if data is None:
+    decoded strictly, once, when the handler takes ``data``; the handler gets that value
+    (Litestar reads the request's JSON from where it is kept here, not the body again)."""
+    decoders: StrictDecoders | None = getattr(request.app.state, "decoders", None)
+    found = decoders.of(request.route_handler) if decoders is not None else None
+    if found is None:
         return
-    if data.default is None and not await request.body():
+    decoder, annotation, optional = found
+    body = await request.body()
+    if optional and not body:
         return  # an optional body left out
     if not is_json(media_type_of(request)):
         raise ClientException(
@@ -52,9 +81,29 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
             status_code=415,
             headers={"Accept-Post": "application/json"},
         )
-    body = await request.body()
     try:
-        msgspec.convert(_JSON.decode(body), data.annotation, strict=True)
+        value = decoder.decode(body)
+    except msgspec.ValidationError:
+        # JSON Schema counts 9.0 as the integer 9: read integral numbers as integers and
+        # convert, strictly; a body that still fails is refused with that error.
+        value = _slow(request, body, annotation)
+    except msgspec.DecodeError as exc:
+        raise ClientException(detail=str(exc)) from None
+    except RecursionError:
+        raise ClientException(detail=NESTED_TOO_DEEPLY) from None
+    if _may_repeat_a_key(body):
+        try:  # a key twice means different things to different parsers: refuse it
+            loads_strict(body)
+        except DuplicateKeyError as exc:
+            raise ClientException(detail=f"the JSON body is ambiguous: {exc}") from None
+        except (ValueError, RecursionError):
+            pass  # msgspec read it; Python's json may be stricter about what is not a key
+    request._json = request._connection_state.json = value
+
+
+def _slow(request: Request[Any, Any, Any], body: bytes, annotation: Any) -> Any:
+    try:
+        return msgspec.convert(_JSON.decode(body), annotation, strict=True)
     except msgspec.ValidationError as exc:
         message, _, path = str(exc).partition(" - at `$")
         key = path.rstrip("`").lstrip(".")
@@ -66,12 +115,18 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         raise ClientException(detail=str(exc)) from None
     except RecursionError:
         raise ClientException(detail=NESTED_TOO_DEEPLY) from None
-    try:  # a key twice means different things to different parsers: refuse it
-        loads_strict(body)
-    except DuplicateKeyError as exc:
-        raise ClientException(detail=f"the JSON body is ambiguous: {exc}") from None
-    except (ValueError, RecursionError):
-        pass  # msgspec read it; Python's json may be stricter about what is not a key
+
+
+#: Every string of a JSON text, and whether a colon follows it (then it is a key).
+_STRINGS = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*(:?)')
+
+
+def _may_repeat_a_key(body: bytes) -> bool:
+    """Whether ``body`` (valid JSON) could hold a key twice in one object: a cheap scan
+    for the common case, where no key is written twice anywhere (and none is escaped,
+    since ``"\\u0061"`` and ``"a"`` are the same key). Only then is the exact check run."""
+    keys = [key for key, colon in _STRINGS.findall(body) if colon]
+    return len(set(keys)) != len(keys) or any(b"\\" in key for key in keys)
 
 
 def _number(text: str) -> int | float:

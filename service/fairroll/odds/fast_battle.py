@@ -27,6 +27,7 @@ import msgspec
 from fairroll.randomness import SeededDice
 from fairroll.rules.fast_battle import (
     MAX_HP,
+    Attack,
     Battle,
     Combatant,
     Effective,
@@ -48,11 +49,13 @@ from fairroll.rules.fast_battle_items import Heal, Spell
 
 __all__ = [
     "EXACT_BUDGET",
+    "AttackOdds",
     "BattleOdds",
     "CharacterOdds",
     "InitiativeOdds",
     "LevelUpOdds",
     "SpellOdds",
+    "attack_odds",
     "battle_odds",
     "character_odds",
     "damage_odds",
@@ -74,15 +77,30 @@ ESTIMATE_MIN = 10
 
 
 class BattleOdds(msgspec.Struct, frozen=True, kw_only=True):
-    """Win probabilities; ``exact`` False means an estimate from ``battles`` seeded fights."""
+    """Who wins a battle (``wins``: each fighter, in request order) or reaches the cap.
+    ``exact`` false: an estimate from ``battles`` seeded battles, with its standard error."""
 
     exact: bool
-    first_wins: Fraction
-    second_wins: Fraction
+    wins: tuple[Fraction, ...]
     turn_cap: Fraction
     battles: int | None = None
     standard_error: float | None = None
     seed: str | None = None
+
+    @property
+    def first_wins(self) -> Fraction:
+        return self.wins[0]
+
+    @property
+    def second_wins(self) -> Fraction:
+        return self.wins[1]
+
+
+class AttackOdds(msgspec.Struct, frozen=True, kw_only=True):
+    """The damage of one attack and the chance it knocks the defender out."""
+
+    damage: dict[int, Fraction]
+    knock_out: Fraction
 
 
 class SpellOdds(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,10 +165,21 @@ def spell_success(caster: Effective, target: Effective, spell: Spell) -> Fractio
     return Fraction(ways, 2 ** (spell.sp + target.frm))
 
 
+def attack_odds(attack: Attack) -> AttackOdds:
+    """Exact damage of ``attack`` and the chance it leaves the defender at 0 HP."""
+    hitter = effective(attack.attacker, "attacker.")
+    target = effective(attack.defender, "defender.")
+    damage = damage_odds(af=hitter.af, frw=target.frw)
+    hp = current_hp(attack.defender)
+    knock_out = sum((p for d, p in damage.items() if d >= hp), Fraction(0))
+    return AttackOdds(damage=damage, knock_out=knock_out)
+
+
 def battle_odds(battle: Battle, *, seed: str = "fairroll-battle-odds") -> BattleOdds:
-    """Odds that the first or the second fighter (request order) wins a two-fighter battle."""
+    """Odds that each fighter wins: exact for two fighters when the chain is small enough,
+    else a seeded estimate (every battle of three or more fighters)."""
     if len(battle.fighters) != 2:
-        raise ValueError("battle odds are for two fighters")
+        return _estimate(battle, seed)
     first, second = battle.fighters
     scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(battle.fighters)]
     heals = [_heals(f, i) for i, f in enumerate(battle.fighters)]
@@ -174,7 +203,7 @@ def battle_odds(battle: Battle, *, seed: str = "fairroll-battle-odds") -> Battle
         share = Fraction(1, len(orders))
         wins = [w + share * x for w, x in zip(wins, won, strict=True)]
         cap += share * capped
-    return BattleOdds(exact=True, first_wins=wins[0], second_wins=wins[1], turn_cap=cap)
+    return BattleOdds(exact=True, wins=(wins[0], wins[1]), turn_cap=cap)
 
 
 def _heals(fighter: Combatant, index: int) -> list[int]:
@@ -240,18 +269,17 @@ def _chain(
 
 
 def _estimate(battle: Battle, seed: str) -> BattleOdds:
-    first_name, second_name = battle.fighters[0].name, battle.fighters[1].name
-    tally = {first_name: 0, second_name: 0, None: 0}
+    names = [fighter.name for fighter in battle.fighters]
+    tally: dict[str | None, int] = dict.fromkeys([*names, None], 0)
     until = time.perf_counter() + ESTIMATE_SECONDS
     n = 0
     while n < ESTIMATE_BATTLES and (n < ESTIMATE_MIN or time.perf_counter() < until):
         tally[resolve_battle(battle, SeededDice(f"{seed}/{n}")).winner] += 1
         n += 1
-    p = tally[first_name] / n
+    p = tally[names[0]] / n
     return BattleOdds(
         exact=False,
-        first_wins=Fraction(tally[first_name], n),
-        second_wins=Fraction(tally[second_name], n),
+        wins=tuple(Fraction(tally[name], n) for name in names),
         turn_cap=Fraction(tally[None], n),
         battles=n,
         standard_error=math.sqrt(p * (1 - p) / n),

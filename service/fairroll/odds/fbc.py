@@ -28,6 +28,7 @@ from fairroll.rules.fbc import (
     adjectives_of,
     chance_threshold,
     check_conflict,
+    check_risk,
     participant_roll,
 )
 
@@ -56,8 +57,7 @@ def conflict_odds(conflict: Conflict) -> tuple[RollOdds, ...]:
 
 def roll_odds(roll: Roll) -> RollOdds:
     """The exact odds of ``roll`` (risk up to 30 dice), Slower's chance dice included."""
-    if roll.risk > roll.pool:
-        raise ValueError("risk exceeds pool")
+    check_risk(roll)
     adjectives = adjectives_of(roll)
     kinds = _kinds(roll.target, adjectives)
     effects = list(kinds)

@@ -1,4 +1,4 @@
-"""Exact odds of a Tribute Test against a fixed difficulty, under either Profit rule.
+"""Exact odds of a Tribute Test, against a difficulty or an opponent, under either rule.
 
 Brute force over 6 FOCUS and 6 BURDEN d12 is 12**12 rolls, and even over sorted
 hands it is 153 million pairs. This engine never looks at a whole hand.
@@ -22,6 +22,11 @@ those depend on each pool alone, in closed form.
 **Classic rule.** Scan faces high to low until both pools' highest dice are
 seen; Profit and Waste are then known and the rest of the dice are free.
 
+**Against an opponent.** The actor chooses against the opposition's best Result
+(revised rule: max FOCUS - min BURDEN; classic: max FOCUS - max BURDEN), which
+depends on the opponent's dice alone: the odds are those against each possible
+need, weighted by its probability (a difference of two order statistics).
+
 >>> odds = tribute_odds(sides=6, focus=1, burden=1, need=0, rule="revised", failure_counts=False)
 >>> odds.win, odds.match, odds.fail
 (Fraction(5, 12), Fraction(1, 6), Fraction(5, 12))
@@ -31,11 +36,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 import msgspec
+from msgspec import UnsetType
 
-__all__ = ["TributeOdds", "tribute_odds"]
+from fairroll.rules.tribute import REALITY_SIDES, Test, counts_failures
+
+__all__ = ["TributeOdds", "test_odds", "tribute_odds"]
 
 _Best = tuple[int, int] | None  # (Profit - Waste, Profit) of the best Win choice so far
 # (FOCUS left, BURDEN left, top FOCUS, top BURDEN, Waste, Profit); 0 for a top not seen yet.
@@ -55,6 +64,60 @@ class TributeOdds(msgspec.Struct, frozen=True, kw_only=True):
 
     def waste(self) -> dict[int, Fraction]:
         return _marginal(self.joint, 1)
+
+
+def test_odds(test: Test) -> TributeOdds:
+    """The odds of ``test`` as a roll resolves it, against its difficulty or its opponent."""
+    sides = REALITY_SIDES[test.reality]
+    counts = counts_failures(test)
+    opponent = test.opponent
+    if isinstance(opponent, UnsetType):
+        difficulty = test.difficulty if isinstance(test.difficulty, int) else 0
+        return _cached(
+            sides, test.focus, test.burden, difficulty - test.rank, test.profit_rule, counts
+        )
+    win = match = fail = Fraction(0)
+    joint: defaultdict[tuple[int, int], Fraction] = defaultdict(Fraction)
+    parts = _opposition(sides, opponent.focus, opponent.burden, test.profit_rule == "classic")
+    for part, chance in parts.items():
+        need = opponent.rank + part - test.rank
+        odds = _cached(sides, test.focus, test.burden, need, test.profit_rule, counts)
+        win += chance * odds.win
+        match += chance * odds.match
+        fail += chance * odds.fail
+        for key, p in odds.joint.items():
+            joint[key] += chance * p
+    return TributeOdds(win=win, match=match, fail=fail, joint={k: joint[k] for k in sorted(joint)})
+
+
+def _opposition(sides: int, focus: int, burden: int, classic: bool) -> dict[int, Fraction]:
+    """The opposition's best dice part: max FOCUS - (max BURDEN if classic else min BURDEN)."""
+    top = _extreme(sides, focus, highest=True)
+    low = _extreme(sides, burden, highest=classic)
+    parts: defaultdict[int, Fraction] = defaultdict(Fraction)
+    for f, pf in top.items():
+        for b, pb in low.items():
+            parts[f - b] += pf * pb
+    return dict(parts)
+
+
+def _extreme(sides: int, n: int, *, highest: bool) -> dict[int, Fraction]:
+    """The distribution of the highest (or lowest) of ``n`` d``sides``."""
+    total = sides**n
+    if highest:
+        return {m: Fraction(m**n - (m - 1) ** n, total) for m in range(1, sides + 1)}
+    return {
+        m: Fraction((sides - m + 1) ** n - (sides - m) ** n, total) for m in range(1, sides + 1)
+    }
+
+
+@lru_cache(maxsize=4096)
+def _cached(
+    sides: int, focus: int, burden: int, need: int, rule: str, failure_counts: bool
+) -> TributeOdds:
+    return tribute_odds(
+        sides=sides, focus=focus, burden=burden, need=need, rule=rule, failure_counts=failure_counts
+    )
 
 
 def tribute_odds(

@@ -41,6 +41,7 @@ __all__ = [
     "adjectives_of",
     "chance_threshold",
     "check_conflict",
+    "check_risk",
     "participant_roll",
     "resolve_conflict",
     "resolve_roll",
@@ -180,8 +181,7 @@ def chance_threshold(slower: int) -> int:
 
 def resolve_roll(roll: Roll, dice: DiceSource) -> RollOutcome:
     """Roll ``risk`` d6 (group ``risk``), then a chance d6 per natural 6 if Slower 1..3."""
-    if roll.risk > roll.pool:
-        raise RuleError(f"cannot risk {roll.risk} dice from a pool of {roll.pool}", field="risk")
+    check_risk(roll)
     adjectives = adjectives_of(roll)
     faces, chance = _roll_dice(dice, roll.risk, adjectives, "")
     return _score(roll.pool, roll.target, roll.convert, adjectives, faces, chance)
@@ -326,12 +326,21 @@ def check_conflict(conflict: Conflict) -> None:
                 field=f"participants[{index}].name",
             )
     for index, participant in enumerate(conflict.participants):
-        if participant.risk > participant.pool:
-            raise RuleError(
-                f"{participant.name} cannot risk {participant.risk} dice "
-                f"from a pool of {participant.pool}",
-                field=f"participants[{index}].risk",
-            )
+        check_risk(participant, f"participants[{index}].", who=f"{participant.name} ")
+
+
+def check_risk(roll: _Risk, field_prefix: str = "", *, who: str = "") -> None:
+    """A roll risks no more dice than its pool holds: the one place this is checked.
+
+    >>> check_risk(Roll(pool=2, risk=3))
+    Traceback (most recent call last):
+    fairroll.rules.errors.RuleError: cannot risk 3 dice from a pool of 2
+    """
+    if roll.risk > roll.pool:
+        raise RuleError(
+            f"{who}cannot risk {roll.risk} dice from a pool of {roll.pool}",
+            field=f"{field_prefix}risk",
+        )
 
 
 def participant_roll(participant: Participant) -> Roll:

@@ -25,7 +25,7 @@ from typing import Annotated, Literal, Protocol
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from fairroll.randomness import DiceSource
+from fairroll.randomness import DiceSource, SuppliedDice
 from fairroll.rules.errors import RuleError
 
 __all__ = [
@@ -266,6 +266,8 @@ def frontier(choices: list[Choice]) -> tuple[Choice, ...]:
 def resolve_test(test: Test, dice: DiceSource) -> TestOutcome:
     """Roll the actor (groups ``focus``, ``burden``) and the opponent if any, and resolve."""
     _check(test)
+    if not isinstance(test.choice, UnsetType) and not isinstance(dice, SuppliedDice):
+        raise RuleError("name the dice to use (choice) only with dice you supplied", field="choice")
     sides = REALITY_SIDES[test.reality]
     focus = dice.roll("focus", sides, test.focus)
     burden = dice.roll("burden", sides, test.burden)

@@ -31,7 +31,7 @@ from fairroll.audit import (
 from fairroll.audit.checkpoint import note_key
 from fairroll.audit.entry import TablePolicy
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
-from fairroll.mechanics import replay_entry
+from fairroll.mechanics import UnknownMechanicError, Words, replay_entry, words_of
 from fairroll.rules import RuleError
 
 __all__ = ["KeysController", "NewTableController", "TablesController", "VerifyController"]
@@ -132,11 +132,14 @@ class NewTableController(Controller):
 
 
 class EntryPage(msgspec.Struct, frozen=True, kw_only=True):
-    """A page of entries; ``next_after`` is the ``after`` of the next page (null at the end)."""
+    """A page of entries; ``next_after`` is the ``after`` of the next page (null at the end).
+    ``words`` says each entry in words, in the same order (kept apart from the entries,
+    whose bytes are signed); null for a mechanic this server does not declare."""
 
     table: str
     head_seq: int
     entries: list[Entry]
+    words: list[Words | None]
     next_after: int | None
 
 
@@ -164,6 +167,13 @@ class ConsistencyProof(msgspec.Struct, frozen=True, kw_only=True):
     from_size: int
     to_size: int
     proof: list[str]
+
+
+def _words(entry: Entry) -> Words | None:
+    try:
+        return words_of(entry.mechanic, entry.request, entry.outcome)
+    except (UnknownMechanicError, msgspec.ValidationError, KeyError):
+        return None  # a mechanic (or a form of its request) this server does not know
 
 
 def _b64(value: bytes) -> str:
@@ -214,6 +224,7 @@ class TablesController(Controller):
             table=table,
             head_seq=head.seq,
             entries=entries,
+            words=[_words(entry) for entry in entries],
             next_after=last if entries and last < head.seq else None,
         )
 

@@ -1,17 +1,9 @@
 // The roll panel: pick a mechanic, fill its form (built from the spec, started from the
 // seed's example), see the exact odds of the current input beside it, and roll on this
 // page's table. The new entry arrives in the list below like any other, verified.
-import { controlFor, labelOf, mechanicForm, oddsBody, rollOperations } from "./form.js";
+import { controlFor, mechanicForm, oddsBody, rollOperations } from "./form.js";
 import { charts, drawCharts } from "./odds.js";
 import { describe } from "./words.js";
-
-const SYSTEMS = {
-  fbc: "Faster, Better, Cheaper",
-  tribute: "Tribute",
-  "stat-skill": "Stat + Skill (2d10)",
-  "fast-battle": "Fast Battle System",
-  tft: "TFT contests",
-};
 
 export async function startRollPanel({ table, onRolled }) {
   const select = document.getElementById("mechanic");
@@ -24,15 +16,17 @@ export async function startRollPanel({ table, onRolled }) {
   const oddsNote = document.getElementById("odds-note");
   const button = form.querySelector("button[type=submit]");
 
-  const [spec, store] = await Promise.all([
+  // The systems and their mechanics as the server declares them (GET /v1/systems).
+  const [spec, store, listed] = await Promise.all([
     fetch("/schema/openapi.json").then((r) => r.json()),
     fetch("/v1/fast-battle/store").then((r) => (r.ok ? r.json() : null)),
+    fetch("/v1/systems").then((r) => r.json()),
   ]);
   const operations = rollOperations(spec);
-  for (const [system, title] of Object.entries(SYSTEMS)) {
+  for (const system of listed.systems) {
     const group = document.createElement("optgroup");
-    group.label = title;
-    for (const operation of operations.filter((o) => o.system === system)) {
+    group.label = system.title;
+    for (const operation of operations.filter((o) => o.system === system.slug)) {
       group.append(new Option(operation.summary, operation.id));
     }
     select.append(group);
@@ -78,12 +72,6 @@ export async function startRollPanel({ table, onRolled }) {
       }
       const request = body();
       const asked = oddsBody(current, request);
-      const missing = (current.odds.schema.required ?? []).filter((name) => !(name in asked));
-      if (missing.length) {  // e.g. a Tribute test against an opponent: odds need a difficulty
-        drawCharts(oddsPanel, []);
-        oddsNote.textContent = `The odds need ${missing.map((name) => labelOf(name)).join(" and ")}; this input has none.`;
-        return;
-      }
       oddsRequest = new AbortController();
       oddsNote.textContent = "Working out the odds…";
       try {
@@ -99,8 +87,10 @@ export async function startRollPanel({ table, onRolled }) {
           oddsNote.textContent = `No odds for this input: ${answer.detail}`;
           return;
         }
-        drawCharts(oddsPanel, charts(current.odds.id, answer, request));
-        oddsNote.textContent = "Exact odds of the input as it stands; hover or read out a bar for its fraction.";
+        drawCharts(oddsPanel, charts(answer));
+        oddsNote.textContent = answer.exact
+          ? "Exact odds of the input as it stands; hover or read out a bar for its fraction."
+          : `Estimated odds of the input as it stands, from ${answer.estimate.battles} seeded battles (standard error ${answer.estimate.standard_error.toFixed(3)}).`;
       } catch (error) {
         if (error.name !== "AbortError") oddsNote.textContent = `Cannot read the odds: ${error.message}`;
       }
@@ -123,7 +113,7 @@ export async function startRollPanel({ table, onRolled }) {
         showProblem(answer);
         return;
       }
-      const [, came] = describe(answer.mechanic, request, answer.outcome);
+      const [, came] = describe(answer.words);
       said.className = "ok";
       said.textContent = `Rolled #${answer.receipt.seq}: ${came}`;
       onRolled(answer.receipt.seq);

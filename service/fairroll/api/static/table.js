@@ -40,9 +40,9 @@ function markElement(result) {
     : element("p", { class: "mark bad", role: "alert" }, `✗ ${result.problems.join("; ")}`);
 }
 
-function entryElement(entry, result) {
+function entryElement(entry, result, words) {
   const statement = entry.source === "statement";
-  const [asked, came] = statement ? [statementWords(entry), ""] : describe(entry.mechanic, entry.request, entry.outcome);
+  const [asked, came] = statement ? [describe(words)[1], ""] : describe(words);
   const mark = markElement(result);
   marks.set(entry.seq, mark);
   const dice = element("p", { class: "dice" });
@@ -63,15 +63,6 @@ function entryElement(entry, result) {
     element("p", { class: "outcome" }, came),
     mark,
   );
-}
-
-function statementWords(entry) {
-  const request = entry.request ?? {};
-  if (entry.mechanic === "session.commit") return `Seed session ${request.seed_id} committed to ${request.commitment.slice(0, 16)}…`;
-  if (entry.mechanic === "session.reveal") return `Seed session ${request.seed_id} revealed after ${request.rolls} roll(s) (${request.revealed_by})`;
-  if (entry.mechanic === "table.policy") return `Table policy: chosen seeds ${request.chosen_seeds === false ? "refused" : "allowed"}, supplied dice ${request.supplied_dice === false ? "refused" : "allowed"}`;
-  if (entry.mechanic === "audit.epoch") return `Seqs ${request.lost_after + 1}..${request.resume_after} were lost: ${request.reason}`;
-  return entry.mechanic;
 }
 
 function b64(text) {
@@ -135,7 +126,7 @@ async function poll() {
         log.keys = keys;
       }
       const { results, revised } = await log.add(page.entries);
-      page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i])));
+      page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i], page.words[i])));
       for (const result of revised) {
         const old = marks.get(result.seq);
         if (old) {

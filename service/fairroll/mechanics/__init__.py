@@ -1,0 +1,149 @@
+"""The registry of rule systems and their mechanics, each declared once.
+
+Every module of this package but ``declare`` declares one system as ``SYSTEM``
+(see :mod:`fairroll.mechanics.declare`); they are found here, so adding a system
+adds a module and touches no list. A system from outside the package is added
+with :func:`register` (``FAIRROLL_SYSTEMS`` names modules to import at startup).
+The HTTP layer rolls through the registry and the verifier replays recorded
+entries through it, so an audited outcome is checked against the same rules code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from fairroll.mechanics.declare import (
+    Calculation,
+    DiceGroups,
+    Mechanic,
+    System,
+    Words,
+    check_input,
+)
+from fairroll.randomness import SeededDice, SuppliedDice
+
+__all__ = [
+    "MECHANICS",
+    "SYSTEMS",
+    "Calculation",
+    "DiceGroups",
+    "Mechanic",
+    "System",
+    "UnknownMechanicError",
+    "Words",
+    "check_input",
+    "import_systems",
+    "ordered",
+    "register",
+    "replay_entry",
+    "statement_words",
+    "words_of",
+]
+
+#: Every system, by slug, in the order they were found.
+SYSTEMS: dict[str, System] = {}
+#: Every mechanic, by name (``tft.contest``).
+MECHANICS: dict[str, Mechanic[Any, Any]] = {}
+
+
+class UnknownMechanicError(ValueError):
+    """An entry names a mechanic no system here declares."""
+
+
+def ordered() -> list[System]:
+    """Every system in the order of the rules texts they follow (then by slug)."""
+    return sorted(SYSTEMS.values(), key=lambda s: (not s.source, s.source, s.slug))
+
+
+def register(system: System) -> System:
+    """Add a system (its slug and its mechanics' names must be new)."""
+    if system.slug in SYSTEMS:
+        raise ValueError(f"a system {system.slug!r} is declared twice")
+    for mechanic in system.mechanics:
+        if mechanic.system != system.slug:
+            raise ValueError(f"mechanic {mechanic.name!r} is not named after {system.slug!r}")
+        if mechanic.name in MECHANICS:
+            raise ValueError(f"mechanic {mechanic.name!r} is declared twice")
+    SYSTEMS[system.slug] = system
+    MECHANICS.update((m.name, m) for m in system.mechanics)
+    return system
+
+
+def import_systems(modules: Iterable[str]) -> None:
+    """Import modules that declare systems outside this package (each calls ``register``
+    or holds a ``SYSTEM``); a module already imported is not registered twice."""
+    for name in modules:
+        module = importlib.import_module(name)
+        system = getattr(module, "SYSTEM", None)
+        if isinstance(system, System) and SYSTEMS.get(system.slug) is not system:
+            register(system)
+
+
+def replay_entry(entry: dict[str, Any], seed: str | None = None) -> tuple[Any, Any]:
+    """Re-resolve a recorded entry from its request and its seed, or its recorded dice when
+    ``seed`` is None; return (dice, outcome) as JSON."""
+    mechanic = MECHANICS.get(entry["mechanic"])
+    if mechanic is None:
+        raise UnknownMechanicError(f"unknown mechanic {entry['mechanic']!r}")
+    request = msgspec.convert(entry["request"], mechanic.input_type)
+    source: SeededDice | SuppliedDice
+    if seed is not None:
+        source = SeededDice(seed)
+    else:
+        grouped: dict[str, list[int]] = {}
+        for die in entry["dice"]:
+            grouped.setdefault(die["group"], []).append(die["face"])
+        source = SuppliedDice(grouped)
+    outcome = mechanic.resolve(request, source)
+    if isinstance(source, SuppliedDice):
+        source.check_all_used()
+    return msgspec.to_builtins(source.dice), msgspec.to_builtins(outcome)
+
+
+def words_of(mechanic_name: str, request: Any, outcome: Any) -> Words:
+    """An entry in words: a roll through its mechanic's ``read``, a statement by its kind.
+    An unknown mechanic is an :class:`UnknownMechanicError`, never a guess."""
+    mechanic = MECHANICS.get(mechanic_name)
+    if mechanic is None:
+        return statement_words(mechanic_name, request)
+    given = msgspec.convert(request, mechanic.input_type)
+    return mechanic.read(given, msgspec.convert(outcome, mechanic.outcome_type))
+
+
+def statement_words(kind: str, request: Any) -> Words:
+    """A signed statement of the log (not a roll) in words."""
+    said = request if isinstance(request, dict) else {}
+    if kind == "session.commit":
+        text = f"Seed session {said['seed_id']} committed to {said['commitment'][:16]}…"
+    elif kind == "session.reveal":
+        text = (
+            f"Seed session {said['seed_id']} revealed after {said['rolls']} roll(s) "
+            f"({said['revealed_by']})"
+        )
+    elif kind == "table.policy":
+        chosen = "refused" if said.get("chosen_seeds") is False else "allowed"
+        supplied = "refused" if said.get("supplied_dice") is False else "allowed"
+        text = f"Table policy: chosen seeds {chosen}, supplied dice {supplied}"
+    elif kind == "audit.epoch":
+        text = f"Seqs {said['lost_after'] + 1}..{said['resume_after']} were lost: {said['reason']}"
+    elif kind == "key.retire":
+        text = f"Key {said.get('key_id', '?')} retired"
+    else:
+        raise UnknownMechanicError(f"unknown mechanic {kind!r}")
+    return Words(asked=kind, text=text)
+
+
+def _discover() -> None:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name == "declare":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register(module.SYSTEM)
+
+
+_discover()

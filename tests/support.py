@@ -1,0 +1,123 @@
+"""What the tests share besides fixtures: the test signing key, a real fairroll server
+process on a free port, running the Node scripts of the tests, and reading odds answers."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fairroll.redis_server import free_port
+
+__all__ = ["TEST_SIGNING_KEY", "LiveServer", "chance", "chances", "run_node"]
+
+
+def run_node(script: Path, *args: object, timeout: float = 60) -> Any:
+    """Run a Node script of the tests and return the JSON it prints."""
+    node = shutil.which("node")
+    assert node is not None, "node (>= 20) is needed"
+    run = subprocess.run(
+        [node, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout)
+
+
+#: A fixed test signing key (the 32-byte Ed25519 seed, base64), so tests can pin key ids.
+TEST_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()
+
+
+class LiveServer:
+    """A ``fairroll`` ASGI server process (the production server) on a free port."""
+
+    def __init__(
+        self,
+        redis_url: str,
+        log: Path,
+        *,
+        server: str = "granian",
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {
+            **os.environ,
+            "REDIS_URL": redis_url,
+            "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY,
+            "FAIRROLL_REDIS_TIMEOUT": "0.5",
+            **(env or {}),
+        }
+        self._log = log.open("wb")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "fairroll.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--server",
+                server,
+            ],
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        self.log_path = log
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{self.url}/livez", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"fairroll did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        # Odds and verification need a calculation worker; /readyz says when one is up.
+        while time.monotonic() < deadline:
+            try:
+                ready = httpx.get(f"{self.url}/readyz", timeout=5)
+                if "calculation workers are starting" not in ready.text:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+def chances(odds: dict[str, Any], name: str) -> dict[Any, str]:
+    """One distribution of an odds answer: outcome -> exact probability (a fraction's text)."""
+    for distribution in odds["distributions"]:
+        if distribution["name"] == name:
+            return {c["outcome"]: c["probability"]["exact"] for c in distribution["chances"]}
+    raise KeyError(f"no distribution {name!r} in {[d['name'] for d in odds['distributions']]}")
+
+
+def chance(odds: dict[str, Any], name: str, outcome: Any) -> Fraction:
+    """The exact probability of one outcome of one distribution (0 if it is not listed)."""
+    return Fraction(chances(odds, name).get(outcome, "0"))
