@@ -138,12 +138,22 @@ REFUSED = [
     ("fbc.roll", {"pool": 2, "risk": 3}, "risk"),
     (
         "fbc.conflict",
-        {"participants": [{"name": "Jo", "pool": 3, "risk": 1}, {"name": "Jo", "pool": 3}]},
+        {
+            "participants": [
+                {"name": "Jo", "pool": 3, "risk": 1},
+                {"name": "Jo", "pool": 3, "risk": 1},
+            ]
+        },
         "participants[1].name",
     ),
     (
         "fbc.conflict",
-        {"participants": [{"name": "Jo", "pool": 3}, {"name": "Al", "pool": 1, "risk": 2}]},
+        {
+            "participants": [
+                {"name": "Jo", "pool": 3, "risk": 1},
+                {"name": "Al", "pool": 1, "risk": 2},
+            ]
+        },
         "participants[1].risk",
     ),
     ("tribute.test", {"reality": "d6", "rank": 0}, "difficulty"),

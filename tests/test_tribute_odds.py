@@ -9,7 +9,9 @@ from fractions import Fraction
 import icepool
 import pytest
 
-from fairroll.odds.tribute import tribute_odds
+from fairroll.odds.tribute import tribute_odds, tribute_test_odds
+from fairroll.randomness import SuppliedDice
+from fairroll.rules import tribute
 from fairroll.rules.tribute import best_choice
 
 Table = dict[tuple[str, int, int], Fraction]
@@ -97,3 +99,46 @@ def test_six_and_six_d12_answers_exactly() -> None:
             sides=12, focus=6, burden=6, need=need, rule="revised", failure_counts=True
         )
         assert odds.win + odds.match + odds.fail == 1
+
+
+@pytest.mark.parametrize("rule", ["revised", "classic"])
+@pytest.mark.parametrize(
+    ("focus", "burden", "o_focus", "o_burden"), [(1, 1, 1, 1), (2, 1, 1, 2), (2, 2, 2, 1)]
+)
+def test_opposed_odds_match_every_roll_of_both_sides(
+    rule: str, focus: int, burden: int, o_focus: int, o_burden: int
+) -> None:
+    """Odds take the roll's own input: against an opponent, every face of both sides
+    resolved by the rules gives the same Win, Match, Fail and Profit/Waste odds."""
+    test = tribute.Test(
+        reality="d4",
+        rank=1,
+        focus=focus,
+        burden=burden,
+        opponent=tribute.Opponent(rank=2, focus=o_focus, burden=o_burden),
+        profit_rule=rule,  # type: ignore[arg-type]
+    )
+    tally: Counter[tuple[str, int, int]] = Counter()
+    hands = itertools.product(range(1, 5), repeat=focus + burden + o_focus + o_burden)
+    for faces in hands:
+        cut = [focus, focus + burden, focus + burden + o_focus]
+        groups = {
+            "focus": faces[: cut[0]],
+            "burden": faces[cut[0] : cut[1]],
+            "opponent.focus": faces[cut[1] : cut[2]],
+            "opponent.burden": faces[cut[2] :],
+        }
+        outcome = tribute.resolve_test(test, SuppliedDice(groups))
+        chosen = outcome.actor.chosen
+        tally[outcome.outcome, chosen.profit, chosen.waste] += 1
+    total = sum(tally.values())
+    odds = tribute_test_odds(test)
+    by_odds = {
+        k: Fraction(sum(n for (o, _, _), n in tally.items() if o == k), total)
+        for k in ("win", "match", "fail")
+    }
+    assert {"win": odds.win, "match": odds.match, "fail": odds.fail} == by_odds
+    joint: Counter[tuple[int, int]] = Counter()
+    for (_, profit, waste), n in tally.items():
+        joint[profit, waste] += n
+    assert odds.joint == {k: Fraction(n, total) for k, n in sorted(joint.items())}

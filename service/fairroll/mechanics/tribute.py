@@ -8,7 +8,7 @@ import msgspec
 
 from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, faces_meta, plural
 from fairroll.odds import Distribution, distribution
-from fairroll.odds.tribute import test_odds
+from fairroll.odds.tribute import tribute_test_odds
 from fairroll.rules import tribute
 
 __all__ = ["SYSTEM", "TEST"]
@@ -82,7 +82,7 @@ def read_test(test: tribute.Test, outcome: tribute.TestOutcome) -> Words:
 
 
 def odds_of_test(test: tribute.Test) -> list[Distribution]:
-    odds = test_odds(test)
+    odds = tribute_test_odds(test)
     return [
         distribution(
             "outcome",

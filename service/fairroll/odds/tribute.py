@@ -44,7 +44,7 @@ from msgspec import UnsetType
 
 from fairroll.rules.tribute import REALITY_SIDES, Test, counts_failures
 
-__all__ = ["TributeOdds", "test_odds", "tribute_odds"]
+__all__ = ["TributeOdds", "tribute_test_odds", "tribute_odds"]
 
 _Best = tuple[int, int] | None  # (Profit - Waste, Profit) of the best Win choice so far
 # (FOCUS left, BURDEN left, top FOCUS, top BURDEN, Waste, Profit); 0 for a top not seen yet.
@@ -66,7 +66,7 @@ class TributeOdds(msgspec.Struct, frozen=True, kw_only=True):
         return _marginal(self.joint, 1)
 
 
-def test_odds(test: Test) -> TributeOdds:
+def tribute_test_odds(test: Test) -> TributeOdds:
     """The odds of ``test`` as a roll resolves it, against its difficulty or its opponent."""
     sides = REALITY_SIDES[test.reality]
     counts = counts_failures(test)
