@@ -28,7 +28,7 @@ from soak import children
 #: layer -> path fragments of frames that belong to it (first match wins, innermost frame)
 LAYERS = {
     "dice (HMAC)": ("fairroll/randomness.py", "hmac.py"),
-    "rules": ("fairroll/rules/", "fairroll/mechanics.py"),
+    "rules": ("fairroll/rules/", "fairroll/mechanics/"),
     "sign + hash entry": ("fairroll/audit/signing.py", "fairroll/audit/entry.py"),
     "audit store": ("fairroll/audit/store.py", "zlib"),
     "redis-py": ("redis/",),

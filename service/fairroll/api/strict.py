@@ -1,11 +1,14 @@
-"""Strict request bodies: JSON types must match the schema exactly.
+"""Strict request bodies, decoded once: JSON types must match the schema exactly.
 
-Litestar converts a decoded body to the handler's type in msgspec's lax mode,
-which accepts ``0`` for ``false`` and ``"3"`` for ``3``. The spec promises
-booleans and integers, so every body is first converted strictly to the same
-type; a mismatch is the same 422 a schema breach gets. JSON Schema counts
-``9.0`` as the integer 9, so integral numbers are read as integers first. A body
-with a key twice in one object is refused (400): parsers disagree on which value wins.
+Litestar would decode a body to builtins and convert it to the handler's type in
+msgspec's lax mode, which accepts ``0`` for ``false`` and ``"3"`` for ``3``. The
+spec promises booleans and integers, so each route's body is decoded here instead,
+strictly, straight to the handler's type, by a decoder built at startup
+(:class:`StrictDecoders`); the value is handed to Litestar as the request's JSON, so
+the body is not read twice. A mismatch is the same 422 a schema breach gets. JSON
+Schema counts ``9.0`` as the integer 9, so a body the typed decoder refuses is read
+again with integral numbers as integers before it is refused. A body with a key twice
+in one object is refused (400): parsers disagree on which value wins.
 """
 
 from __future__ import annotations
@@ -117,14 +120,16 @@ def _slow(request: Request[Any, Any, Any], body: bytes, annotation: Any) -> Any:
         raise ClientException(detail=NESTED_TOO_DEEPLY) from None
 
 
-#: Every string of a JSON text, and whether a colon follows it (then it is a key).
-_STRINGS = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*(:?)')
+#: Every string of a JSON text, and whether a colon follows it (then it is a key). Strings
+#: are matched whole, so the scan stays aligned on a valid text.
+_STRINGS = re.compile(rb'"([^"\\]*(?:\\.[^"\\]*)*)"\s*(:?)')
 
 
 def _may_repeat_a_key(body: bytes) -> bool:
     """Whether ``body`` (valid JSON) could hold a key twice in one object: a cheap scan
-    for the common case, where no key is written twice anywhere (and none is escaped,
-    since ``"\\u0061"`` and ``"a"`` are the same key). Only then is the exact check run."""
+    (3 us on a roll) for the common case, where no key is written twice anywhere and none
+    is escaped (``"\\u0061"`` is ``"a"``). Only then is the exact check (8 us) run; a
+    depth-aware scan in Python measured 9 us, no faster than the two together."""
     keys = [key for key, colon in _STRINGS.findall(body) if colon]
     return len(set(keys)) != len(keys) or any(b"\\" in key for key in keys)
 

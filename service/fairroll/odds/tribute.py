@@ -44,7 +44,7 @@ from msgspec import UnsetType
 
 from fairroll.rules.tribute import REALITY_SIDES, Test, counts_failures
 
-__all__ = ["TributeOdds", "tribute_test_odds", "tribute_odds"]
+__all__ = ["TributeOdds", "tribute_odds", "tribute_test_odds"]
 
 _Best = tuple[int, int] | None  # (Profit - Waste, Profit) of the best Win choice so far
 # (FOCUS left, BURDEN left, top FOCUS, top BURDEN, Waste, Profit); 0 for a top not seen yet.
