@@ -265,9 +265,10 @@ def _openapi(output: Path | None) -> int:
 def openapi_text() -> str:
     """The spec as committed in openapi/openapi.json: indented, keys sorted, final newline."""
     from fairroll.api.app import create_app  # noqa: PLC0415
+    from fairroll.api.openapi import publish  # noqa: PLC0415
     from fairroll.api.settings import Settings  # noqa: PLC0415
 
-    spec = create_app(Settings()).openapi_schema.to_schema()
+    spec = publish(create_app(Settings()))
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

@@ -14,7 +14,7 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import CacheControlHeader, State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Tag
+from litestar.openapi.spec import License, Tag
 from litestar.static_files import create_static_files_router
 from litestar.types import Message, Scope
 from redis.exceptions import RedisError
@@ -35,11 +35,12 @@ from fairroll.api.mechanics import SystemsController, system_routers, system_tag
 from fairroll.api.metrics import FENCED_TABLES, HEAD_REGRESSIONS, http_metrics
 from fairroll.api.openapi import (
     declare_closed_objects,
-    declare_exactly_one,
     declare_integer_bounds,
     declare_links,
     declare_ndjson,
+    declare_response_fields,
     declare_roll_headers,
+    publish,
 )
 from fairroll.api.problems import exception_handlers
 from fairroll.api.protection import rate_limit, request_timeout
@@ -204,6 +205,7 @@ def create_app(settings: Settings) -> Litestar:
                 "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered."
             ),
             tags=[*system_tags(systems), *SERVICE_TAGS],
+            license=License(name="MIT", identifier="MIT"),
             path="/schema",
             use_handler_docstrings=False,
             render_plugins=[DocsPage()],
@@ -215,12 +217,13 @@ def create_app(settings: Settings) -> Litestar:
     )
     app.state.decoders = StrictDecoders(app)
     declare_closed_objects(app)
-    declare_exactly_one(app)
+    declare_response_fields(app)
     declare_integer_bounds(app)
     declare_roll_headers(app)
     declare_links(app)
     declare_ndjson(app)
     attach_examples(app)
+    publish(app)
     return app
 
 

@@ -42,6 +42,17 @@ class SpecExample(msgspec.Struct, frozen=True, kw_only=True):
     response: Any = None
 
 
+class WholeExample(Example):
+    """An example whose value is written as it is: Litestar's document writer drops every
+    ``null`` (it omits unset fields so), which would make a response example contradict
+    its own schema (``seed: null`` is a field every roll response has)."""
+
+    def to_schema(self) -> dict[str, Any]:
+        schema = super().to_schema()
+        schema["value"] = self.value
+        return schema
+
+
 @cache
 def load_examples() -> tuple[SpecExample, ...]:
     return msgspec.json.decode(EXAMPLES_PATH.read_bytes(), type=tuple[SpecExample, ...])
@@ -69,7 +80,7 @@ def attach_examples(app: Litestar) -> None:
                 given = example.params[parameter.name]
                 parameter.examples = {
                     **(parameter.examples or {}),
-                    example.name: Example(summary=example.summary, value=given),
+                    example.name: WholeExample(summary=example.summary, value=given),
                 }
         if example.response is not None:
             for status, response in (operation.responses or {}).items():
@@ -83,4 +94,4 @@ def attach_examples(app: Litestar) -> None:
 
 
 def _example(example: SpecExample, value: Any) -> Example:
-    return Example(summary=example.summary, description=example.source, value=value)
+    return WholeExample(summary=example.summary, description=example.source, value=value)

@@ -10,7 +10,7 @@ which lists them all. Nothing here is particular to one system.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 from litestar import Controller, Router, get, post
@@ -18,7 +18,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Tag
 from msgspec import UNSET, UnsetType
 
-from fairroll.api.envelope import RollResponse, SessionRef, TableName, not_exactly_one_of, roll_body
+from fairroll.api.envelope import RollResponse, SessionRef, TableName
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
 from fairroll.mechanics import Calculation, Mechanic, System, Words, ordered
@@ -107,12 +107,10 @@ def _mechanic_handlers(mechanic: Mechanic[Any, Any]) -> list[HTTPRouteHandler]:
         words = read(input_of(data), rolled.outcome)
         return response_type(**rolled.envelope(), outcome=rolled.outcome, words=words)
 
-    forbid = [s for group in mechanic.exactly_one for s in not_exactly_one_of(*group)]
-    extra: dict[str, object] = {}
-    if mechanic.dependent_required:
-        extra["dependent_required"] = {k: list(v) for k, v in mechanic.dependent_required.items()}
+    # The envelope's "one of seed, dice, session" and the mechanic's own constraints are
+    # said on the request component (``api.openapi.finish_document``).
     roll.__annotations__ = {
-        "data": Annotated[types.request, roll_body(forbid=forbid, **extra)],
+        "data": types.request,
         "roller": Roller,
         "return": response_type,
     }

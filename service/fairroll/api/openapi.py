@@ -1,11 +1,22 @@
-"""Finishing touches on the generated OpenAPI document."""
+"""Finishing touches on the generated OpenAPI document.
+
+Two passes: ``declare_*`` fix Litestar's objects (bounds, closed objects, headers,
+links, required response fields); :func:`finish_document` then rewrites the JSON
+document into the forms SDK generators read best (see docs/openapi.md): nullable
+simple types as ``type: [X, "null"]``, tuples with ``items``, request constraints on
+the request's own component as ``if``/``then``/``else`` and ``dependentSchemas``
+(which generators leave out of the model instead of making junk models of them), and
+``Entry`` as a union of one typed entry per mechanic, discriminated on ``mechanic``.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
 from litestar import Litestar
+from litestar._openapi.plugin import OpenAPIPlugin
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import (
     Link,
@@ -18,16 +29,19 @@ from litestar.openapi.spec import (
 )
 from litestar.openapi.spec.enums import OpenAPIType
 
-from fairroll.api.envelope import not_exactly_one_of
+from fairroll.mechanics import MECHANICS
+from fairroll.mechanics.declare import Mechanic
 
 __all__ = [
     "declare_closed_objects",
-    "declare_exactly_one",
     "declare_integer_bounds",
     "declare_links",
     "declare_ndjson",
+    "declare_response_fields",
     "declare_roll_headers",
+    "finish_document",
     "operations_by_id",
+    "publish",
 ]
 
 
@@ -233,13 +247,367 @@ def declare_ndjson(app: Litestar) -> None:
         body.content["application/x-ndjson"].schema = text
 
 
-#: Request components that take exactly one of two fields.
-EXACTLY_ONE = {"Contestant": ("attribute", "dice_count")}
-
-
-def declare_exactly_one(app: Litestar) -> None:
-    """Say "exactly one of" on the components that need it, with ``not`` (see
-    ``not_exactly_one_of``) so SDK generators keep the typed model."""
+def declare_response_fields(app: Litestar) -> None:
+    """Mark every field of a response-only struct ``required``: the server always writes
+    it (a default only matters to a request), so SDKs get non-optional fields. A struct
+    also read in requests keeps its optional fields (they are optional there)."""
+    requests = {cls.__name__ for cls in _request_structs(app)}
     components = app.openapi_schema.components.schemas or {}
-    for name, fields in EXACTLY_ONE.items():
-        components[name].schema_not = Schema(any_of=not_exactly_one_of(*fields))
+    returns: list[Any] = []
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if isinstance(handler, HTTPRouteHandler):
+                kind = handler.parsed_fn_signature.return_type.annotation
+                if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+                    returns.append(kind)
+    found: set[type[msgspec.Struct]] = set()
+    for info in msgspec.inspect.multi_type_info(returns):
+        _collect(info, found)
+    for cls in found:
+        schema = components.get(cls.__name__)
+        if cls.__name__ in requests or not isinstance(schema, Schema) or not schema.properties:
+            continue
+        fields = msgspec.inspect.type_info(cls).fields  # type: ignore[attr-defined]
+        # A field left UNSET is left out of the answer: only those stay optional.
+        schema.required = sorted(
+            f.encode_name
+            for f in fields
+            if f.default is not msgspec.UNSET and f.encode_name in schema.properties
+        )
+
+
+def publish(app: Litestar) -> dict[str, Any]:
+    """The finished document, which ``/schema/openapi.json`` then serves (Litestar's
+    OpenAPI plugin keeps the document it serves as ``_openapi_schema``: set it here)."""
+    pairs = {
+        cls.__name__: pair
+        for cls in _request_structs(app)
+        if isinstance(pair := getattr(cls, "exactly_one", None), tuple)
+    }
+    document = finish_document(app.openapi_schema.to_schema(), pairs)
+    plugin = app.plugins.get(OpenAPIPlugin)
+    plugin._openapi_schema = document
+    return document
+
+
+#: The envelope's rule: at most one of ``seed``, ``dice`` and ``session``.
+_ENVELOPE_ONE_OF = ("seed", "dice", "session")
+
+
+def finish_document(
+    document: dict[str, Any], exactly_one: dict[str, tuple[str, str]]
+) -> dict[str, Any]:
+    """Rewrite the generated document for SDK generators (the module docstring says how);
+    ``exactly_one`` names the components that take exactly one of two fields (the rules
+    say so on their structs, as ``exactly_one``)."""
+    schemas: dict[str, Any] = document["components"]["schemas"]
+    _walk(document, _single_one_of)
+    _hoist_enums(schemas)
+    _walk(document, _nullable_simple_types)
+    _walk(document, _tuple_items)
+    for name, pair in exactly_one.items():
+        if name in schemas:
+            _constraints_of(schemas[name], pair)
+    for mechanic in MECHANICS.values():
+        _roll_body(document, mechanic)
+    _entry_union(document)
+    _titled(schemas)
+    return document
+
+
+def _constraints_of(schema: dict[str, Any], pair: tuple[str, str]) -> None:
+    """Say "exactly one of a, b" as ``if a then not b else b`` (not Litestar's ``not`` of
+    required lists, which generators turn into junk models)."""
+    first, second = pair
+    schema.pop("not", None)
+    schema["if"] = {"required": [first]}
+    schema["then"] = {"not": {"required": [second]}}
+    schema["else"] = {"required": [second]}
+
+
+def _roll_body(document: dict[str, Any], mechanic: Mechanic[Any, Any]) -> None:
+    """A roll's body is its request component itself, which says the envelope's rule (at
+    most one of seed, dice, session) and the mechanic's own dependent fields."""
+    schemas = document["components"]["schemas"]
+    name = f"{mechanic.type_name}Request"
+    component = schemas.get(name)
+    if component is None:
+        return
+    dependent: dict[str, Any] = {}
+    for i, field in enumerate(_ENVELOPE_ONE_OF):
+        others = _ENVELOPE_ONE_OF[i + 1 :]
+        if len(others) > 1:
+            dependent[field] = {"not": {"anyOf": [{"required": [o]} for o in others]}}
+        elif others:
+            dependent[field] = {"not": {"required": list(others)}}
+    component["dependentSchemas"] = dependent
+    if mechanic.dependent_required:
+        component["dependentRequired"] = {
+            k: list(v) for k, v in mechanic.dependent_required.items()
+        }
+
+
+def _entry_union(document: dict[str, Any]) -> None:
+    """``Entry`` as one typed entry per mechanic (its request and outcome types) and one
+    for statements, discriminated on ``mechanic``."""
+    schemas = document["components"]["schemas"]
+    generic = schemas.get("Entry")
+    if generic is None:
+        return
+    paths = document["paths"]
+    mapping: dict[str, str] = {}
+    variants: list[dict[str, str]] = []
+    for mechanic in sorted(MECHANICS.values(), key=lambda m: m.name):
+        roll = _operation(paths, mechanic.operation_id)
+        odds = _operation(paths, mechanic.odds_operation_id)
+        if roll is None or odds is None:
+            continue
+        request_ref = odds["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        response_ref = roll["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        response = schemas[response_ref.rsplit("/", 1)[1]]
+        name = f"{mechanic.type_name}Entry"
+        schemas[name] = _variant(
+            generic,
+            f"An audit entry of a {mechanic.name} roll.",
+            [mechanic.name],
+            {"$ref": request_ref},
+            response["properties"]["outcome"],
+        )
+        ref = f"#/components/schemas/{name}"
+        mapping[mechanic.name] = ref
+        variants.append({"$ref": ref})
+    for kind, (said, came) in _statements(schemas).items():
+        stem = _pascal(kind.replace(".", "_"))
+        name = f"{stem}Entry"
+        # Named, so generators name them too (not Request1, Request2 ...).
+        request, outcome = said, came
+        if said.get("type") == "object":
+            schemas[f"{stem}Request"] = said
+            request = {"$ref": f"#/components/schemas/{stem}Request"}
+        if came.get("type") == "object":
+            schemas[f"{stem}Outcome"] = came
+            outcome = {"$ref": f"#/components/schemas/{stem}Outcome"}
+        schemas[name] = _variant(
+            generic, f"A signed statement of the log: {kind}.", [kind], request, outcome
+        )
+        ref = f"#/components/schemas/{name}"
+        mapping[kind] = ref
+        variants.append({"$ref": ref})
+    schemas["Entry"] = {
+        "title": "Entry",
+        "description": generic.get("description", "An audit entry."),
+        "oneOf": variants,
+        "discriminator": {"propertyName": "mechanic", "mapping": mapping},
+    }
+
+
+def _statements(schemas: dict[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """The request and outcome of each statement, as docs/audit.md states them."""
+
+    def closed(description: str, **fields: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": description,
+            "properties": fields,
+            "required": sorted(fields),
+            "additionalProperties": False,
+        }
+
+    text = {"type": "string"}
+    count = {"type": "integer", "minimum": 0}
+    policy = (
+        {"$ref": "#/components/schemas/TablePolicy"}
+        if "TablePolicy" in schemas
+        else closed(
+            "The table's policy.",
+            chosen_seeds={"type": "boolean"},
+            supplied_dice={"type": "boolean"},
+        )
+    )
+    null = {"type": "null"}
+    return {
+        "session.commit": (
+            closed(
+                "A seed session opens, committed to SHA-256 of its server seed.",
+                seed_id=text,
+                commitment=text,
+            ),
+            null,
+        ),
+        "session.reveal": (
+            closed(
+                "A seed session's server seed, revealed once its rolls are done.",
+                seed_id=text,
+                commitment=text,
+                server_seed=text,
+                rolls=count,
+                revealed_by=text,
+            ),
+            null,
+        ),
+        "table.policy": (policy, null),
+        "key.retire": (closed("A key that signs no entry after this one.", key_id=text), null),
+        "audit.epoch": (
+            closed(
+                "Seqs lost_after + 1 .. resume_after were lost (an operator's word).",
+                lost_after=count,
+                resume_after=count,
+                reason=text,
+            ),
+            closed("How many seqs were lost.", lost=count),
+        ),
+    }
+
+
+def _variant(
+    generic: dict[str, Any],
+    description: str,
+    mechanics: list[str],
+    request: dict[str, Any],
+    outcome: dict[str, Any],
+) -> dict[str, Any]:
+    variant = json.loads(json.dumps(generic))
+    variant["description"] = description
+    properties = variant["properties"]
+    properties["mechanic"] = {"type": "string", "const": mechanics[0]}
+    properties["request"] = request
+    properties["outcome"] = outcome
+    return dict(variant)
+
+
+def _titled(schemas: dict[str, Any]) -> None:
+    for name, schema in schemas.items():
+        schema["title"] = name
+
+
+def _operation(paths: dict[str, Any], operation_id: str) -> dict[str, Any] | None:
+    for methods in paths.values():
+        for operation in methods.values():
+            if isinstance(operation, dict) and operation.get("operationId") == operation_id:
+                return operation
+    return None
+
+
+def _walk(node: Any, change: Any) -> None:
+    if isinstance(node, dict):
+        change(node)
+        for value in list(node.values()):
+            _walk(value, change)
+    elif isinstance(node, list):
+        for value in node:
+            _walk(value, change)
+
+
+def _hoist_enums(schemas: dict[str, Any]) -> None:
+    """Every enumeration of strings written inline becomes a named component (after its
+    field, or its component and field where two differ), so a generator names its type
+    once instead of numbering copies (``Allocation1``, ``..._type_2_type_1``)."""
+    named: dict[str, list[str]] = {}
+    by_values: dict[tuple[str, ...], str] = {}
+    for owner, schema in list(schemas.items()):
+        for field, prop, holder in _properties(schema):
+            target = _enum_of(prop)
+            if target is None:
+                continue
+            values = [v for v in target["enum"] if v is not None]
+            name = by_values.get(tuple(values)) or _pascal(field)
+            taken = schemas.get(name)
+            if (taken is not None and name not in named) or named.get(name, values) != values:
+                name = _pascal(owner) + _pascal(field)
+            named[name] = values
+            by_values[tuple(values)] = name
+            schemas[name] = {"title": name, "type": "string", "enum": values}
+            ref = {"$ref": f"#/components/schemas/{name}"}
+            if target is prop:
+                kept = {k: v for k, v in prop.items() if k in ("description", "default")}
+                if None in prop["enum"]:  # Litestar's ``type: [null, string]`` for X | None
+                    holder[field] = {"oneOf": [ref, {"type": "null"}], **kept}
+                else:
+                    holder[field] = {**ref, **kept}
+            else:
+                prop["oneOf"] = [ref if option is target else option for option in prop["oneOf"]]
+
+
+def _properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(field, its schema, the mapping holding it) of a schema's properties, and of the
+    items of its array properties (an item keyed by its field's name)."""
+    found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    for field, prop in (schema.get("properties") or {}).items():
+        if not isinstance(prop, dict):
+            continue
+        found.append((field, prop, schema["properties"]))
+        items = prop.get("items")
+        if isinstance(items, dict):
+            found.append((field, items, _ItemHolder(prop)))
+    return found
+
+
+class _ItemHolder(dict):  # type: ignore[type-arg]
+    """Where an array's item schema is written back (``holder[field] = ...``)."""
+
+    def __init__(self, array: dict[str, Any]) -> None:
+        super().__init__()
+        self._array = array
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._array["items"] = value
+
+
+def _enum_of(prop: dict[str, Any]) -> dict[str, Any] | None:
+    """The string enumeration a property is (or is or null), if it is one of two or more."""
+    candidates = [prop]
+    options = prop.get("oneOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        candidates = [o for o in options if o != {"type": "null"}]
+    for candidate in candidates:
+        values = candidate.get("enum")
+        kind = candidate.get("type")
+        strings = [v for v in values if v is not None] if isinstance(values, list) else []
+        nullable = isinstance(kind, list) and sorted(kind) == ["null", "string"]
+        if (
+            (kind == "string" or nullable)
+            and len(strings) > 1
+            and all(isinstance(v, str) for v in strings)
+        ):
+            return candidate
+    return None
+
+
+def _pascal(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.replace("-", "_").split("_"))
+
+
+def _single_one_of(node: dict[str, Any]) -> None:
+    """``oneOf: [X]`` (a field that may be left out, ``X | UNSET``) -> ``X`` itself."""
+    options = node.get("oneOf")
+    if isinstance(options, list) and len(options) == 1 and isinstance(options[0], dict):
+        del node["oneOf"]
+        for key, value in options[0].items():
+            node.setdefault(key, value)
+
+
+def _nullable_simple_types(node: dict[str, Any]) -> None:
+    """``oneOf: [{type: X, ...}, {type: null}]`` -> ``type: [X, "null"], ...``."""
+    options = node.get("oneOf")
+    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
+        return
+    (real,) = [o for o in options if o != {"type": "null"}]
+    if "$ref" in real or not isinstance(real.get("type"), str) or "oneOf" in real:
+        return
+    del node["oneOf"]
+    for key, value in real.items():
+        node.setdefault(key, value)
+    node["type"] = [real["type"], "null"]
+    if "enum" in node and None not in node["enum"]:
+        node["enum"] = [*node["enum"], None]
+
+
+def _tuple_items(node: dict[str, Any]) -> None:
+    """A tuple (``prefixItems``) gets ``items`` (the type of its members) and its length."""
+    prefix = node.get("prefixItems")
+    if not isinstance(prefix, list) or "items" in node:
+        return
+    first = prefix[0] if prefix else {}
+    node["items"] = first if all(p == first for p in prefix) else {}
+    node.setdefault("minItems", len(prefix))
+    node.setdefault("maxItems", len(prefix))

@@ -83,8 +83,6 @@ class Mechanic(Generic[InputT, OutcomeT]):
     odds_summary: str
     description: str = ""
     odds_description: str = ""
-    #: Groups of request fields of which exactly one must be given.
-    exactly_one: tuple[tuple[str, ...], ...] = ()
     #: Request fields that need others (JSON Schema ``dependentRequired``).
     dependent_required: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 

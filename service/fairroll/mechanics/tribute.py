@@ -122,7 +122,6 @@ TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
         "Against an opponent, the actor's dice face the opposition's best Result, whose "
         "odds come from the opponent's dice."
     ),
-    exactly_one=(("difficulty", "opponent"),),
     dependent_required={"choice": ("dice",)},
 )
 

@@ -16,7 +16,7 @@ victory_level=2)
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -68,6 +68,9 @@ Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 class Contestant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One side of a contest: an attribute or an explicit dice count (exactly one), plus talents."""
+
+    #: Fields of which exactly one is given (checked by ``dice_count``; the spec says it).
+    exactly_one: ClassVar[tuple[str, str]] = ("attribute", "dice_count")
 
     name: Name | None = None
     attribute: Attribute | UnsetType = UNSET

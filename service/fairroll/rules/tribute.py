@@ -20,7 +20,7 @@ Choice(focus=6, burden=1, result=5, outcome='match', profit=0, waste=0)
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, ClassVar, Literal, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -94,6 +94,9 @@ class Opponent(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 class Test(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A Test against a fixed ``difficulty`` or an ``opponent`` (exactly one)."""
+
+    #: Fields of which exactly one is given (checked by ``resolve_test``; the spec says it).
+    exactly_one: ClassVar[tuple[str, str]] = ("difficulty", "opponent")
 
     reality: Reality
     rank: Rank

@@ -29,10 +29,17 @@ function element(tag, attributes = {}, ...children) {
   return node;
 }
 
+// A schema with its references followed; a reference's siblings (a field's description
+// and default beside a named enumeration's $ref) stay on it.
 function deref(spec, schema) {
   let node = schema;
   while (node.$ref || (node.allOf && node.allOf.length === 1)) {
-    node = node.$ref ? spec.components.schemas[node.$ref.split("/").at(-1)] : { ...node, ...node.allOf[0], allOf: undefined };
+    if (node.$ref) {
+      const { $ref, ...siblings } = node;
+      node = { ...spec.components.schemas[$ref.split("/").at(-1)], ...siblings };
+    } else {
+      node = { ...node, ...node.allOf[0], allOf: undefined };
+    }
   }
   return node;
 }
