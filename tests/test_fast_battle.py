@@ -22,7 +22,7 @@ from fairroll.odds.fast_battle import (
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules import fast_battle as fb
-from fairroll.rules.fast_battle_items import Armor, Weapon
+from fairroll.rules.fast_battle.items import Armor, Weapon
 
 H, T = 2, 1  # heads, tails
 

@@ -1,4 +1,5 @@
-"""Outages against a real redis-server: mid-load stops, AOF restarts, a slow Redis, SIGTERM."""
+"""Outages against a real redis-server: Redis down and back, mid-load stops, AOF restarts, a
+slow Redis, SIGTERM. No roll is answered that was not recorded, and the chain survives."""
 
 from __future__ import annotations
 
@@ -55,6 +56,40 @@ def hammer(url: str, table: str, stop: threading.Event) -> list[httpx.Response]:
 
 def acknowledged(responses: list[httpx.Response]) -> set[int]:
     return {r.json()["receipt"]["seq"] for r in responses if r.status_code == 200}
+
+
+def test_redis_down_is_503_and_the_chain_continues_after_it_returns(
+    stack: tuple[RedisServer, LiveServer],
+) -> None:
+    redis, server = stack
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        assert [
+            client.post("/v1/tft/contests", json={**BODY, "table": "outage"}).status_code
+            for _ in range(2)
+        ] == [
+            200,
+            200,
+        ]
+        redis.stop()
+
+        down = client.post("/v1/tft/contests", json={**BODY, "table": "outage"})
+        assert down.status_code == 503
+        assert down.headers["content-type"].startswith("application/problem+json")
+        assert down.headers["retry-after"] == "1"
+        assert "receipt" not in down.json()
+        assert client.get("/readyz").status_code == 503
+        assert client.get("/v1/tables/outage/entries").status_code == 503
+        assert client.get("/v1/tables/outage/export").status_code == 503
+        assert client.get("/livez").status_code == 200
+
+        redis.start()  # same port, same AOF data
+        assert client.get("/readyz").status_code == 200
+        back = client.post("/v1/tft/contests", json={**BODY, "table": "outage"})
+        assert back.status_code == 200, back.text
+        assert back.json()["receipt"]["seq"] == 3  # no gap, no half-written entry
+        report = client.get("/v1/tables/outage/verification").json()
+        assert report["ok"] is True, report
+        assert report["entries"] == 3
 
 
 def test_redis_stopped_mid_load_then_back(stack: tuple[RedisServer, LiveServer]) -> None:

@@ -29,6 +29,7 @@ import hashlib
 import msgspec
 from litestar.exceptions import ClientException
 
+from fairroll.audit.keyspace import idempotency_key
 from fairroll.audit.store import AnyRedis, Marker
 from fairroll.rules import RuleError
 
@@ -51,7 +52,7 @@ class Idempotency:
             )
         self.redis = redis
         self.print_ = print_
-        self.marker = Marker(f"fairroll:{{{table}}}:idem:{key}", print_, WINDOW_SECONDS)
+        self.marker = Marker(idempotency_key(table, key), print_, WINDOW_SECONDS)
 
     async def earlier(self) -> int | None:
         """The seq this request already recorded, or None if it has not been recorded."""

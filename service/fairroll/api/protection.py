@@ -49,6 +49,8 @@ from litestar.types import (
 )
 from redis.exceptions import RedisError
 
+from fairroll.audit.keyspace import rate_key, write_key_rate_key
+
 __all__ = ["client_of", "cost_of", "problem", "rate_limit", "request_timeout", "send_problem"]
 
 WINDOW = 60
@@ -125,10 +127,10 @@ def rate_limit(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         client = client_of(scope, state.trusted_proxy_hops)
-        keys = [f"fairroll:rl:{client}"]
+        keys = [rate_key(client)]
         bearer = _bearer(scope)
         if bearer:
-            keys.append(f"fairroll:rl:key:{hashlib.sha256(bearer.encode()).hexdigest()[:32]}")
+            keys.append(write_key_rate_key(hashlib.sha256(bearer.encode()).hexdigest()[:32]))
         try:
             allowed, wait_ms, _left = await state.redis.eval(
                 _BUCKET, len(keys), *keys, 0, limit, min(cost, limit)

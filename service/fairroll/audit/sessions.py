@@ -34,13 +34,13 @@ from fairroll.audit.entry import (
     Receipt,
     receipt_of,
 )
-from fairroll.audit.store import AuditStore, ClaimRefusedError, session_key
+from fairroll.audit.keyspace import OPEN_SESSIONS, session_key
+from fairroll.audit.store import AuditStore, ClaimRefusedError
 from fairroll.randomness import commitment_of, new_seed
 
 __all__ = ["IDLE_SECONDS", "SeedSessions", "SessionError", "SessionState", "SessionStatus"]
 
 IDLE_SECONDS = 24 * 3600
-OPEN_SESSIONS = "fairroll:sessions:open"
 SWEEP_BATCH = 100
 #: Tries at a reveal while rolls keep moving the session's nonce.
 ATTEMPTS = 20

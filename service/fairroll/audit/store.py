@@ -69,7 +69,7 @@ import random
 import secrets
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple, cast
 
 import msgspec
@@ -97,7 +97,22 @@ from fairroll.audit.entry import (
     leaf_hash,
     now_rfc3339,
 )
+from fairroll.audit.keyspace import (
+    HEAD_PATTERN,
+    KEYS_HASH,
+    base_key,
+    head_key,
+    keys_key,
+    log_key,
+    meta_key,
+    session_key,
+    signed_key,
+    table_of_head,
+    tip_keys,
+    tree_key,
+)
 from fairroll.audit.merkle import Frontier
+from fairroll.audit.reader import LogReader
 from fairroll.audit.signing import PublicKey, Signer, seal
 from fairroll.audit.verify import EPOCH_MECHANIC
 
@@ -113,8 +128,6 @@ __all__ = [
     "connect_redis",
 ]
 
-KEYS_HASH = "fairroll:keys"
-PAGE = 500
 MAX_ATTEMPTS = 100
 MAX_BATCH = 64
 CONFLICTS_BEFORE_BACKOFF = 2
@@ -271,16 +284,6 @@ return {1, ARGV[2]}
 """
 )
 
-#: Stored tree hashes by index (ARGV), 32 bytes each.
-_HASHES = """
-local out = {}
-for i = 1, #ARGV do
-  local at = tonumber(ARGV[i]) * 32
-  out[i] = redis.call('GETRANGE', KEYS[1], at, at + 31)
-end
-return out
-"""
-
 #: Give a table from before Merkle trees its tree, if its head is still ARGV[1].
 _SET_TREE = """
 if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
@@ -347,8 +350,6 @@ def connect_redis(url: str, timeout: float, *, retries: int = 0) -> AnyRedis:
     )
 
 
-_Row = tuple[bytes, dict[bytes, bytes]]
-_entry_decoder = msgspec.json.Decoder(Entry)
 _encoder = msgspec.json.Encoder()
 _log = logging.getLogger("fairroll.audit")
 
@@ -413,7 +414,7 @@ class AlreadyRecordedError(Exception):
         self.marker = marker
 
 
-class AuditStore:
+class AuditStore(LogReader):
     """Appends and reads signed entries in Redis."""
 
     def __init__(
@@ -780,7 +781,7 @@ class AuditStore:
 
     async def _get_tips(self, tables: list[str]) -> list[list[Any] | BaseException]:
         """Each table's head and frontier hashes, or the error that fetching them met."""
-        calls: list[tuple[str | int, ...]] = [("EVAL", _TIP, 5, *_tip_keys(t)) for t in tables]
+        calls: list[tuple[str | int, ...]] = [("EVAL", _TIP, 5, *tip_keys(t)) for t in tables]
         if self._cluster:
             return cast(
                 list[list[Any] | BaseException],
@@ -803,7 +804,7 @@ class AuditStore:
         if table in self.fenced:
             raise self._fence_error(table)
         for _ in range(MAX_ATTEMPTS):
-            raw = await self.redis.eval(_TIP, 5, *_tip_keys(table))
+            raw = await self.redis.eval(_TIP, 5, *tip_keys(table))
             if not self._learn_tip(table, cast(list[Any], raw)):
                 raise self._fence_error(table)
             head, frontier = self._heads[table], self._frontiers.get(table)
@@ -816,7 +817,7 @@ class AuditStore:
 
     async def _build_tree(self, table: str) -> None:
         """Give a table from before Merkle trees (format 1) its tree, from its entries."""
-        head = _parse_head(await self.redis.get(_head_key(table)) or b"")
+        head = _parse_head(await self.redis.get(head_key(table)) or b"")
         if head.seq and await self.base(table) is not None:
             raise ValueError(
                 f"table {table!r} was archived before Merkle trees: its tree cannot be built"
@@ -832,7 +833,7 @@ class AuditStore:
         if frontier.size != head.seq:
             raise ValueError(f"table {table!r}: the log does not reach its head")
         await self.redis.eval(
-            _SET_TREE, 2, _head_key(table), _tree_key(table), _head_value(head), bytes(stored)
+            _SET_TREE, 2, head_key(table), tree_key(table), _head_value(head), bytes(stored)
         )
         self._forget(table)
 
@@ -843,11 +844,11 @@ class AuditStore:
         anchor = self._anchors.get(table)
         encoded, tree, before = self._encoded.pop(table)
         keys = [
-            _log_key(table),
-            _head_key(table),
-            _base_key(table),
-            _tree_key(table),
-            _keys_key(table),
+            log_key(table),
+            head_key(table),
+            base_key(table),
+            tree_key(table),
+            keys_key(table),
         ]
         args: list[str | bytes | int] = [
             _head_value(head),
@@ -995,9 +996,9 @@ class AuditStore:
 
     async def tables(self) -> AsyncIterator[str]:
         """Every table with a log (a scan of the heads)."""
-        async for raw in self.redis.scan_iter(match="fairroll:{*}:head", count=1000):
+        async for raw in self.redis.scan_iter(match=HEAD_PATTERN, count=1000):
             name = _text(raw)
-            yield name[len("fairroll:{") : -len("}:head")]
+            yield table_of_head(name)
 
     async def retire_in(self, table: str, key_id: str) -> Entry | None:
         """Append a ``key.retire`` of ``key_id`` to the table's log, unless the log never
@@ -1021,12 +1022,12 @@ class AuditStore:
         A policy other than the default is recorded as the table's first entry."""
         table = "t" + secrets.token_urlsafe(16)
         write_key = "frk_" + secrets.token_urlsafe(32)
-        created = await self.redis.hsetnx(_meta_key(table), "write_key_sha256", _digest(write_key))
+        created = await self.redis.hsetnx(meta_key(table), "write_key_sha256", _digest(write_key))
         if not created:  # 128 random bits never collide; refuse rather than overwrite
             raise AppendConflictError("table id collision; try again")
         if policy is not None and policy != TablePolicy():
             # Nobody can roll on the table before this answer gives them its write key.
-            await self.redis.hset(_meta_key(table), "policy", _encoder.encode(policy))
+            await self.redis.hset(meta_key(table), "policy", _encoder.encode(policy))
             await self.append(Draft.statement(table, POLICY_MECHANIC, policy))
         return table, write_key
 
@@ -1036,7 +1037,7 @@ class AuditStore:
         known = self._write_keys.get(table)
         if known is not None:
             return known
-        stored, policy = await self.redis.hmget(_meta_key(table), ["write_key_sha256", "policy"])
+        stored, policy = await self.redis.hmget(meta_key(table), ["write_key_sha256", "policy"])
         meta = (
             None if stored is None else _text(stored),
             TablePolicy() if policy is None else msgspec.json.decode(policy, type=TablePolicy),
@@ -1061,21 +1062,12 @@ class AuditStore:
         read) fences the table and raises, so no checkpoint is signed on it."""
         if table in self.fenced:
             raise self._fence_error(table)
-        head = _parse_head(await self.redis.get(_head_key(table)) or b"")
+        head = _parse_head(await self.redis.get(head_key(table)) or b"")
         if not self._learn(table, head):
             raise self._fence_error(table)
         if head.seq:
             self._anchor(table, head)
         return head
-
-    async def entry(self, table: str, seq: int) -> Entry | None:
-        rows = await self._range(table, f"{seq}-0", f"{seq}-0", 1)
-        return _entry_decoder.decode(_stored_json(rows[0][1])) if rows else None
-
-    async def entries(self, table: str, *, after: int = 0, limit: int = PAGE) -> list[Entry]:
-        """Up to ``limit`` entries with seq greater than ``after``, in order."""
-        rows = await self._range(table, f"{after + 1}-0", "+", limit)
-        return [_entry_decoder.decode(_stored_json(fields)) for _, fields in rows]
 
     async def open_epoch(self, table: str, resume_after: int, reason: str) -> Entry:
         """After a loss that no restore can undo: append a signed ``audit.epoch`` entry at
@@ -1104,7 +1096,7 @@ class AuditStore:
         before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
         # A loss may have left tree hashes of the lost seqs: they give way to placeholders.
         await self.redis.eval(
-            _TRIM_TREE, 2, _head_key(table), _tree_key(table), _head_value(head), before
+            _TRIM_TREE, 2, head_key(table), tree_key(table), _head_value(head), before
         )
         tree = bytearray()
         for seq in range(head.seq + 1, resume_after + 1):
@@ -1117,8 +1109,8 @@ class AuditStore:
         args: list[str | bytes | int] = [_head_value(head), new_head, 0, "", 0, 0, before]
         args += [bytes(tree), self.signer.key_id if publish else ""]
         args += [f"{entry.seq}-0", _deflate(data), entry.entry_hash[:16], 0, "", 0, "", ""]
-        keys = [_log_key(table), _head_key(table), _base_key(table)]
-        keys += [_tree_key(table), _keys_key(table)]
+        keys = [log_key(table), head_key(table), base_key(table)]
+        keys += [tree_key(table), keys_key(table)]
         result = _script_result(await self.redis.eval(_APPEND, len(keys), *keys, *args))
         if isinstance(result, BaseException) or result[0] != _STORED:
             raise ValueError(f"table {table!r} moved while the epoch was opened; try again")
@@ -1127,7 +1119,7 @@ class AuditStore:
 
     async def base(self, table: str) -> Checkpoint | None:
         """The signed checkpoint the table's log was archived through, if it was."""
-        raw = await self.redis.hget(_base_key(table), "checkpoint")
+        raw = await self.redis.hget(base_key(table), "checkpoint")
         return None if raw is None else msgspec.json.decode(raw, type=Checkpoint)
 
     async def archive(self, table: str, through: int) -> Checkpoint:
@@ -1154,8 +1146,8 @@ class AuditStore:
         done = await self.redis.eval(
             _ARCHIVE,
             2,
-            _log_key(table),
-            _base_key(table),
+            log_key(table),
+            base_key(table),
             through,
             entry.entry_hash,
             _encoder.encode(base),
@@ -1178,7 +1170,7 @@ class AuditStore:
         root = frontier.root()
         for _ in range(MAX_ATTEMPTS):
             last = self._signed.get(table)
-            recorded = await self.redis.get(_signed_key(table))
+            recorded = await self.redis.get(signed_key(table))
             text = _text(recorded) if recorded is not None else ""
             if text:
                 size_text, _, root_hex = text.partition(" ")
@@ -1188,7 +1180,7 @@ class AuditStore:
             if last == (head.seq, root):
                 break
             value = f"{head.seq} {root.hex()}"
-            if int(await self.redis.eval(_SIGNED, 1, _signed_key(table), text, value)):
+            if int(await self.redis.eval(_SIGNED, 1, signed_key(table), text, value)):
                 break
         self._signed[table] = (head.seq, root)
         return sign_checkpoint(
@@ -1220,79 +1212,6 @@ class AuditStore:
                 "with the last one signed. An operator must restore the log."
             )
 
-    async def read_hashes(self, table: str, indices: list[int]) -> list[bytes]:
-        """Stored tree hashes by index (``merkle.stored_index``), in one round trip."""
-        if not indices:
-            return []
-        raw = await self.redis.eval(_HASHES, 1, _tree_key(table), *indices)
-        hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in raw]
-        if any(len(h) != merkle.HASH_SIZE for h in hashes):
-            raise ValueError(f"table {table!r}: its tree lacks hashes it should hold")
-        return hashes
-
-    async def _reader(self, table: str, spans: Callable[[merkle.Reader], Any]) -> Any:
-        """Run a proof function twice: once to learn which hashes it reads, then on them
-        (which hashes a proof reads never depends on their values)."""
-        wanted: list[int] = []
-
-        def record(indices: Sequence[int]) -> list[bytes]:
-            wanted.extend(indices)
-            return [b"\0" * merkle.HASH_SIZE] * len(indices)
-
-        spans(record)
-        hashes = dict(zip(wanted, await self.read_hashes(table, wanted), strict=True))
-        return spans(lambda indices: [hashes[i] for i in indices])
-
-    async def inclusion_proof(self, table: str, seq: int, size: int) -> tuple[bytes, list[bytes]]:
-        """(leaf hash of entry ``seq``, its RFC 9162 inclusion proof in the tree of
-        ``size``); ValueError if the table's tree is smaller."""
-        head, _ = await self.tip(table)
-        if size > head.seq:
-            raise ValueError(f"the table has {head.seq} entries, not {size}")
-        if not 1 <= seq <= size:
-            raise ValueError(f"entry {seq} is not in a tree of {size} entries")
-        leaf, *_ = await self.read_hashes(table, [merkle.stored_index(0, seq - 1)])
-        proof = await self._reader(table, lambda r: merkle.inclusion_proof(seq - 1, size, r))
-        return leaf, cast(list[bytes], proof)
-
-    async def consistency_proof(self, table: str, old: int, new: int) -> list[bytes]:
-        """RFC 9162 proof that the table's tree of ``old`` entries is a prefix of ``new``."""
-        head, _ = await self.tip(table)
-        if new > head.seq:
-            raise ValueError(f"the table has {head.seq} entries, not {new}")
-        if old > new:
-            raise ValueError(f"size {old} is larger than size {new}")
-        proof = await self._reader(table, lambda r: merkle.consistency_proof(old, new, r))
-        return cast(list[bytes], proof)
-
-    async def raw_entries(
-        self, table: str, *, after: int = 0, until: int | None = None
-    ) -> AsyncIterator[bytes]:
-        """Every stored entry's JSON from seq ``after + 1`` (to ``until``), a page at a time."""
-        start = f"{after + 1}-0"
-        end = "+" if until is None else f"{until}-0"
-        while True:
-            rows = await self._range(table, start, end, PAGE)
-            for _, fields in rows:
-                yield _stored_json(fields)
-            if len(rows) < PAGE:
-                return
-            last_seq = int(rows[-1][0].split(b"-")[0])
-            start = f"{last_seq + 1}-0"
-
-    async def raw_page(
-        self, table: str, *, after: int, until: int, limit: int = PAGE
-    ) -> list[tuple[int, bytes]]:
-        """Up to ``limit`` (seq, stored JSON) with ``after < seq <= until``, in order."""
-        if until <= after:
-            return []
-        rows = await self._range(table, f"{after + 1}-0", f"{until}-0", limit)
-        return [(int(stream_id.split(b"-")[0]), _stored_json(fields)) for stream_id, fields in rows]
-
-    async def _range(self, table: str, start: str, end: str, count: int) -> list[_Row]:
-        rows = await self.redis.xrange(_log_key(table), start, end, count=count)
-        return cast(list[_Row], rows or [])
-
     def _forget(self, table: str) -> None:
         """Drop the cached head and frontier: the next append reads both again."""
         self._heads.pop(table, None)
@@ -1316,11 +1235,6 @@ def _deflate(entry_json: bytes) -> bytes:
     (about 1.2 KB for a TFT contest) takes about 520 bytes, so a table costs Redis
     under 1 KiB an entry; readers inflate it back to the very same bytes."""
     return zlib.compress(entry_json, 3, wbits=-15)
-
-
-def _stored_json(fields: dict[bytes, bytes]) -> bytes:
-    packed = fields.get(b"z")
-    return zlib.decompress(packed, wbits=-15) if packed is not None else fields[b"e"]
 
 
 def _split_repeats(batch: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
@@ -1384,50 +1298,8 @@ def _claim_args(claim: Claim | None) -> tuple[str, str]:
     return "v", f"{claim.nonce} {claim.revealed_by}"
 
 
-def session_key(table: str, seed_id: str) -> str:
-    return f"fairroll:{{{table}}}:seed:{seed_id}"
-
-
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def _log_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:log"
-
-
-def _head_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:head"
-
-
-def _tree_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:tree"
-
-
-def _tip_keys(table: str) -> tuple[str, ...]:
-    return (
-        _head_key(table),
-        _log_key(table),
-        _base_key(table),
-        _tree_key(table),
-        _keys_key(table),
-    )
-
-
-def _keys_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:keys"
-
-
-def _signed_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:signed"
-
-
-def _base_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:base"
-
-
-def _meta_key(table: str) -> str:
-    return f"fairroll:{{{table}}}:meta"
 
 
 def _digest(key: str) -> str:

@@ -26,8 +26,8 @@ from fairroll.odds.fast_battle import (
     spell_odds,
 )
 from fairroll.rules import fast_battle as fb
-from fairroll.rules import fast_battle_catalogue as catalogue
-from fairroll.rules.fast_battle_items import Armor, Potion, Spell, Trinket, Weapon
+from fairroll.rules.fast_battle import catalogue
+from fairroll.rules.fast_battle.items import Armor, Potion, Spell, Trinket, Weapon
 
 __all__ = ["ATTACK", "BATTLE", "CHARACTER", "INITIATIVE", "LEVEL_UP", "SPELL", "SYSTEM"]
 

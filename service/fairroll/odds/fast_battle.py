@@ -45,7 +45,7 @@ from fairroll.rules.fast_battle import (
     starting_scores,
     unique_names,
 )
-from fairroll.rules.fast_battle_items import Heal, Spell
+from fairroll.rules.fast_battle.items import Heal, Spell
 
 __all__ = [
     "EXACT_BUDGET",

@@ -22,6 +22,7 @@ import msgspec
 
 from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
+from fairroll.rules.vocabulary import OPPOSITES, Name, check_unique_names
 
 __all__ = [
     "CONFLICT_TARGET",
@@ -76,7 +77,6 @@ Convert = Annotated[
         ),
     ),
 ]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
 class _Risk(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -160,7 +160,7 @@ def adjectives_of(roll: _Risk, field_prefix: str = "") -> Adjectives:
     adjectives = Adjectives(
         **counts, slower=roll.slower, worse=roll.worse, expensive=roll.expensive
     )
-    for positive, negative in _OPPOSITES:
+    for positive, negative in OPPOSITES:
         if getattr(adjectives, positive) and getattr(adjectives, negative):
             raise RuleError(
                 f"a Trait cannot be both {positive.capitalize()} and {negative.capitalize()}: "
@@ -318,13 +318,7 @@ class ConflictOutcome(msgspec.Struct, frozen=True, kw_only=True):
 
 def check_conflict(conflict: Conflict) -> None:
     """Names that differ, and no participant risking more dice than their pool holds."""
-    names = [p.name for p in conflict.participants]
-    for index, name in enumerate(names):
-        if names.index(name) != index:
-            raise RuleError(
-                f"two participants are named {name!r}; names must differ",
-                field=f"participants[{index}].name",
-            )
+    check_unique_names([p.name for p in conflict.participants], "participants")
     for index, participant in enumerate(conflict.participants):
         check_risk(participant, f"participants[{index}].", who=f"{participant.name} ")
 
@@ -431,6 +425,3 @@ def _turns(order: list[ParticipantOutcome]) -> tuple[Turn, ...]:
                 passes[name] -= 1
                 turns.append(Turn(participant=name, action="pass"))
     return tuple(turns)
-
-
-_OPPOSITES = (("faster", "slower"), ("better", "worse"), ("cheaper", "expensive"))

@@ -22,6 +22,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from fairroll.rules.errors import RuleError
+from fairroll.rules.vocabulary import OPPOSITES, Name, tidy
 
 __all__ = [
     "AddAdjective",
@@ -45,7 +46,6 @@ NegativeAdjective = Literal["slower", "worse", "expensive"]
 TraitKind = Literal["starting", "negative", "learned"]
 Stage = Literal["creation", "advanced"]
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Style = Annotated[
     str,
     msgspec.Meta(
@@ -58,14 +58,8 @@ Count = Annotated[int, msgspec.Meta(ge=0, le=12)]
 
 POSITIVE: tuple[PositiveAdjective, ...] = ("faster", "better", "cheaper")
 NEGATIVE: tuple[NegativeAdjective, ...] = ("slower", "worse", "expensive")
-OPPOSITE: dict[str, str] = {
-    "faster": "slower",
-    "better": "worse",
-    "cheaper": "expensive",
-    "slower": "faster",
-    "worse": "better",
-    "expensive": "cheaper",
-}
+#: Each adjective's opposite, both ways.
+OPPOSITE: dict[str, str] = {**dict(OPPOSITES), **{n: p for p, n in OPPOSITES}}
 
 
 class Trait(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -279,15 +273,10 @@ def _first_negative(trait: Trait) -> str:
 
 def _normalised(character: Character) -> Character:
     traits = [
-        msgspec.structs.replace(trait, name=_tidy(trait.name), style=_tidy(trait.style))
+        msgspec.structs.replace(trait, name=tidy(trait.name), style=tidy(trait.style))
         for trait in character.traits
     ]
-    return msgspec.structs.replace(character, name=_tidy(character.name), traits=traits)
-
-
-def _tidy(text: str) -> str:
-    tidy = " ".join(text.split())
-    return tidy or text
+    return msgspec.structs.replace(character, name=tidy(character.name), traits=traits)
 
 
 # --- advancement -----------------------------------------------------------------------------
@@ -374,7 +363,7 @@ def advance(advancement: Advancement) -> AdvancementOutcome:
     purchase = advancement.purchase
     traits = list(sheet.traits)
     if isinstance(purchase, NewTrait):
-        if any(t.name.casefold() == " ".join(purchase.name.split()).casefold() for t in traits):
+        if any(t.name.casefold() == tidy(purchase.name).casefold() for t in traits):
             raise RuleError(
                 f"the character already has a Trait named {purchase.name!r}",
                 field="purchase.name",
@@ -445,7 +434,7 @@ def advance(advancement: Advancement) -> AdvancementOutcome:
 
 
 def _find(traits: list[Trait], name: str) -> int:
-    wanted = " ".join(name.split()).casefold()
+    wanted = tidy(name).casefold()
     for index, trait in enumerate(traits):
         if trait.name.casefold() == wanted:
             return index

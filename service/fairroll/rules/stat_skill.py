@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from fairroll.randomness import DiceSource
+from fairroll.rules.vocabulary import Name
 
 __all__ = [
     "DIE",
@@ -73,7 +74,6 @@ TN = Annotated[
 ]
 FateDice = Annotated[int, msgspec.Meta(ge=0, le=20, description="Fate dice available.")]
 Label = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 TRANSFORM: dict[str, Final] = {
     "failure": "catastrophic_failure",

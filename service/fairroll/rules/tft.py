@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 
 from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
+from fairroll.rules.vocabulary import Name
 
 __all__ = [
     "DIE_SIDES",
@@ -63,7 +64,6 @@ DiceCount = Annotated[
         ge=1, le=20, description="An explicit number of dice instead of an attribute's // 3."
     ),
 ]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
 class Contestant(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -27,6 +27,7 @@ from msgspec import UNSET, UnsetType
 
 from fairroll.randomness import DiceSource, SuppliedDice
 from fairroll.rules.errors import RuleError
+from fairroll.rules.vocabulary import Name
 
 __all__ = [
     "REALITY_SIDES",
@@ -71,7 +72,6 @@ EffectRank = Annotated[int, msgspec.Meta(ge=1, le=5, description="The Effect's R
 Difficulty = Annotated[
     int, msgspec.Meta(ge=-100, le=100, description="A fixed opposing Result to beat.")
 ]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Face = Annotated[int, msgspec.Meta(ge=1, le=12)]
 
 

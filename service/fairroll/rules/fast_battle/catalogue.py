@@ -10,7 +10,7 @@ Requests may define their own items inline instead.
 
 from __future__ import annotations
 
-from fairroll.rules.fast_battle_items import Armor, Boost, Heal, Potion, Spell, Trinket, Weapon
+from fairroll.rules.fast_battle.items import Armor, Boost, Heal, Potion, Spell, Trinket, Weapon
 
 __all__ = ["ARMORS", "POTIONS", "SPELLS", "TRINKETS", "WEAPONS"]
 

@@ -1,0 +1,111 @@
+"""Every Redis key fairroll reads or writes, named here and nowhere else.
+
+A table's keys all carry its name as a hash tag (``{<table>}``), so in Redis Cluster
+they live in one slot and a table's append script may touch them together:
+
+    fairroll:{<table>}:log            stream of the table's entries (``audit.store``)
+    fairroll:{<table>}:head           "<seq>:<entry_hash>" of the last entry
+    fairroll:{<table>}:tree           the Merkle tree's stored hashes
+    fairroll:{<table>}:keys           hash: key id -> its state in this table's log
+    fairroll:{<table>}:signed         "<size> <root hex>" of the last checkpoint signed
+    fairroll:{<table>}:meta           hash: the table's write key hash and policy
+    fairroll:{<table>}:base           hash: the signed base of an archived log
+    fairroll:{<table>}:seed:<id>      hash: a seed session (``audit.sessions``)
+    fairroll:{<table>}:idem:<key>     an idempotent roll's marker (``api.idempotency``)
+
+and the keys of the whole deployment:
+
+    fairroll:keys                     hash: key id -> public key (every signing key)
+    fairroll:sessions:open            sorted set: open seed sessions by last use
+    fairroll:rl:<client>              a client's token bucket (``api.protection``)
+    fairroll:rl:key:<digest>          a write key's token bucket
+
+>>> log_key("t1"), session_key("t1", "s1")
+('fairroll:{t1}:log', 'fairroll:{t1}:seed:s1')
+>>> table_of_head(head_key("my-table"))
+'my-table'
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HEAD_PATTERN",
+    "KEYS_HASH",
+    "OPEN_SESSIONS",
+    "base_key",
+    "head_key",
+    "idempotency_key",
+    "keys_key",
+    "log_key",
+    "meta_key",
+    "rate_key",
+    "session_key",
+    "signed_key",
+    "table_of_head",
+    "tip_keys",
+    "tree_key",
+    "write_key_rate_key",
+]
+
+KEYS_HASH = "fairroll:keys"
+OPEN_SESSIONS = "fairroll:sessions:open"
+#: Every table's head (``SCAN MATCH``): a table exists once it has one.
+HEAD_PATTERN = "fairroll:{*}:head"
+
+
+def _of(table: str, part: str) -> str:
+    return f"fairroll:{{{table}}}:{part}"
+
+
+def log_key(table: str) -> str:
+    return _of(table, "log")
+
+
+def head_key(table: str) -> str:
+    return _of(table, "head")
+
+
+def tree_key(table: str) -> str:
+    return _of(table, "tree")
+
+
+def keys_key(table: str) -> str:
+    return _of(table, "keys")
+
+
+def signed_key(table: str) -> str:
+    return _of(table, "signed")
+
+
+def base_key(table: str) -> str:
+    return _of(table, "base")
+
+
+def meta_key(table: str) -> str:
+    return _of(table, "meta")
+
+
+def session_key(table: str, seed_id: str) -> str:
+    return _of(table, f"seed:{seed_id}")
+
+
+def idempotency_key(table: str, key: str) -> str:
+    return _of(table, f"idem:{key}")
+
+
+def tip_keys(table: str) -> tuple[str, ...]:
+    """The keys the tip script reads, in its KEYS order: head, log, base, tree, keys."""
+    return (head_key(table), log_key(table), base_key(table), tree_key(table), keys_key(table))
+
+
+def table_of_head(name: str) -> str:
+    """The table whose head key ``name`` is."""
+    return name[len("fairroll:{") : -len("}:head")]
+
+
+def rate_key(client: str) -> str:
+    return f"fairroll:rl:{client}"
+
+
+def write_key_rate_key(digest: str) -> str:
+    return f"fairroll:rl:key:{digest}"
