@@ -13,8 +13,12 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairroll.api.examples import load_examples
+from fairroll.api.strict import _may_repeat_a_key
+from fairroll.audit.verify import DuplicateKeyError, loads_strict
 from fairroll.mechanics import MECHANICS, UnknownMechanicError, words_of
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError, stat_skill, tft, tribute
@@ -260,3 +264,34 @@ def test_a_body_is_decoded_once_strictly(client: httpx.Client, table: str) -> No
     assert refused.status_code == 400
     assert "twice" in refused.json()["detail"]
     assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 1
+
+
+_KEYS = st.sampled_from(["a", "b", "ab", 'q"', "s\\", "é", "}", "{", ":", "x y"])
+
+
+@st.composite
+def _objects(draw: st.DrawFn, depth: int = 0) -> str:
+    members = []
+    for _ in range(draw(st.integers(0, 4))):
+        key = json.dumps(draw(_KEYS), ensure_ascii=draw(st.booleans()))
+        leaf = st.one_of(
+            st.integers(-5, 5).map(str),
+            _KEYS.map(json.dumps),
+            st.just("[1, {}]"),
+        )
+        value = draw(_objects(depth + 1)) if depth < 2 and draw(st.booleans()) else draw(leaf)
+        space = draw(st.sampled_from(["", " ", "\n"]))
+        members.append(f"{key}{space}:{space}{value}")
+    return "{" + ",".join(members) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_objects())
+def test_the_quick_key_scan_never_misses_a_key_given_twice(text: str) -> None:
+    """The scan that spares most bodies the exact duplicate-key check says "maybe" for
+    every body the exact check refuses, however its keys are spelt."""
+    body = text.encode()
+    try:
+        loads_strict(body)
+    except DuplicateKeyError:
+        assert _may_repeat_a_key(body)
