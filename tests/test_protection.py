@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,3 +182,27 @@ def test_required_tables_stay_closed_after_their_records_are_lost(
             assert after.status_code == 404
     finally:
         fresh.stop()
+
+
+def test_limited_answers_say_the_quota_as_the_ietf_ratelimit_fields(guarded: LiveServer) -> None:
+    """draft-ietf-httpapi-ratelimit-headers: RateLimit-Policy names the bucket (q tokens a
+    w = 60 s window), RateLimit what is left (r) and when it is whole again (t seconds)."""
+    with httpx.Client(base_url=guarded.url) as client:
+        headers = {"X-Forwarded-For": "192.0.2.44", "Origin": "https://foundry.example"}
+        seen = [client.post("/v1/tft/contests", json=BODY, headers=headers) for _ in range(6)]
+        assert [r.status_code for r in seen] == [200] * 5 + [429]
+        for answer in seen:
+            assert answer.headers["ratelimit-policy"] == '"fairroll";q=5;w=60'
+        left = [
+            int(re.fullmatch(r'"fairroll";r=(\d+);t=(\d+)', r.headers["ratelimit"])[1])  # type: ignore[index]
+            for r in seen
+        ]
+        assert left == [4, 3, 2, 1, 0, 0]
+        refused = seen[-1].headers["ratelimit"]
+        assert refused.endswith(f";t={seen[-1].headers['retry-after']}")
+        # A browser plugin may read them, and the entity tags (CORS exposes them).
+        exposed = seen[0].headers["access-control-expose-headers"].lower()
+        for name in ("etag", "ratelimit", "ratelimit-policy", "retry-after"):
+            assert name in exposed
+        # What costs nothing carries no quota fields.
+        assert "ratelimit" not in client.get("/v1/systems").headers

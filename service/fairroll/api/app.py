@@ -29,6 +29,7 @@ from fairroll.api.controllers.tables import (
     TablesController,
     VerifyController,
 )
+from fairroll.api.events import BLOCK_MS, TableEvents
 from fairroll.api.examples import attach_examples
 from fairroll.api.headers import DocsPage, security_headers
 from fairroll.api.mechanics import SystemsController, system_routers, system_tags
@@ -135,6 +136,7 @@ def create_app(settings: Settings) -> Litestar:
         gc.collect()
         gc.freeze()
         app.state.sessions = sessions = SeedSessions(store)
+        app.state.events = events = _table_events(settings, store)
         app.state.default_table_open = settings.default_table_open
         app.state.require_tables = settings.require_tables
         app.state.rate_limit = settings.rate_limit
@@ -154,6 +156,7 @@ def create_app(settings: Settings) -> Litestar:
                     await sweeper
             if pool is not None:
                 await pool.close()
+            await events.close()
             await redis.aclose()
 
     app = FairrollApp(
@@ -178,6 +181,7 @@ def create_app(settings: Settings) -> Litestar:
             "store": Provide(_provide_store, sync_to_thread=False),
             "roller": Provide(_provide_roller, sync_to_thread=False),
             "sessions": Provide(_provide_sessions, sync_to_thread=False),
+            "events": Provide(_provide_events, sync_to_thread=False),
         },
         lifespan=[lifespan],
         middleware=[
@@ -191,8 +195,9 @@ def create_app(settings: Settings) -> Litestar:
         cors_config=CORSConfig(
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
-            expose_headers=["Retry-After"],
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "If-None-Match"],
+            # What a plugin reads: the entity tag to revalidate, and the quota it has left.
+            expose_headers=["ETag", "RateLimit", "RateLimit-Policy", "Retry-After"],
         )
         if settings.cors_origins
         else None,
@@ -263,6 +268,27 @@ def _provide_store(state: State) -> AuditStore:
 
 async def _before_request(request: Request[Any, Any, Any]) -> None:
     await strict_body(request)
+
+
+def _table_events(settings: Settings, store: AuditStore) -> TableEvents:
+    """The live events, whose blocking reads take one connection per followed table, in a
+    pool of their own (rolls keep theirs), waiting longer than a read blocks."""
+    feeds_redis = connect_redis(
+        settings.redis_url,
+        settings.redis_timeout_seconds + BLOCK_MS / 1000,
+        max_connections=settings.max_subscribers + 8,
+    )
+    return TableEvents(
+        store,
+        settings.max_subscribers,
+        settings.events_heartbeat_seconds,
+        feeds_redis=feeds_redis,
+    )
+
+
+def _provide_events(state: State) -> TableEvents:
+    events: TableEvents = state.events
+    return events
 
 
 def _provide_sessions(state: State) -> SeedSessions:

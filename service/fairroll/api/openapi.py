@@ -302,6 +302,7 @@ def finish_document(
     say so on their structs, as ``exactly_one``)."""
     schemas: dict[str, Any] = document["components"]["schemas"]
     _walk(document, _single_one_of)
+    _walk(document, _typed_headers)
     _hoist_enums(schemas)
     _walk(document, _nullable_simple_types)
     _walk(document, _tuple_items)
@@ -575,6 +576,16 @@ def _enum_of(prop: dict[str, Any]) -> dict[str, Any] | None:
 
 def _pascal(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.replace("-", "_").split("_"))
+
+
+def _typed_headers(node: dict[str, Any]) -> None:
+    """A response header Litestar wrote without a schema (``documentation_only``) is text."""
+    headers = node.get("headers")
+    if isinstance(headers, dict):
+        for header in headers.values():
+            if isinstance(header, dict) and "schema" not in header and "$ref" not in header:
+                header["schema"] = {"type": "string"}
+                header.pop("deprecated", None)
 
 
 def _single_one_of(node: dict[str, Any]) -> None:

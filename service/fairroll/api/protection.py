@@ -51,7 +51,16 @@ from redis.exceptions import RedisError
 
 from fairroll.audit.keyspace import rate_key, write_key_rate_key
 
-__all__ = ["client_of", "cost_of", "problem", "rate_limit", "request_timeout", "send_problem"]
+__all__ = [
+    "POLICY",
+    "client_of",
+    "cost_of",
+    "problem",
+    "quota_headers",
+    "rate_limit",
+    "request_timeout",
+    "send_problem",
+]
 
 WINDOW = 60
 
@@ -132,18 +141,53 @@ def rate_limit(app: ASGIApp) -> ASGIApp:
         if bearer:
             keys.append(write_key_rate_key(hashlib.sha256(bearer.encode()).hexdigest()[:32]))
         try:
-            allowed, wait_ms, _left = await state.redis.eval(
+            allowed, wait_ms, left = await state.redis.eval(
                 _BUCKET, len(keys), *keys, 0, limit, min(cost, limit)
             )
         except RedisError:
-            allowed = 1  # the limiter fails open; rolls still need Redis and answer 503
-        if int(allowed):
+            # The limiter fails open (rolls still need Redis and answer 503), and says
+            # nothing of a quota it could not read.
             await app(scope, receive, send)
             return
+        if int(allowed):
+            await app(scope, receive, _with_quota(send, limit, int(left)))
+            return
         retry_after = max(1, math.ceil(int(wait_ms) / 1000))
-        await _too_many(send, client, limit, cost, retry_after)
+        await _too_many(_with_quota(send, limit, 0, retry_after), client, limit, cost, retry_after)
 
     return limited
+
+
+def quota_headers(limit: int, left: int, reset: int | None = None) -> list[tuple[bytes, bytes]]:
+    """The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers, Structured Fields):
+    the policy (``q`` tokens, refilled over ``w`` = 60 s) and what is left (``r``) and
+    when the bucket is full again (``t`` seconds; for a refused request, when it may retry).
+
+    >>> quota_headers(120, 60)
+    [(b'ratelimit-policy', b'"fairroll";q=120;w=60'), (b'ratelimit', b'"fairroll";r=60;t=30')]
+    """
+    left = max(0, min(limit, left))
+    if reset is None:
+        reset = math.ceil((limit - left) * 60 / limit) if limit else 0
+    return [
+        (b"ratelimit-policy", f'"{POLICY}";q={limit};w=60'.encode()),
+        (b"ratelimit", f'"{POLICY}";r={left};t={reset}'.encode()),
+    ]
+
+
+#: The name of the one quota policy (a token bucket per client, and per write key).
+POLICY = "fairroll"
+
+
+def _with_quota(send: Send, limit: int, left: int, reset: int | None = None) -> Send:
+    extra = quota_headers(limit, left, reset)
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
 
 
 def _bearer(scope: Scope) -> str | None:

@@ -44,6 +44,9 @@ class Settings:
     certify-key``) when the key is not the root itself (a rotated key).
     ``root_key_id``: the pinned root the server's own verifications trust keys from
     (default: the root that certified its signing key).
+    ``max_subscribers``: live-event streams (``GET .../events``) this process serves at
+    once; one more is answered 503. ``events_heartbeat_seconds``: an idle stream's
+    heartbeat (a comment line), so proxies keep it open.
     ``systems``: modules to import that declare more rule systems (``fairroll.mechanics``):
     their mechanics are served, listed and verified like the built-in ones.
     """
@@ -70,6 +73,8 @@ class Settings:
     key_certificate: str | None = None
     root_key_id: str | None = None
     systems: tuple[str, ...] = ()
+    max_subscribers: int = 1000
+    events_heartbeat_seconds: float = 15.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -80,7 +85,8 @@ class Settings:
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
         ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
         ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_LOG_NAME``, ``FAIRROLL_KEY_CERTIFICATE``,
-        ``FAIRROLL_ROOT_KEY_ID``, ``FAIRROLL_SYSTEMS`` (comma-separated modules)."""
+        ``FAIRROLL_ROOT_KEY_ID``, ``FAIRROLL_SYSTEMS`` (comma-separated modules),
+        ``FAIRROLL_MAX_SUBSCRIBERS``, ``FAIRROLL_EVENTS_HEARTBEAT``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -119,6 +125,8 @@ class Settings:
             key_certificate=env.get("FAIRROLL_KEY_CERTIFICATE") or None,
             root_key_id=env.get("FAIRROLL_ROOT_KEY_ID") or None,
             systems=_listed(env.get("FAIRROLL_SYSTEMS", "")),
+            max_subscribers=int(env.get("FAIRROLL_MAX_SUBSCRIBERS", "1000")),
+            events_heartbeat_seconds=float(env.get("FAIRROLL_EVENTS_HEARTBEAT", "15")),
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")

@@ -324,13 +324,17 @@ AnyRedis = Redis | RedisCluster
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 
 
-def connect_redis(url: str, timeout: float, *, retries: int = 0) -> AnyRedis:
+def connect_redis(
+    url: str, timeout: float, *, retries: int = 0, max_connections: int | None = None
+) -> AnyRedis:
     """A client for ``url``: ``redis://``, ``rediss://``, ``unix://`` name one server;
     ``redis+cluster://host:port`` (or ``rediss+cluster://``) names any node of a Redis
     Cluster, whose topology the client then discovers (redis-py's cluster client).
 
     ``retries``: commands retried after a dropped connection. Only for clients that
-    never append (the compute workers read): a retried append could run twice."""
+    never append (the compute workers read): a retried append could run twice.
+    ``max_connections``: the pool's bound (redis-py's default, 100, when None)."""
+    pool: dict[str, Any] = {} if max_connections is None else {"max_connections": max_connections}
     if url.startswith(CLUSTER_SCHEMES):
         return RedisCluster.from_url(
             url.replace("+cluster", "", 1),
@@ -339,6 +343,7 @@ def connect_redis(url: str, timeout: float, *, retries: int = 0) -> AnyRedis:
             # A master that is down answers nothing: fail its tables fast (503), and
             # keep serving the others.
             cluster_error_retry_attempts=1,
+            **pool,
         )
     return Redis.from_url(
         url,
@@ -347,6 +352,7 @@ def connect_redis(url: str, timeout: float, *, retries: int = 0) -> AnyRedis:
         health_check_interval=30,
         retry=Retry(NoBackoff(), retries) if retries else None,
         retry_on_error=[RedisConnectionError] if retries else None,
+        **pool,
     )
 
 

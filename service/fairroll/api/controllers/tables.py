@@ -11,11 +11,13 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.exceptions import ClientException, NotFoundException
+from litestar.exceptions import ClientException, NotFoundException, ServiceUnavailableException
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Body, Parameter
-from litestar.response import Stream
+from litestar.response import ServerSentEvent, Stream
 
+from fairroll.api.caching import CACHE_HEADERS, NOT_MODIFIED, cached
+from fairroll.api.events import TableEvents, TooManySubscribersError, last_event_id, stream
 from fairroll.api.problems import CALC_ERRORS, problem_responses
 from fairroll.api.rolls import Roller
 from fairroll.api.strict import NDJSON_TYPES, media_type_of
@@ -212,33 +214,85 @@ class TablesController(Controller):
         "/entries",
         operation_id="listTableEntries",
         summary="Read a table's audit entries, a page at a time",
-        responses=problem_responses(400, 422, 429, 503),
+        responses={**problem_responses(400, 422, 429, 503), **NOT_MODIFIED},
+        response_headers=CACHE_HEADERS,
     )
     async def list_entries(
-        self, table: TablePath, store: AuditStore, after: After = 0, limit: Limit = 100
-    ) -> EntryPage:
+        self,
+        request: Request[Any, Any, Any],
+        table: TablePath,
+        store: AuditStore,
+        after: After = 0,
+        limit: Limit = 100,
+    ) -> Response[EntryPage]:
         head = await store.head(table)
         entries = await store.entries(table, after=after, limit=limit)
         last = entries[-1].seq if entries else after
-        return EntryPage(
+        page = EntryPage(
             table=table,
             head_seq=head.seq,
             entries=entries,
             words=[_words(entry) for entry in entries],
             next_after=last if entries and last < head.seq else None,
         )
+        return cached(request, msgspec.json.encode(page), "application/json")
+
+    @get(
+        "/events",
+        operation_id="streamTableEvents",
+        summary="The table's entries as they are appended, as Server-Sent Events",
+        description="One `entry` event per audit entry (`id:` its seq; `data:` `{entry, "
+        "words}`), from any replica; `Last-Event-ID` or `after` resumes after that seq "
+        "without a gap; a comment every 15 s as a heartbeat; with `checkpoint=true`, a "
+        "`checkpoint` event (the table's signed checkpoint) after each burst.",
+        media_type="text/event-stream",
+        responses=problem_responses(400, 422, 503),
+    )
+    async def stream_events(
+        self,
+        request: Request[Any, Any, Any],
+        table: TablePath,
+        events: TableEvents,
+        after: Annotated[
+            int | None,
+            Parameter(ge=0, le=LAST_SEQ, description="Resume after this seq (0: from the start)."),
+        ] = None,
+        checkpoint: Annotated[
+            bool, Parameter(description="Send the signed checkpoint after each burst.")
+        ] = False,
+    ) -> ServerSentEvent:
+        start = last_event_id(request.headers.get("last-event-id"), after)
+        try:
+            subscription = await events.subscribe(table, start)
+        except TooManySubscribersError:
+            raise ServiceUnavailableException(
+                "this server follows as many live tables as it may: retry, or poll GET .../entries",
+                headers={"Retry-After": "5"},
+            ) from None
+        return ServerSentEvent(
+            stream(subscription, checkpoints=checkpoint),
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
 
     @get(
         "/entries/{seq:int}",
         operation_id="getTableEntry",
         summary="Read one audit entry by its seq",
-        responses=problem_responses(400, 404, 422, 503),
+        description="An entry never changes: it is served with its `entry_hash` as ETag and "
+        "`Cache-Control: public, max-age=31536000, immutable`.",
+        responses={**problem_responses(400, 404, 422, 503), **NOT_MODIFIED},
+        response_headers=CACHE_HEADERS,
     )
-    async def get_entry(self, table: TablePath, seq: Seq, store: AuditStore) -> Entry:
+    async def get_entry(
+        self, request: Request[Any, Any, Any], table: TablePath, seq: Seq, store: AuditStore
+    ) -> Response[Entry]:
         entry = await store.entry(table, seq)
         if entry is None:
             raise NotFoundException(f"table {table!r} has no entry {seq}")
-        return entry
+        body = msgspec.json.encode(entry)
+        return cached(
+            request, body, "application/json", etag=f'"{entry.entry_hash}"', immutable=True
+        )
 
     @get(
         "/export",
@@ -312,16 +366,17 @@ class TablesController(Controller):
         "`Accept: text/plain` the answer is the note itself. The server never signs a "
         "checkpoint inconsistent with the last one signed for the table: it stops the "
         "table instead (503 `table-stopped`).",
-        responses=problem_responses(400, 422, 503),
+        responses={**problem_responses(400, 422, 503), **NOT_MODIFIED},
+        response_headers=CACHE_HEADERS,
         operation_class=_NoteToo,
     )
     async def checkpoint(
         self, request: Request[Any, Any, Any], table: TablePath, store: AuditStore
-    ) -> Response[Any]:
+    ) -> Response[Checkpoint]:
         checkpoint = await store.checkpoint(table)
         if _wants_note(request):
-            return Response(checkpoint.text, media_type="text/plain; charset=utf-8")
-        return Response(checkpoint)
+            return cached(request, checkpoint.text.encode(), "text/plain; charset=utf-8")
+        return cached(request, msgspec.json.encode(checkpoint), "application/json")
 
     @get(
         "/proofs/inclusion",

@@ -1,0 +1,202 @@
+"""Live table events under load: append-to-delivery latency and the server's memory.
+
+Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many]
+
+Starts a private redis-server and two fairroll processes on it (granian, one worker
+each): subscribers listen on the first, rolls are appended through the second, so every
+delivery crosses processes through Redis (a blocking XREAD per table). Scenarios:
+
+- ``one``: 1,000 subscribers on one table;
+- ``many``: 100 tables of 10 subscribers each.
+
+For each roll, the time from sending it to each subscriber receiving its event is
+recorded (both ends on this machine's monotonic clock); printed are p50/p99/max over all
+deliveries, every delivery counted (none may be missing), and the subscribing server's
+RSS before subscribing and with every subscriber connected, with the cost per
+subscriber. The baseline in the same run: the same rolls with no subscriber, timed to
+their answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from fairroll.redis_server import RedisServer, free_port
+from harness import start, stop
+from soak import children
+
+KEY = base64.b64encode(b"fairroll events benchmark key 01").decode()
+BODY = '{"table":"%s","a":{"attribute":12},"b":{"attribute":9}}'
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def listen(
+    client: httpx.AsyncClient,
+    url: str,
+    ready: asyncio.Event,
+    seen: dict[int, list[float]],
+    expected: int,
+    counter: list[int],
+    total: int,
+) -> None:
+    async with client.stream("GET", url) as answer:
+        counter[0] += 1
+        if counter[0] == total:
+            ready.set()
+        got = 0
+        async for line in answer.aiter_lines():
+            if line.startswith("id: "):
+                seen.setdefault(int(line[4:]), []).append(time.monotonic())
+                got += 1
+                if got == expected:
+                    return
+
+
+async def scenario(
+    name: str,
+    tables: list[str],
+    per_table: int,
+    rolls: int,
+    listen_url: str,
+    roll_url: str,
+    worker: int,
+) -> None:
+    total = len(tables) * per_table
+    limits = httpx.Limits(max_connections=total + 10, max_keepalive_connections=total + 10)
+    before = rss_kib(worker)
+    timeout = httpx.Timeout(120, connect=30)
+    async with (
+        httpx.AsyncClient(limits=limits, timeout=timeout) as client,
+        httpx.AsyncClient(timeout=30) as roller,
+    ):
+        seen: dict[str, dict[int, list[float]]] = {t: {} for t in tables}
+        ready = asyncio.Event()
+        counter = [0]
+        per_roll = max(1, rolls // len(tables))
+        tasks = [
+            asyncio.ensure_future(
+                listen(
+                    client,
+                    f"{listen_url}/v1/tables/{t}/events",
+                    ready,
+                    seen[t],
+                    per_roll,
+                    counter,
+                    total,
+                )
+            )
+            for t in tables
+            for _ in range(per_table)
+        ]
+        await asyncio.wait_for(ready.wait(), 120)
+        await asyncio.sleep(1.0)
+        connected = rss_kib(worker)
+        sent: dict[tuple[str, int], float] = {}
+        for _ in range(per_roll):
+            for table in tables:
+                at = time.monotonic()
+                answer = await roller.post(
+                    f"{roll_url}/v1/tft/contests",
+                    content=BODY % table,
+                    headers={"content-type": "application/json"},
+                )
+                sent[table, answer.json()["receipt"]["seq"]] = at
+        await asyncio.wait_for(asyncio.gather(*tasks), 120)
+    latencies = [
+        (got - sent[table, seq]) * 1000
+        for table, by_seq in seen.items()
+        for seq, times in by_seq.items()
+        for got in times
+    ]
+    expected = len(sent) * per_table
+    latencies.sort()
+    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
+    print(
+        f"{name:<5} {len(tables):>6} {per_table:>6} {len(sent):>6} {len(latencies):>9}/"
+        f"{expected:<9} {p(0.5):>7.1f} {p(0.99):>7.1f} {latencies[-1]:>7.1f} "
+        f"{before / 1024:>8.1f} {connected / 1024:>8.1f} {(connected - before) / total:>8.1f}"
+    )
+
+
+async def baseline(roll_url: str, rolls: int) -> float:
+    async with httpx.AsyncClient(timeout=30) as roller:
+        times = []
+        for _ in range(rolls):
+            at = time.monotonic()
+            await roller.post(
+                f"{roll_url}/v1/tft/contests",
+                content=BODY % "baseline",
+                headers={"content-type": "application/json"},
+            )
+            times.append((time.monotonic() - at) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rolls", type=int, default=50)
+    parser.add_argument("--scenarios", default="one,many")
+    parser.add_argument("--subscribers", type=int, default=1000, help="of the one table")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        redis = RedisServer(Path(tmp) / "redis", port=free_port()).start()
+        env = {
+            **os.environ,
+            "REDIS_URL": redis.url,
+            "FAIRROLL_SIGNING_KEY": KEY,
+            "FAIRROLL_MAX_SUBSCRIBERS": "2000",
+        }
+        servers = []
+        urls = []
+        for name in ("listen", "roll"):
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            command = [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)]
+            servers.append(start(command, env, Path(tmp) / f"{name}.log", f"{url}/livez"))
+            urls.append(url)
+        try:
+            worker = max(children(servers[0].pid), default=servers[0].pid)
+            answer = asyncio.run(baseline(urls[1], args.rolls))
+            print(f"baseline: a roll answered in {answer:.1f} ms (median, no subscriber)")
+            print(
+                "scen. tables per_t  rolls deliveries/expected   p50 ms  p99 ms  max ms "
+                "RSS0 MiB RSS MiB  KiB/sub"
+            )
+            if "one" in args.scenarios:
+                one = ["one"]
+                asyncio.run(
+                    scenario("one", one, args.subscribers, args.rolls, urls[0], urls[1], worker)
+                )
+            if "many" in args.scenarios:
+                tables = [f"t{i:03d}" for i in range(100)]
+                asyncio.run(
+                    scenario("many", tables, 10, max(args.rolls, 100), urls[0], urls[1], worker)
+                )
+        finally:
+            for server in servers:
+                stop(server)
+            redis.stop()
+            log = (Path(tmp) / "listen.log").read_text().splitlines()
+            errors = [line for line in log if "ERROR" in line or "Exception" in line]
+            if errors:  # every delivery must arrive: say why one did not
+                print("listening server's errors:", *errors[:5], sep="\n  ")
+
+
+if __name__ == "__main__":
+    main()

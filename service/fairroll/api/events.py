@@ -1,0 +1,253 @@
+"""Live table events: every entry of a table as it is appended, by any replica.
+
+``GET /v1/tables/{table}/events`` is a Server-Sent Events stream: one ``entry`` event
+per audit entry, ``id:`` its seq, ``data:`` ``{"entry": <the signed entry>, "words":
+<its words>}``; a ``checkpoint`` event (the table's signed checkpoint) after each
+burst when asked (``?checkpoint=true``); a comment as a heartbeat every
+``HEARTBEAT_SECONDS``. ``Last-Event-ID`` (an ``EventSource`` sends it when it
+reconnects) or ``?after=`` resumes after that seq without a gap.
+
+The table's log is a Redis stream (``keyspace.log_key``), so a process follows it
+with one blocking ``XREAD`` per table, whoever appends: one :class:`_Feed` per table
+with subscribers here, fanning out to them, and gone with the last of them. Each
+subscriber remembers the last seq it sent. An entry that arrives past a gap (the
+feed started after the subscriber caught up, or the subscriber fell behind and its
+queue overflowed) is preceded by the missing ones, read from the log: a subscriber
+sees every entry, in order, once. Subscribers per process are bounded
+(``FAIRROLL_MAX_SUBSCRIBERS``); beyond it the answer is 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+from litestar.response import ServerSentEventMessage
+from redis.exceptions import RedisError
+
+from fairroll.audit import AuditStore
+from fairroll.audit.entry import Entry
+from fairroll.audit.keyspace import log_key
+from fairroll.audit.reader import stored_json
+from fairroll.mechanics import UnknownMechanicError, words_of
+
+__all__ = ["HEARTBEAT_SECONDS", "Subscription", "TableEvents", "TooManySubscribersError"]
+
+HEARTBEAT_SECONDS = 15.0
+#: How long one XREAD blocks before it is issued again (a feed with no subscriber left
+#: ends within this). The feeds' Redis client waits this much longer than the others.
+BLOCK_MS = 5_000
+#: Subscribers reading the log at once (a catch-up, a gap): the rest wait their turn, so
+#: a thousand streams opening together do not take every connection rolls need.
+CONCURRENT_READS = 16
+#: Events waiting for one subscriber; past it, the subscriber reads them from the log.
+QUEUE_SIZE = 256
+#: A checkpoint event at most this often per subscriber.
+CHECKPOINT_SECONDS = 1.0
+
+_entry = msgspec.json.Decoder(Entry)
+_log = logging.getLogger(__name__)
+_encode = msgspec.json.Encoder()
+
+
+class TooManySubscribersError(Exception):
+    """This process already serves its most subscribers."""
+
+
+class _Event(msgspec.Struct, frozen=True):
+    seq: int
+    data: bytes
+
+
+def event_of(seq: int, entry_json: bytes) -> _Event:
+    """An entry's event data: the entry as stored (its signed bytes) and its words."""
+    entry = _entry.decode(entry_json)
+    try:
+        words = _encode.encode(words_of(entry.mechanic, entry.request, entry.outcome))
+    except (UnknownMechanicError, msgspec.ValidationError, KeyError):
+        words = b"null"
+    return _Event(seq, b'{"entry":' + entry_json + b',"words":' + words + b"}")
+
+
+class Subscription:
+    """One client's place in a table's events."""
+
+    def __init__(self, hub: TableEvents, table: str, after: int) -> None:
+        self.hub = hub
+        self.table = table
+        self.last = after
+        self.queue: asyncio.Queue[_Event] = asyncio.Queue(QUEUE_SIZE)
+        self.behind = False
+
+    def offer(self, event: _Event) -> None:
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self.behind = True  # it reads what it missed from the log instead
+
+
+class _Feed:
+    """One blocking reader of a table's log, fanning entries out to its subscribers."""
+
+    def __init__(self, hub: TableEvents, table: str) -> None:
+        self.hub = hub
+        self.table = table
+        self.subscribers: set[Subscription] = set()
+        self.started = asyncio.Event()
+        self.task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        redis = self.hub.feeds_redis
+        key = log_key(self.table)
+        try:
+            newest = await redis.xrevrange(key, count=1)
+            last = newest[0][0] if newest else b"0-0"
+        except RedisError:
+            last = b"0-0"  # subscribers catch up from the log; the gap check heals the rest
+        self.started.set()
+        while self.subscribers:
+            try:
+                reply = await redis.xread({key: last}, count=100, block=BLOCK_MS)
+            except RedisError:
+                await asyncio.sleep(1.0)
+                continue
+            for _, rows in reply or ():
+                for stream_id, fields in rows:
+                    last = stream_id
+                    seq = int(stream_id.split(b"-")[0])
+                    event = event_of(seq, stored_json(fields))
+                    for subscriber in list(self.subscribers):
+                        subscriber.offer(event)
+
+
+class TableEvents:
+    """This process's feeds, by table, and its subscriber count."""
+
+    def __init__(
+        self,
+        store: AuditStore,
+        max_subscribers: int,
+        heartbeat: float = HEARTBEAT_SECONDS,
+        *,
+        feeds_redis: Any = None,
+    ) -> None:
+        """``feeds_redis``: the client the blocking reads use, one connection per followed
+        table, apart from the store's pool (which rolls need); the store's when None."""
+        self.store = store
+        self.max_subscribers = max_subscribers
+        self.heartbeat = heartbeat
+        self.feeds_redis = feeds_redis if feeds_redis is not None else store.redis
+        self.reads = asyncio.Semaphore(CONCURRENT_READS)
+        self.feeds: dict[str, _Feed] = {}
+        self.count = 0
+
+    async def subscribe(self, table: str, after: int) -> Subscription:
+        if self.count >= self.max_subscribers:
+            raise TooManySubscribersError
+        self.count += 1
+        subscription = Subscription(self, table, after)
+        feed = self.feeds.get(table)
+        if feed is None or feed.task.done():
+            feed = self.feeds[table] = _Feed(self, table)
+        feed.subscribers.add(subscription)
+        await feed.started.wait()
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self.count -= 1
+        feed = self.feeds.get(subscription.table)
+        if feed is None:
+            return
+        feed.subscribers.discard(subscription)
+        if not feed.subscribers:
+            feed.task.cancel()
+            del self.feeds[subscription.table]
+
+    async def close(self) -> None:
+        """Stop every feed, and close the feeds' own client (not the store's)."""
+        for feed in list(self.feeds.values()):
+            feed.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RedisError):
+                await feed.task
+        self.feeds.clear()
+        if self.feeds_redis is not self.store.redis:
+            await self.feeds_redis.aclose()
+
+
+async def stream(
+    subscription: Subscription, *, checkpoints: bool
+) -> AsyncIterator[ServerSentEventMessage]:
+    """The events of one subscription: the log after its start, then each new entry."""
+    hub, table = subscription.hub, subscription.table
+    try:
+        async for message in _catch_up(subscription, until=None):
+            yield message
+        if checkpoints:
+            yield await _checkpoint(hub.store, table)
+        sent_checkpoint = time.monotonic()
+        while True:
+            if subscription.behind:
+                subscription.behind = False
+                while not subscription.queue.empty():
+                    subscription.queue.get_nowait()
+                async for message in _catch_up(subscription, until=None):
+                    yield message
+            try:
+                event = await asyncio.wait_for(subscription.queue.get(), hub.heartbeat)
+            except TimeoutError:
+                yield ServerSentEventMessage(comment="heartbeat", data=None)
+                continue
+            if event.seq <= subscription.last:
+                continue
+            if event.seq > subscription.last + 1:  # a gap: what it missed, from the log
+                async for message in _catch_up(subscription, until=event.seq - 1):
+                    yield message
+            subscription.last = event.seq
+            yield _message(event)
+            wait = CHECKPOINT_SECONDS - (time.monotonic() - sent_checkpoint)
+            if checkpoints and subscription.queue.empty() and wait <= 0:
+                yield await _checkpoint(hub.store, table)
+                sent_checkpoint = time.monotonic()
+    except Exception:
+        # Past the response's start, nothing tells the client; the log says why.
+        _log.exception("the event stream of table %r stopped", table)
+        raise
+    finally:
+        hub.unsubscribe(subscription)
+
+
+async def _catch_up(
+    subscription: Subscription, *, until: int | None
+) -> AsyncIterator[ServerSentEventMessage]:
+    store = subscription.hub.store
+    while True:
+        async with subscription.hub.reads:
+            head = until if until is not None else (await store.head(subscription.table)).seq
+            page = await store.raw_page(subscription.table, after=subscription.last, until=head)
+        limit = head
+        for seq, entry_json in page:
+            subscription.last = seq
+            yield _message(event_of(seq, entry_json))
+        if not page or subscription.last >= limit:
+            return
+
+
+def _message(event: _Event) -> ServerSentEventMessage:
+    return ServerSentEventMessage(data=event.data.decode(), event="entry", id=event.seq)
+
+
+async def _checkpoint(store: AuditStore, table: str) -> ServerSentEventMessage:
+    checkpoint = await store.checkpoint(table)
+    return ServerSentEventMessage(data=_encode.encode(checkpoint).decode(), event="checkpoint")
+
+
+def last_event_id(header: str | None, after: int | None) -> int:
+    """Where a stream resumes: ``Last-Event-ID`` (a seq) wins over ``?after=``."""
+    if header is not None and header.strip().isdigit():
+        return int(header.strip())
+    return after or 0
