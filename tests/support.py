@@ -18,7 +18,7 @@ import httpx
 
 from fairroll.redis_server import free_port
 
-__all__ = ["TEST_SIGNING_KEY", "LiveServer", "chance", "chances", "run_node"]
+__all__ = ["TEST_SIGNING_KEY", "LiveServer", "browser_ready", "chance", "chances", "run_node"]
 
 
 def run_node(script: Path, *args: object, timeout: float = 60) -> Any:
@@ -121,3 +121,40 @@ def chances(odds: dict[str, Any], name: str) -> dict[Any, str]:
 def chance(odds: dict[str, Any], name: str, outcome: Any) -> Fraction:
     """The exact probability of one outcome of one distribution (0 if it is not listed)."""
     return Fraction(chances(odds, name).get(outcome, "0"))
+
+
+BROWSER = Path(__file__).resolve().parent / "browser"
+
+
+def browser_ready() -> Path:
+    """The browser scripts' folder, with Debian's chromium and playwright-core installed
+    (the README's test command installs what the tests need). One test process installs
+    at a time (a lock file): parallel workers share the folder."""
+    import fcntl  # noqa: PLC0415 - POSIX only, like the browser tests
+
+    with (BROWSER / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shutil.which("chromium") is None and shutil.which("apt-get") is not None:
+            subprocess.run(
+                ["apt-get", "update", "-qq"], check=False, timeout=300, capture_output=True
+            )
+            subprocess.run(
+                ["apt-get", "install", "-y", "-qq", "chromium"],
+                check=False,
+                timeout=600,
+                capture_output=True,
+            )
+        assert shutil.which("chromium") is not None, (
+            "Debian's chromium is needed (apt-get install chromium)"
+        )
+        if not (BROWSER / "node_modules" / "playwright-core").exists():
+            npm = shutil.which("npm")
+            assert npm is not None
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"],
+                cwd=BROWSER,
+                check=True,
+                timeout=300,
+                capture_output=True,
+            )
+    return BROWSER

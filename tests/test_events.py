@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from fairroll.redis_server import RedisServer
-from support import LiveServer, run_node
+from support import LiveServer, browser_ready, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 BODY = {"a": {"attribute": 12, "name": "Ann"}, "b": {"attribute": 9}}
@@ -154,7 +154,7 @@ def test_an_event_source_in_chromium_follows_a_table(
     first, second = replicas
     roll(second, table)
     seen = run_node(
-        ROOT / "tests" / "browser" / "events.mjs",
+        browser_ready() / "events.mjs",
         f"{first.url}/tables/{table}",
         f"{second.url}/v1/tft/contests",
         table,

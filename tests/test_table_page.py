@@ -27,7 +27,7 @@ import redis
 from fairroll.audit import load_signer, merkle
 from fairroll.audit.signing import certify
 from fairroll.redis_server import RedisServer, free_port
-from support import TEST_SIGNING_KEY, LiveServer, run_node
+from support import TEST_SIGNING_KEY, LiveServer, browser_ready, run_node
 
 BROWSER = Path(__file__).resolve().parent / "browser"
 CONTEST = {
@@ -39,29 +39,7 @@ CONTEST = {
 
 @pytest.fixture(scope="module")
 def browser_driver() -> Path:
-    if shutil.which("chromium") is None and shutil.which("apt-get") is not None:
-        # The README's test command installs what the tests need: here, Debian's chromium.
-        subprocess.run(["apt-get", "update", "-qq"], check=False, timeout=300, capture_output=True)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-qq", "chromium"],
-            check=False,
-            timeout=600,
-            capture_output=True,
-        )
-    assert shutil.which("chromium") is not None, (
-        "Debian's chromium is needed (apt-get install chromium)"
-    )
-    if not (BROWSER / "node_modules" / "playwright-core").exists():
-        npm = shutil.which("npm")
-        assert npm is not None
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=BROWSER,
-            check=True,
-            timeout=300,
-            capture_output=True,
-        )
-    return BROWSER / "page.mjs"
+    return browser_ready() / "page.mjs"
 
 
 def open_page(driver: Path, url: str, shot: Path, seq: int, width: int = 900) -> Any:
