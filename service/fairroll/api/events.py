@@ -34,7 +34,7 @@ from fairroll.audit import AuditStore
 from fairroll.audit.entry import Entry
 from fairroll.audit.keyspace import log_key
 from fairroll.audit.reader import stored_json
-from fairroll.mechanics import UnknownMechanicError, words_of
+from fairroll.mechanics import words_or_none
 
 __all__ = ["HEARTBEAT_SECONDS", "Subscription", "TableEvents", "TooManySubscribersError"]
 
@@ -67,10 +67,7 @@ class _Event(msgspec.Struct, frozen=True):
 def event_of(seq: int, entry_json: bytes) -> _Event:
     """An entry's event data: the entry as stored (its signed bytes) and its words."""
     entry = _entry.decode(entry_json)
-    try:
-        words = _encode.encode(words_of(entry.mechanic, entry.request, entry.outcome))
-    except (UnknownMechanicError, msgspec.ValidationError, KeyError):
-        words = b"null"
+    words = _encode.encode(words_or_none(entry.mechanic, entry.request, entry.outcome))
     return _Event(seq, b'{"entry":' + entry_json + b',"words":' + words + b"}")
 
 

@@ -100,11 +100,10 @@ def _mechanic_handlers(mechanic: Mechanic[Any, Any]) -> list[HTTPRouteHandler]:
     types = mechanic_types(mechanic)
     response_type = types.response
     read = mechanic.read
-    input_of = mechanic.input_of
 
     async def roll(data: Any, roller: Roller) -> Any:
         rolled = await roller.roll(mechanic, data)
-        words = read(input_of(data), rolled.outcome)
+        words = read(data, rolled.outcome)  # the request is an instance of the input type
         return response_type(**rolled.envelope(), outcome=rolled.outcome, words=words)
 
     # The envelope's "one of seed, dice, session" and the mechanic's own constraints are

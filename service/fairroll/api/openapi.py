@@ -12,6 +12,8 @@ the request's own component as ``if``/``then``/``else`` and ``dependentSchemas``
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -506,7 +508,7 @@ def _hoist_enums(schemas: dict[str, Any]) -> None:
     named: dict[str, list[str]] = {}
     by_values: dict[tuple[str, ...], str] = {}
     for owner, schema in list(schemas.items()):
-        for field, prop, holder in _properties(schema):
+        for field, prop, replace in _properties(schema):
             target = _enum_of(prop)
             if target is None:
                 continue
@@ -522,36 +524,28 @@ def _hoist_enums(schemas: dict[str, Any]) -> None:
             if target is prop:
                 kept = {k: v for k, v in prop.items() if k in ("description", "default")}
                 if None in prop["enum"]:  # Litestar's ``type: [null, string]`` for X | None
-                    holder[field] = {"oneOf": [ref, {"type": "null"}], **kept}
+                    replace({"oneOf": [ref, {"type": "null"}], **kept})
                 else:
-                    holder[field] = {**ref, **kept}
+                    replace({**ref, **kept})
             else:
                 prop["oneOf"] = [ref if option is target else option for option in prop["oneOf"]]
 
 
-def _properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(field, its schema, the mapping holding it) of a schema's properties, and of the
-    items of its array properties (an item keyed by its field's name)."""
-    found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-    for field, prop in (schema.get("properties") or {}).items():
+def _properties(
+    schema: dict[str, Any],
+) -> list[tuple[str, dict[str, Any], Callable[[dict[str, Any]], None]]]:
+    """(field, its schema, how to replace it) for a schema's properties, and for the items
+    of its array properties (an item named after its field)."""
+    found: list[tuple[str, dict[str, Any], Callable[[dict[str, Any]], None]]] = []
+    properties = schema.get("properties") or {}
+    for field, prop in properties.items():
         if not isinstance(prop, dict):
             continue
-        found.append((field, prop, schema["properties"]))
+        found.append((field, prop, partial(properties.__setitem__, field)))
         items = prop.get("items")
         if isinstance(items, dict):
-            found.append((field, items, _ItemHolder(prop)))
+            found.append((field, items, partial(prop.__setitem__, "items")))
     return found
-
-
-class _ItemHolder(dict):  # type: ignore[type-arg]
-    """Where an array's item schema is written back (``holder[field] = ...``)."""
-
-    def __init__(self, array: dict[str, Any]) -> None:
-        super().__init__()
-        self._array = array
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._array["items"] = value
 
 
 def _enum_of(prop: dict[str, Any]) -> dict[str, Any] | None:

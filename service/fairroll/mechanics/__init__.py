@@ -43,6 +43,7 @@ __all__ = [
     "replay_entry",
     "statement_words",
     "words_of",
+    "words_or_none",
 ]
 
 #: Every system, by slug, in the order they were found.
@@ -113,6 +114,15 @@ def words_of(mechanic_name: str, request: Any, outcome: Any) -> Words:
         return statement_words(mechanic_name, request)
     given = msgspec.convert(request, mechanic.input_type)
     return mechanic.read(given, msgspec.convert(outcome, mechanic.outcome_type))
+
+
+def words_or_none(mechanic_name: str, request: Any, outcome: Any) -> Words | None:
+    """:func:`words_of`, or None for an entry this server cannot read in words (a mechanic
+    it does not declare, or a request of a form it does not know): listings say null."""
+    try:
+        return words_of(mechanic_name, request, outcome)
+    except (UnknownMechanicError, msgspec.ValidationError, KeyError):
+        return None
 
 
 def statement_words(kind: str, request: Any) -> Words:

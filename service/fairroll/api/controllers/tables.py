@@ -33,7 +33,7 @@ from fairroll.audit import (
 from fairroll.audit.checkpoint import note_key
 from fairroll.audit.entry import TablePolicy
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
-from fairroll.mechanics import UnknownMechanicError, Words, replay_entry, words_of
+from fairroll.mechanics import Words, replay_entry, words_or_none
 from fairroll.rules import RuleError
 
 __all__ = ["KeysController", "NewTableController", "TablesController", "VerifyController"]
@@ -171,13 +171,6 @@ class ConsistencyProof(msgspec.Struct, frozen=True, kw_only=True):
     proof: list[str]
 
 
-def _words(entry: Entry) -> Words | None:
-    try:
-        return words_of(entry.mechanic, entry.request, entry.outcome)
-    except (UnknownMechanicError, msgspec.ValidationError, KeyError):
-        return None  # a mechanic (or a form of its request) this server does not know
-
-
 def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
@@ -232,7 +225,7 @@ class TablesController(Controller):
             table=table,
             head_seq=head.seq,
             entries=entries,
-            words=[_words(entry) for entry in entries],
+            words=[words_or_none(e.mechanic, e.request, e.outcome) for e in entries],
             next_after=last if entries and last < head.seq else None,
         )
         return cached(request, msgspec.json.encode(page), "application/json")
