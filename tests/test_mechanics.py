@@ -102,7 +102,14 @@ def test_a_system_declared_in_one_file_is_served_listed_specified_and_verified(
 
 def test_the_systems_listed_are_the_declared_ones(client: httpx.Client) -> None:
     systems = client.get("/v1/systems").json()["systems"]
-    assert [s["slug"] for s in systems] == ["fbc", "tribute", "stat-skill", "fast-battle", "tft"]
+    assert [s["slug"] for s in systems] == [
+        "fbc",
+        "tribute",
+        "stat-skill",
+        "fast-battle",
+        "tft",
+        "dice",
+    ]
     listed = {m["name"] for s in systems for m in s["mechanics"]}
     assert listed == set(MECHANICS)
     conflict = next(m for s in systems for m in s["mechanics"] if m["name"] == "fbc.conflict")
@@ -111,6 +118,19 @@ def test_the_systems_listed_are_the_declared_ones(client: httpx.Client) -> None:
         "participants[].chance",
         "tiebreak",
     ]
+    formula = next(m for s in systems for m in s["mechanics"] if m["name"] == "dice.roll")
+    assert {d["path"]: d["sides"] for d in formula["dice"]} == {
+        "d2": 2,
+        "d3": 3,
+        "d4": 4,
+        "d6": 6,
+        "d8": 8,
+        "d10": 10,
+        "d12": 12,
+        "d20": 20,
+        "d100": 100,
+        "dF": 3,
+    }
 
 
 def _input(operation: str, request: dict[str, Any]) -> Any:

@@ -44,6 +44,7 @@ ROLLS = {
     "fast-battle.initiative": "rollFastBattleInitiative",
     "fast-battle.battle": "fightFastBattle",
     "fast-battle.level-up": "levelUpFastBattleCharacter",
+    "dice.roll": "rollDiceFormula",
 }
 
 
@@ -82,7 +83,16 @@ def snake(operation_id: str) -> str:
 
 def endpoint(operation_id: str) -> ModuleType:
     """The generated module of an operation (``api/<tag>/<operation_id in snake_case>``)."""
-    for tag in ("tft", "fbc", "tribute", "stat_skill", "fast_battle", "audit", "operations"):
+    for tag in (
+        "tft",
+        "fbc",
+        "tribute",
+        "stat_skill",
+        "fast_battle",
+        "dice",
+        "audit",
+        "operations",
+    ):
         try:
             return importlib.import_module(f"{PACKAGE}.api.{tag}.{snake(operation_id)}")
         except ModuleNotFoundError:

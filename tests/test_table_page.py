@@ -160,8 +160,8 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     seen = run_node(browser_driver.with_name("roll.mjs"), url, tmp_path, timeout=240)
     assert seen["errors"] == []
 
-    # Keyboard only: Tab reaches the mechanic, End picks TFT, Tab reaches Side A's name,
-    # Enter rolls; a roll the rules refuse shows the problem and focuses the field.
+    # Keyboard only: Tab reaches the mechanic, End and the arrows pick TFT, Tab reaches
+    # Side A's name, Enter rolls; a roll the rules refuse shows the problem and focuses the field.
     keyboard = seen["keyboard"]
     assert keyboard["first"] == "mechanic"
     assert keyboard["second"] == "f-a-name"

@@ -70,7 +70,7 @@ try {
   await browser.close();
 }
 
-// A roll without a mouse: Tab to the mechanic, pick the last one (TFT) with End, Tab into
+// A roll without a mouse: Tab to the mechanic, pick TFT with End and the arrows, Tab into
 // Side A's name, type it, and submit with Enter; then an input the rules refuse (neither an
 // attribute nor a dice count), whose problem is shown and whose field takes the focus.
 async function byKeyboard(page) {
@@ -78,7 +78,11 @@ async function byKeyboard(page) {
   const steps = {};
   await page.keyboard.press("Tab");
   steps.first = await focused();
-  await page.keyboard.press("End");
+  await page.keyboard.press("End");  // the last system; TFT is the last of the rules texts
+  for (let i = 0; i < 20; i += 1) {
+    if ((await page.$eval("#mechanic", (m) => m.value)) === "rollTftContest") break;
+    await page.keyboard.press("ArrowUp");
+  }
   await page.waitForFunction(() => document.getElementById("mechanic").value === "rollTftContest");
   await page.keyboard.press("Tab");
   steps.second = await focused();

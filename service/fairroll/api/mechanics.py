@@ -235,7 +235,9 @@ def _nested(kind: msgspec.inspect.Type, path: str) -> list[DiceField]:
         while isinstance(item, msgspec.inspect.Metadata):
             item = item.type
         if isinstance(item, msgspec.inspect.IntType):
-            return [DiceField(path=path, sides=item.le or 0, max_dice=kind.max_length or 0)]
+            # A die shows ge..le (a Fate die -1..1: three sides).
+            sides = (item.le or 0) - (item.ge if item.ge is not None else 1) + 1
+            return [DiceField(path=path, sides=sides, max_dice=kind.max_length or 0)]
         return _nested(item, f"{path}[]")
     return []
 

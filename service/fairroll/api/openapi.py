@@ -287,9 +287,25 @@ def publish(app: Litestar) -> dict[str, Any]:
         if isinstance(pair := getattr(cls, "exactly_one", None), tuple)
     }
     document = finish_document(app.openapi_schema.to_schema(), pairs)
+    for cls in _request_structs(app):
+        _extensions_of(document["components"]["schemas"].get(cls.__name__), cls)
     plugin = app.plugins.get(OpenAPIPlugin)
     plugin._openapi_schema = document
     return document
+
+
+def _extensions_of(schema: dict[str, Any] | None, cls: type[msgspec.Struct]) -> None:
+    """Copy a field's ``x-`` extensions (``msgspec.Meta(extra={"x-...": ...})``, which
+    Litestar does not render) onto its property: the limits a string's grammar keeps."""
+    info = msgspec.inspect.type_info(cls)
+    if schema is None or not isinstance(info, msgspec.inspect.StructType):
+        return
+    for field in info.fields:
+        kind = field.type
+        while isinstance(kind, msgspec.inspect.Metadata):
+            said = {k: v for k, v in (kind.extra or {}).items() if k.startswith("x-")}
+            schema.get("properties", {}).get(field.encode_name, {}).update(said)
+            kind = kind.type
 
 
 #: The envelope's rule: at most one of ``seed``, ``dice`` and ``session``.

@@ -1,0 +1,148 @@
+"""Exact odds of dice formulas: how long the slowest accepted formulas take, and icepool.
+
+Times ``POST /v1/dice/rolls/odds``'s work in process (parse, exact distribution, the
+answer's fractions), for formulas at the limits and for random formulas from the
+grammar, and prints the slowest; then the same cases through icepool, the field's
+reference, as a ratio measured in this run.
+
+    python benchmarks/dice_odds.py [--random 3000] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import icepool
+
+from fairroll.mechanics import MECHANICS
+from fairroll.rules import RuleError
+from fairroll.rules.dice import Formula, parse
+
+ODDS = MECHANICS["dice.roll"].odds_of
+
+#: Formulas at or near the odds' limits (the slowest kinds of work each).
+AT_THE_LIMITS = [
+    "100d20",
+    "60d20",
+    "100d6",
+    "20d100",
+    "100d6ro<5",
+    "45d10>=8!",
+    "10d10>=8!",
+    "2d1000kh1",
+    "8d100k4",
+    "50d20kh10>=15",
+    "30d6kh15",
+    "(10d6)*(10d6)",
+    "40dF*2dF",
+    "1d6+1d8+1d10+1d12+1d20+1d100",
+    "3d6!+3d8!+3d10!",
+]
+
+#: The same distributions through icepool (the reference: a ratio, not a correctness check;
+#: tests/test_dice_odds.py checks equality).
+ICEPOOL = {
+    "4d6kh3": lambda: icepool.d6.pool(4).highest(3).sum(),
+    "8d100k4": lambda: icepool.d100.pool(8).highest(4).sum(),
+    "20d100": lambda: 20 @ icepool.d100,
+    "3d6!+3d8!+3d10!": lambda: (
+        3 @ icepool.d6.explode(depth=10)
+        + 3 @ icepool.d8.explode(depth=10)
+        + 3 @ icepool.d10.explode(depth=10)
+    ),
+}
+
+
+def timed(formula: str, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        ODDS(Formula(formula=formula))
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
+def random_formula(rng: random.Random) -> str:
+    def dice() -> str:
+        count = rng.choice([1, 2, 3, 4, 5, 6, 8, 10, 12, 20, 30, 50, 100])
+        sides = rng.choice(["4", "6", "8", "10", "12", "20", "100", "%", "F", "2", "3", "1000"])
+        text = f"{count}d{sides}"
+        faces = 3 if sides == "F" else 100 if sides == "%" else int(sides)
+        low = -1 if sides == "F" else 1
+        kind = rng.random()
+        if kind < 0.25 and count > 1:
+            text += rng.choice(["kh", "kl", "dh", "dl"]) + str(rng.randint(1, count - 1))
+        elif kind < 0.4:
+            text += rng.choice(["!", f"!>{rng.randint(low + 1, low + faces - 1)}"])
+        elif kind < 0.55:
+            text += rng.choice(["r", "ro"]) + f"<{rng.randint(low, low + faces - 2)}"
+        if rng.random() < 0.2:
+            text += f">={rng.randint(low, low + faces - 1)}"
+        return text
+
+    def part(depth: int) -> str:
+        roll = rng.random()
+        if depth > 2 or roll < 0.5:
+            return dice()
+        if roll < 0.6:
+            return str(rng.randint(0, 20))
+        op = rng.choice(["+", "+", "-", "*"])
+        text = f"{part(depth + 1)}{op}{part(depth + 1)}"
+        return f"({text})" if rng.random() < 0.3 else text
+
+    return part(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--random", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    ODDS(Formula(formula="1d6"))  # build the parser once
+
+    print("formulas at the limits (best of 3):")
+    for formula in AT_THE_LIMITS:
+        try:
+            print(f"  {formula:32} {timed(formula):7.2f} ms")
+        except RuleError as refused:
+            print(f"  {formula:32} refused: {str(refused).split(': ', 2)[-1]}")
+
+    rng = random.Random(args.seed)
+    times: list[tuple[float, str]] = []
+    refused = 0
+    for _ in range(args.random):
+        formula = random_formula(rng)
+        try:
+            parse(formula)
+            times.append((timed(formula, repeat=1), formula))
+        except RuleError:  # refused by the roll's limits or by the odds' budget
+            refused += 1
+    times.sort()
+    values = [t for t, _ in times]
+    print(
+        f"\n{len(times)} random formulas answered, {refused} refused: "
+        f"p50 {statistics.median(values):.2f} ms, "
+        f"p99 {values[int(len(values) * 0.99)]:.2f} ms, max {values[-1]:.2f} ms"
+    )
+    for elapsed, formula in times[-5:]:
+        print(f"  {formula:40} {elapsed:7.2f} ms")
+
+    print("\nagainst icepool (same distribution, best of 3):")
+    for formula, build in ICEPOOL.items():
+        ours = timed(formula)
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            build()
+            best = min(best, time.perf_counter() - start)
+        print(
+            f"  {formula:32} fairroll {ours:7.2f} ms, icepool {best * 1000:8.2f} ms, "
+            f"{best * 1000 / ours:6.1f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
