@@ -155,6 +155,30 @@ class LogError(Exception):
 
 def check_export(path: Path) -> int:
     """Check a whole export from seq 1 with the standard library (no signatures)."""
+    try:
+        summary = verify_lines(path.read_text("utf-8").splitlines())
+    except LogError as bad:
+        print(f"FAIL at seq {bad.seq}: {bad}")
+        return 1
+    sources = summary["sources"]
+    print(
+        f"OK: {summary['entries']} entries; Merkle root {summary['merkle_root']}; "
+        f"head {summary['head']}"
+    )
+    print("sources: " + ", ".join(f"{n} {k}" for k, n in sorted(sources.items())))
+    if sources.get("chosen"):
+        print("chosen seeds: reproducible, not fair (the caller could have ground them)")
+    if summary["pending"]:
+        print(f"{summary['pending']} committed roll(s) wait for their session's reveal")
+    print("signatures NOT checked (the standard library has no Ed25519): use fairroll verify")
+    return 0
+
+
+def verify_lines(lines: list[str]) -> dict[str, Any]:
+    """Check an export's lines from seq 1 (no signatures); raise :class:`LogError` at the
+    first bad seq, else return what was checked: ``entries``, ``merkle_root`` (base64),
+    ``head`` (the last entry_hash), ``sources`` (count by source), ``pending`` (committed
+    rolls whose session is not revealed yet). The fairroll-client package calls this."""
     leaves: list[bytes] = []
     sessions: dict[str, dict[str, Any]] = {}
     published: set[str] = set()
@@ -163,50 +187,41 @@ def check_export(path: Path) -> int:
     sources: dict[str, int] = {}
     prev_seq, prev_hash = 0, "0" * 64
     table = ""
-    try:
-        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                entry = strict_json(line)
-            except ValueError as exc:
-                raise LogError(
-                    prev_seq + 1, f"line {number} is not one JSON entry: {exc}"
-                ) from None
-            seq = entry["seq"]
-            request = entry.get("request") or {}
-            lost = request.get("lost_after") == prev_seq and request.get("resume_after") == seq - 1
-            if seq != prev_seq + 1 and not (entry["mechanic"] == "audit.epoch" and lost):
-                raise LogError(prev_seq + 1, f"seq {prev_seq + 1} is missing: found seq {seq}")
-            if entry["prev_hash"] != prev_hash:
-                raise LogError(seq, "prev_hash does not match the previous entry's entry_hash")
-            table = table or entry["table"]
-            if entry["table"] != table:
-                raise LogError(seq, "the entry belongs to another table")
-            body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
-            digest = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body))
-            if digest.hexdigest() != entry["entry_hash"]:
-                raise LogError(seq, "entry_hash does not match the entry's content")
-            check_v2(entry, sessions, published, retired, policy)
-            sources[entry["source"]] = sources.get(entry["source"], 0) + 1
-            for missing in range(len(leaves) + 1, seq):
-                lost_leaf = f"fairroll/lost/v1:{missing}".encode()
-                leaves.append(hashlib.sha256(b"\x00" + lost_leaf).digest())
-            leaves.append(hashlib.sha256(b"\x00" + canonical(entry)).digest())
-            prev_seq, prev_hash = seq, entry["entry_hash"]
-    except LogError as bad:
-        print(f"FAIL at seq {bad.seq}: {bad}")
-        return 1
-    root = base64.b64encode(merkle_root(leaves)).decode()
-    pending = sum(len(s["pending"]) for s in sessions.values())
-    print(f"OK: {prev_seq} entries; Merkle root {root}; head {prev_hash}")
-    print("sources: " + ", ".join(f"{n} {k}" for k, n in sorted(sources.items())))
-    if sources.get("chosen"):
-        print("chosen seeds: reproducible, not fair (the caller could have ground them)")
-    if pending:
-        print(f"{pending} committed roll(s) wait for their session's reveal")
-    print("signatures NOT checked (the standard library has no Ed25519): use fairroll verify")
-    return 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = strict_json(line)
+        except ValueError as exc:
+            raise LogError(prev_seq + 1, f"line {number} is not one JSON entry: {exc}") from None
+        seq = entry["seq"]
+        request = entry.get("request") or {}
+        lost = request.get("lost_after") == prev_seq and request.get("resume_after") == seq - 1
+        if seq != prev_seq + 1 and not (entry["mechanic"] == "audit.epoch" and lost):
+            raise LogError(prev_seq + 1, f"seq {prev_seq + 1} is missing: found seq {seq}")
+        if entry["prev_hash"] != prev_hash:
+            raise LogError(seq, "prev_hash does not match the previous entry's entry_hash")
+        table = table or entry["table"]
+        if entry["table"] != table:
+            raise LogError(seq, "the entry belongs to another table")
+        body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
+        digest = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body))
+        if digest.hexdigest() != entry["entry_hash"]:
+            raise LogError(seq, "entry_hash does not match the entry's content")
+        check_v2(entry, sessions, published, retired, policy)
+        sources[entry["source"]] = sources.get(entry["source"], 0) + 1
+        for missing in range(len(leaves) + 1, seq):
+            lost_leaf = f"fairroll/lost/v1:{missing}".encode()
+            leaves.append(hashlib.sha256(b"\x00" + lost_leaf).digest())
+        leaves.append(hashlib.sha256(b"\x00" + canonical(entry)).digest())
+        prev_seq, prev_hash = seq, entry["entry_hash"]
+    return {
+        "entries": prev_seq,
+        "merkle_root": base64.b64encode(merkle_root(leaves)).decode(),
+        "head": prev_hash,
+        "sources": sources,
+        "pending": sum(len(s["pending"]) for s in sessions.values()),
+    }
 
 
 def check_v2(

@@ -4,12 +4,14 @@ process on a free port, running the Node scripts of the tests, and reading odds 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,16 @@ import httpx
 
 from fairroll.redis_server import free_port
 
-__all__ = ["TEST_SIGNING_KEY", "LiveServer", "browser_ready", "chance", "chances", "run_node"]
+__all__ = [
+    "CLIENTS",
+    "TEST_SIGNING_KEY",
+    "LiveServer",
+    "browser_ready",
+    "chance",
+    "chances",
+    "run_node",
+    "typescript_client_lock",
+]
 
 
 def run_node(script: Path, *args: object, timeout: float = 60) -> Any:
@@ -158,3 +169,18 @@ def browser_ready() -> Path:
                 capture_output=True,
             )
     return BROWSER
+
+
+CLIENTS = Path(__file__).resolve().parent.parent / "clients"
+
+
+@contextlib.contextmanager
+def typescript_client_lock() -> Iterator[Path]:
+    """Hold the TypeScript client's folder (``npm ci``, a build, a pack write in it): one
+    test process at a time, as parallel workers share it."""
+    import fcntl  # noqa: PLC0415 - POSIX only, like npm's own tests here
+
+    folder = CLIENTS / "typescript"
+    with (folder / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield folder

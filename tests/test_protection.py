@@ -70,6 +70,17 @@ def test_cors_preflight_allows_configured_origins_only(guarded: LiveServer) -> N
             "/v1/tft/contests", headers={**preflight, "Origin": "https://evil.example"}
         )
         assert "access-control-allow-origin" not in denied.headers
+        # A plugin's event stream resumes from its own origin with Last-Event-ID.
+        resume = client.options(
+            "/v1/tables/default/events",
+            headers={
+                "Origin": "https://foundry.example",
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "last-event-id",
+            },
+        )
+        assert resume.status_code in (200, 204)
+        assert "last-event-id" in resume.headers["access-control-allow-headers"].lower()
 
 
 def test_no_cors_and_no_limit_by_default(client: httpx.Client) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from support import LiveServer
+from support import LiveServer, typescript_client_lock
 
 CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
 SYSTEMS = ["tft", "fbc", "tribute", "stat-skill", "fast-battle"]
@@ -31,14 +32,15 @@ def npm(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def built() -> Path:
-    if not (CLIENT / "node_modules" / ".package-lock.json").exists():
-        installed = npm("ci", "--no-audit", "--no-fund")
-        assert installed.returncode == 0, installed.stderr
-    # generate the types from the committed spec, then tsc --strict (fails on type errors)
-    build = npm("run", "build")
-    assert build.returncode == 0, build.stdout + build.stderr
-    return CLIENT / "dist" / "vtt-roll.js"
+def built() -> Iterator[Path]:
+    with typescript_client_lock():  # the package test packs from the same folder
+        if not (CLIENT / "node_modules" / ".package-lock.json").exists():
+            installed = npm("ci", "--no-audit", "--no-fund")
+            assert installed.returncode == 0, installed.stderr
+        # generate the types from the committed spec, then tsc --strict (fails on type errors)
+        build = npm("run", "build")
+        assert build.returncode == 0, build.stdout + build.stderr
+        yield CLIENT / "dist" / "vtt-roll.js"
 
 
 def test_the_vtt_script_type_checks_and_rolls_every_system(

@@ -195,7 +195,14 @@ def create_app(settings: Settings) -> Litestar:
         cors_config=CORSConfig(
             allow_origins=list(settings.cors_origins),
             allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key", "If-None-Match"],
+            # Last-Event-ID: an event stream resumed from another origin (EventSource too).
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Idempotency-Key",
+                "If-None-Match",
+                "Last-Event-ID",
+            ],
             # What a plugin reads: the entity tag to revalidate, and the quota it has left.
             expose_headers=["ETag", "RateLimit", "RateLimit-Policy", "Retry-After"],
         )

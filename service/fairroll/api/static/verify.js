@@ -574,7 +574,12 @@ export class LogVerifier {
 /** Check a run of consecutive entries (ascending seq); the first one's link is checked
  * against `previousHash` when given (64 zeros for a table from seq 1; an archived
  * table's base `head_hash`, with `previousSeq` its `size`). Every seq must follow the
- * one before, but for the gap an epoch entry declares. */
+ * one before, but for the gap an epoch entry declares.
+ * @param {object[]} entries
+ * @param {Map<string, object>} keys from importKeys
+ * @param {string | null} [previousHash]
+ * @param {number | null} [previousSeq]
+ * @returns {Promise<Array<{seq: number, ok: boolean, problems: string[], checks: object}>>} */
 export async function verifyEntries(entries, keys, previousHash = null, previousSeq = null) {
   const log = new LogVerifier(keys, { previousHash, previousSeq });
   return (await log.add(entries)).results;

@@ -1,0 +1,31 @@
+"""A client for fairroll, the verifiable dice service.
+
+>>> from fairroll_client import Fairroll
+>>> dice = Fairroll("https://dice.example")                      # doctest: +SKIP
+>>> table = dice.create_table()                                  # doctest: +SKIP
+>>> rolled = dice.with_key(table["write_key"]).roll_formula(
+...     "4d6kh3 # Strength", table=table["table"])               # doctest: +SKIP
+
+It needs no part of the service: ``httpx`` for HTTP and ``cryptography`` for the
+Ed25519 signatures it checks. ``verify_export`` checks a table's log here, trusting
+nothing the server says about it.
+"""
+
+from __future__ import annotations
+
+from fairroll_client.client import Fairroll, FairrollError
+from fairroll_client.events import Event, parse_events
+from fairroll_client.verify import Verified, verify_export
+
+__all__ = [
+    "SPEC_VERSION",
+    "Event",
+    "Fairroll",
+    "FairrollError",
+    "Verified",
+    "parse_events",
+    "verify_export",
+]
+
+#: The version of the fairroll API spec this client follows (and its own version).
+SPEC_VERSION = "0.1.0"

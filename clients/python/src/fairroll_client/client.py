@@ -1,0 +1,178 @@
+"""The HTTP calls a VTT plugin or a bot makes, over ``httpx``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from fairroll_client.events import Event, parse_events
+from fairroll_client.verify import Verified, verify_export
+
+__all__ = ["Fairroll", "FairrollError"]
+
+
+class FairrollError(Exception):
+    """A refused call: ``status`` and the RFC 9457 ``problem`` the server answered."""
+
+    def __init__(self, status: int, problem: Any) -> None:
+        detail = problem.get("detail") if isinstance(problem, dict) else problem
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+        self.problem = problem
+
+
+class Fairroll:
+    """A fairroll server at ``base_url``; ``write_key`` is a table's (``create_table``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        write_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.write_key = write_key
+        headers = {"Authorization": f"Bearer {write_key}"} if write_key else {}
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def with_key(self, write_key: str) -> Fairroll:
+        """The same server, writing with a table's key."""
+        return Fairroll(self.base_url, write_key, timeout=self._http.timeout.read or 30.0)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Fairroll:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- rolls --------------------------------------------------------------------------
+
+    def create_table(self, **policy: Any) -> dict[str, Any]:
+        """A new table: ``{"table", "write_key", "policy"}`` (keep the write key)."""
+        return self._json("POST", "/v1/tables", json=policy or None)
+
+    def systems(self) -> dict[str, Any]:
+        """Every rule system and mechanic the server rolls, with their endpoints."""
+        return self._json("GET", "/v1/systems")
+
+    def roll(
+        self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Roll any mechanic: ``roll("/v1/tft/contests", {...})``."""
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._json("POST", path, json=body, headers=headers)
+
+    def roll_formula(
+        self,
+        formula: str,
+        *,
+        table: str = "default",
+        seed: str | None = None,
+        dice: dict[str, list[int]] | None = None,
+        session: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``)."""
+        body: dict[str, Any] = {"formula": formula, "table": table}
+        body.update((k, v) for k, v in (("seed", seed), ("dice", dice), ("session", session)) if v)
+        return self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key)
+
+    def odds(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Exact odds of any mechanic's input: ``odds("/v1/dice/rolls", {"formula": "2d6"})``."""
+        return self._json("POST", f"{path}/odds", json=body)
+
+    # -- the log ------------------------------------------------------------------------
+
+    def entries(self, table: str, *, after: int = 0, limit: int = 100) -> dict[str, Any]:
+        """One page of a table's entries (``entries``, ``words``, ``next_after``)."""
+        return self._json(
+            "GET", f"/v1/tables/{table}/entries", params={"after": after, "limit": limit}
+        )
+
+    def all_entries(self, table: str) -> Iterator[dict[str, Any]]:
+        """Every entry of a table, page by page."""
+        after = 0
+        while True:
+            page = self.entries(table, after=after)
+            yield from page["entries"]
+            if page.get("next_after") is None:
+                return
+            after = page["next_after"]
+
+    def export(self, table: str) -> bytes:
+        """The table's log as NDJSON: every entry's signed bytes, one per line."""
+        response = self._http.get(f"/v1/tables/{table}/export")
+        self._check(response)
+        return response.content
+
+    def keys(self) -> dict[str, Any]:
+        """The server's published keys (``GET /v1/keys``)."""
+        return self._json("GET", "/v1/keys")
+
+    def verify(self, table: str, *, root: str | None = None) -> Verified:
+        """Export a table and check it here (see :func:`verify_export`)."""
+        return verify_export(self.export(table), self.keys(), root=root)
+
+    def events(
+        self, table: str, *, after: int | None = None, checkpoint: bool = False
+    ) -> Iterator[Event]:
+        """Follow a table's events as they happen, resuming without a gap when the stream
+        drops (``Last-Event-ID``); stop by breaking out of the loop."""
+        last = after
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if last is not None:
+                headers["Last-Event-ID"] = str(last)
+            params = {"checkpoint": "true"} if checkpoint else None
+            try:
+                with self._http.stream(
+                    "GET",
+                    f"/v1/tables/{table}/events",
+                    headers=headers,
+                    params=params,
+                    timeout=httpx.Timeout(self._http.timeout.connect, read=None),
+                ) as response:
+                    if response.status_code == 503:
+                        response.read()
+                        _sleep(float(response.headers.get("Retry-After", 5)))
+                        continue
+                    self._check(response)
+                    for event in parse_events(response.iter_lines()):
+                        if event.seq is not None:
+                            last = event.seq
+                        yield event
+            except httpx.TransportError:
+                _sleep(1.0)
+
+    # -- plumbing -----------------------------------------------------------------------
+
+    def _json(self, method: str, path: str, **options: Any) -> Any:
+        response = self._http.request(method, path, **options)
+        self._check(response)
+        return response.json()
+
+    @staticmethod
+    def _check(response: httpx.Response) -> None:
+        if response.is_success:
+            return
+        response.read()
+        try:
+            problem: Any = response.json()
+        except ValueError:
+            problem = response.text
+        raise FairrollError(response.status_code, problem)
+
+
+def _sleep(seconds: float) -> None:
+    import time  # noqa: PLC0415
+
+    time.sleep(seconds)

@@ -1,0 +1,164 @@
+// @fairroll/client: a typed client for fairroll, the verifiable dice service.
+//
+//   import { createFairroll } from "@fairroll/client";
+//   const dice = createFairroll({ baseUrl: "https://dice.example" });
+//   const { table, write_key } = await dice.createTable();
+//   const rolled = await dice.withKey(write_key).rollFormula({ table, formula: "1d20+5" });
+//
+// Types come from the service's OpenAPI spec (openapi-typescript), calls from
+// openapi-fetch; `api` is the whole typed API, the methods below the common path of a
+// VTT plugin: roll, follow a table's events, and verify its log without trusting the
+// server (the same verifier as the table page).
+
+import createClient from "openapi-fetch";
+import type { components, paths } from "./generated/fairroll.js";
+import { importKeys, parseStrict, verifyEntries } from "./vendor/verify.js";
+
+export type { components, paths } from "./generated/fairroll.js";
+export type Schemas = components["schemas"];
+export { type CheckpointEvent, type EntryEvent, type EventOptions, type TableEvent, messages, tableEvents } from "./events.js";
+export { describe, dieInWords } from "./vendor/words.js";
+export {
+  canonicalJson,
+  deriveFaces,
+  entryHash,
+  importKeys,
+  LogVerifier,
+  parseStrict,
+  PROVES,
+  verifyCheckpoint,
+  verifyConsistency,
+  verifyEntries,
+  verifyEntry,
+} from "./vendor/verify.js";
+import { tableEvents, type EventOptions, type TableEvent } from "./events.js";
+
+/** The version of the API spec this client was generated from (and its own). */
+export const SPEC_VERSION = "0.1.0";
+
+export interface FairrollOptions {
+  baseUrl: string;
+  /** A table's write key (from `createTable`), sent as `Authorization: Bearer`. */
+  writeKey?: string;
+  fetch?: typeof fetch;
+}
+
+/** A refused call: the RFC 9457 problem the server answered. */
+export class FairrollError extends Error {
+  constructor(
+    readonly status: number,
+    readonly problem: Schemas["Problem"] | unknown,
+  ) {
+    const said = problem as { detail?: string; title?: string } | null;
+    super(`HTTP ${status}: ${said?.detail ?? said?.title ?? JSON.stringify(problem)}`);
+    this.name = "FairrollError";
+  }
+}
+
+export type FormulaRequest = Schemas["DiceRollRequest"];
+export type FormulaRoll = Schemas["DiceRollResponse"];
+export type Entry = Schemas["Entry"];
+
+/** The outcome of `verifyExport`: one report per entry, and whether all of them hold. */
+export interface VerifiedLog {
+  ok: boolean;
+  entries: number;
+  problems: string[];
+  reports: Array<{ seq: number; ok: boolean; problems: string[] }>;
+}
+
+export function createFairroll(options: FairrollOptions) {
+  const headers: Record<string, string> = {};
+  if (options.writeKey) headers.Authorization = `Bearer ${options.writeKey}`;
+  const api = createClient<paths>({
+    baseUrl: options.baseUrl,
+    headers,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+
+  async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+    const { data, error, response } = await call;
+    if (data === undefined) throw new FairrollError(response.status, error);
+    return data;
+  }
+
+  return {
+    /** The whole typed API (openapi-fetch): `api.POST("/v1/tft/contests", { body })`. */
+    api,
+    /** The same client with a table's write key. */
+    withKey(writeKey: string) {
+      return createFairroll({ ...options, writeKey });
+    },
+    createTable(body: Schemas["NewTable"] = {}) {
+      return answer(api.POST("/v1/tables", { body }));
+    },
+    systems() {
+      return answer(api.GET("/v1/systems"));
+    },
+    /** Roll a dice formula; `idempotencyKey` makes a retry answer the same roll. */
+    rollFormula(body: FormulaRequest, idempotencyKey?: string): Promise<FormulaRoll> {
+      return answer(
+        api.POST("/v1/dice/rolls", {
+          body,
+          ...(idempotencyKey ? { headers: { "Idempotency-Key": idempotencyKey } } : {}),
+        }),
+      );
+    },
+    formulaOdds(formula: string) {
+      return answer(api.POST("/v1/dice/rolls/odds", { body: { formula } }));
+    },
+    entries(table: string, after = 0, limit = 100) {
+      return answer(api.GET("/v1/tables/{table}/entries", { params: { path: { table }, query: { after, limit } } }));
+    },
+    /** Every entry of a table, page by page. */
+    async *allEntries(table: string): AsyncGenerator<Entry> {
+      let after = 0;
+      for (;;) {
+        const page = await this.entries(table, after);
+        yield* page.entries as Entry[];
+        if (page.next_after === null || page.next_after === undefined) return;
+        after = page.next_after;
+      }
+    },
+    /** The table's log as NDJSON: the signed bytes of every entry, one per line. */
+    async exportTable(table: string): Promise<string> {
+      const { data, response } = await api.GET("/v1/tables/{table}/export", {
+        params: { path: { table } },
+        parseAs: "text",
+      });
+      if (!response.ok || typeof data !== "string") throw new FairrollError(response.status, data);
+      return data;
+    },
+    keys() {
+      return answer(api.GET("/v1/keys"));
+    },
+    /** Follow a table's entries live (see `tableEvents`). */
+    events(table: string, eventOptions: EventOptions = {}): AsyncGenerator<TableEvent> {
+      return tableEvents(options.baseUrl, table, { ...(options.fetch ? { fetch: options.fetch } : {}), ...eventOptions });
+    },
+    /** Check an NDJSON export here, trusting nothing the server says about it: strict JSON,
+     * the hash chain, Ed25519 signatures with the published keys, and every seeded die. */
+    async verifyExport(ndjson: string, keys?: Schemas["KeyList"]): Promise<VerifiedLog> {
+      const published = await importKeys(keys ?? (await this.keys()));
+      const entries = ndjson
+        .split("\n")
+        .filter((line) => line.trim())
+        .map((line) => parseStrict(line));
+      // From seq 1: the first entry links to 64 zeros.
+      const reports: Array<{ seq: number; ok: boolean; problems: string[] }> = await verifyEntries(
+        entries,
+        published,
+        "0".repeat(64),
+      );
+      const problems = reports.flatMap((r) => r.problems.map((p) => `seq ${r.seq}: ${p}`));
+      return {
+        ok: problems.length === 0 && reports.length === entries.length,
+        entries: entries.length,
+        problems,
+        reports,
+      };
+    },
+  };
+}
+
+export type Fairroll = ReturnType<typeof createFairroll>;
