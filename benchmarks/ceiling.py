@@ -1,13 +1,16 @@
-"""The ceiling: a bare Litestar app answering a fixed small JSON body.
+"""The ceilings: a bare Litestar app answering a fixed small JSON body.
 
 Served by ``fairroll.cli.run_server`` exactly as fairroll is (granian, one worker,
 uvloop, no access log), so the harness compares fairroll with its own stack doing
-nothing. It does not read the request body (there is nothing to do with it).
+nothing. ``/ceiling`` does not read the request body; ``/ceiling/body`` reads and
+decodes it (a roll must), the like-for-like baseline of issue 20's targets.
 """
 
 from __future__ import annotations
 
-from litestar import Litestar, route
+from typing import Any
+
+from litestar import Litestar, post, route
 
 BODY = {"ok": True, "service": "ceiling"}
 
@@ -17,5 +20,10 @@ async def ceiling() -> dict[str, object]:
     return BODY
 
 
+@post("/ceiling/body", status_code=200)
+async def ceiling_body(data: dict[str, Any]) -> dict[str, object]:
+    return BODY
+
+
 def create_app() -> Litestar:
-    return Litestar([ceiling], openapi_config=None)
+    return Litestar([ceiling, ceiling_body], openapi_config=None)

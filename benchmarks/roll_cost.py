@@ -1,0 +1,345 @@
+"""The cost of an audited roll, part by part, beside the whole, in one run (issue 20).
+
+    python benchmarks/roll_cost.py [--rolls 3000] [--concurrency 32]
+
+Each part of an audited FBC roll of 5 dice (``{"table", "pool": 10, "risk": 5}``) is
+timed in isolation, best of five runs of a tight loop:
+
+- the strict decode of the body (``StrictDecoders``'s typed decoder and key scan);
+- the dice (a fresh seed and five HMAC-derived d6s) and the rules (FBC, supplied dice);
+- the words, the canonical bytes and the chain hash, the Ed25519 signature, the
+  leaf hash, the deflate the store keeps;
+- the append's Redis round trip, per round (the real ``AuditStore``, one roll at a time,
+  its own CPU subtracted) and per entry (32 tables' rolls in flight, so rounds carry
+  many entries);
+- the response's encode;
+- the framework's own cost for a route of this shape: a bare Litestar app whose handler
+  takes the same typed body and returns a fixed response, driven in process over ASGI.
+
+Then the whole: fairroll's own app (``create_app``, real Redis, real key, production
+settings but no compute workers) driven in process over ASGI the same way, one request
+at a time and ``--concurrency`` at a time. Nothing in the whole is left out of the
+parts but the glue between them, so ``whole - sum`` is the gap the budget cannot name;
+the socket and HTTP parser are not in either (``benchmarks/harness.py`` has them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from litestar import Litestar, post
+
+from fairroll.api.app import create_app
+from fairroll.api.mechanics import mechanic_types
+from fairroll.api.settings import Settings
+from fairroll.api.strict import _may_repeat_a_key
+from fairroll.audit import AuditStore, connect_redis
+from fairroll.audit.entry import Draft, canonical, leaf_hash, receipt_of
+from fairroll.audit.signing import Head, Signer, seal
+from fairroll.audit.store import _deflate
+from fairroll.mechanics import MECHANICS
+from fairroll.randomness import SeededDice, SuppliedDice, new_seed
+from fairroll.redis_server import RedisServer, free_port
+
+ROLL = MECHANICS["fbc.roll"]
+TYPES = mechanic_types(ROLL)
+BODY = b'{"table":"bench-1","pool":10,"risk":5}'
+GENESIS = Head(0, "0" * 64)
+
+
+def best(fn: Callable[[], object], loops: int = 2000, runs: int = 5) -> float:
+    """Microseconds per call, the best of ``runs`` loops."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        times.append((time.perf_counter() - start) / loops)
+    return min(times) * 1e6
+
+
+def parts(signer: Signer) -> dict[str, float]:
+    decoder = msgspec.json.Decoder(TYPES.request, strict=True)
+    request = decoder.decode(BODY)
+    given = ROLL.input_of(request)
+    source = SeededDice(new_seed())
+    outcome = ROLL.resolve(given, source)
+    faces = [die.face for die in source.dice]
+    draft = Draft(
+        table="bench-1",
+        mechanic=ROLL.name,
+        request=given,
+        source="drawn",
+        seed=source.seed,
+        dice=source.dice,
+        outcome=outcome,
+    )
+    entry = seal(draft, GENESIS, signer, "2026-12-01T00:00:00.000Z")
+    data = canonical(entry)
+    words = ROLL.read(request, outcome)
+    response = TYPES.response(
+        mechanic=ROLL.name,
+        source="drawn",
+        seed=source.seed,
+        session=None,
+        dice=source.dice,
+        receipt=receipt_of(entry),
+        outcome=outcome,
+        words=words,
+    )
+    encoder = msgspec.json.Encoder()
+
+    def dice() -> None:
+        SeededDice(new_seed()).roll("risk", 6, 5)
+
+    def rules() -> None:
+        ROLL.resolve(given, SuppliedDice({"risk": faces}))
+
+    def hash_only() -> None:
+        body = msgspec.structs.asdict(entry)
+        del body["entry_hash"], body["signature"]
+        canonical(body)
+
+    return {
+        "decode (typed, strict) + key scan": best(
+            lambda: (decoder.decode(BODY), _may_repeat_a_key(BODY))
+        ),
+        "dice (new seed, 5 HMAC d6)": best(dice),
+        "rules (FBC, 5 dice)": best(rules),
+        "words": best(lambda: ROLL.read(request, outcome)),
+        "seal: canonical bytes + hash + sign": best(
+            lambda: seal(draft, GENESIS, signer, "2026-12-01T00:00:00.000Z")
+        ),
+        "  of which Ed25519 sign": best(lambda: signer.sign(entry.entry_hash)),
+        "  of which canonical bytes": best(hash_only),
+        "entry bytes + leaf hash": best(lambda: leaf_hash(canonical(entry))),
+        "deflate (level 3)": best(lambda: _deflate(data)),
+        "receipt (entry bytes + leaf hash again)": best(lambda: receipt_of(entry)),
+        "response encode": best(lambda: encoder.encode(response)),
+    }
+
+
+async def appends(redis_url: str, signer: Signer, rolls: int, concurrency: int) -> dict[str, float]:
+    redis = connect_redis(redis_url, 5.0)
+    store = AuditStore(redis, signer, allow_unsafe=False)
+    given = ROLL.input_of(msgspec.json.decode(BODY, type=TYPES.request))
+
+    def draft(table: str) -> Draft:
+        source = SeededDice(new_seed())
+        outcome = ROLL.resolve(given, source)
+        return Draft(
+            table=table,
+            mechanic=ROLL.name,
+            request=given,
+            source="drawn",
+            seed=source.seed,
+            dice=source.dice,
+            outcome=outcome,
+        )
+
+    for i in range(concurrency):  # learn every table's tip first
+        await store.append(draft(f"append-{i}"))
+    start = time.perf_counter()
+    for i in range(rolls):
+        await store.append(draft(f"append-{i % concurrency}"))
+    one = (time.perf_counter() - start) / rolls * 1e6
+
+    async def lane(i: int) -> None:
+        for _ in range(rolls // concurrency):
+            await store.append(draft(f"append-{i}"))
+
+    start = time.perf_counter()
+    await asyncio.gather(*(lane(i) for i in range(concurrency)))
+    many = (time.perf_counter() - start) / (rolls // concurrency * concurrency) * 1e6
+    await redis.aclose()
+    return {
+        "append, one roll a round (store CPU included)": one,
+        "append, per roll, 32 in flight": many,
+    }
+
+
+class Asgi:
+    """Drive an ASGI app in process: no socket, no HTTP parser (those are the harness's)."""
+
+    def __init__(self, app: Any, path: str) -> None:
+        self.app = app
+        self.scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [
+                (b"host", b"127.0.0.1"),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(BODY)).encode()),
+            ],
+            "client": ("127.0.0.1", 40000),
+            "server": ("127.0.0.1", 8000),
+        }
+
+    async def call(self, body: bytes) -> int:
+        status = 0
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+
+        await self.app(dict(self.scope, state={}), receive, send)
+        return status
+
+
+class Lifespan:
+    """The ASGI lifespan protocol, run in this event loop (startup, then shutdown)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.inbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+        self.outbox: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+
+    async def __aenter__(self) -> Lifespan:
+        scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+        self.task = asyncio.ensure_future(self.app(scope, self.inbox.get, self.outbox.put))
+        await self.inbox.put({"type": "lifespan.startup"})
+        said = await self.outbox.get()
+        if said["type"] != "lifespan.startup.complete":
+            raise RuntimeError(said)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.inbox.put({"type": "lifespan.shutdown"})
+        await self.outbox.get()
+        await self.task
+
+
+async def per_request(
+    call: Callable[[bytes], Awaitable[int]], bodies: list[bytes], concurrency: int
+) -> float:
+    """Microseconds per request, ``concurrency`` requests in flight."""
+    queue = list(bodies)
+
+    async def lane() -> None:
+        while queue:
+            status = await call(queue.pop())
+            if status != 200:
+                raise RuntimeError(f"status {status}")
+
+    start = time.perf_counter()
+    await asyncio.gather(*(lane() for _ in range(concurrency)))
+    return (time.perf_counter() - start) / len(bodies) * 1e6
+
+
+def bare_app() -> Litestar:
+    """A bare Litestar route of the same shape: the typed body in, a fixed answer out."""
+    answer = {"ok": True}
+
+    @post("/v1/fbc/rolls", status_code=200)
+    async def handler(data: TYPES.request) -> dict[str, bool]:  # type: ignore[name-defined]
+        return answer
+
+    handler.fn.__annotations__["data"] = TYPES.request
+    return Litestar([handler], openapi_config=None)
+
+
+async def wholes(redis_url: str, rolls: int, concurrency: int) -> dict[str, float]:
+    bodies = [f'{{"table":"bench-{i % 1000}","pool":10,"risk":5}}'.encode() for i in range(rolls)]
+    results: dict[str, float] = {}
+    bare = bare_app()
+    async with Lifespan(bare):
+        driver = Asgi(bare, "/v1/fbc/rolls")
+        await per_request(driver.call, bodies[:200], 1)
+        results["framework: bare Litestar route, typed body"] = await per_request(
+            driver.call, bodies, 1
+        )
+    settings = Settings.from_env(
+        {
+            "REDIS_URL": redis_url,
+            "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+            "FAIRROLL_COMPUTE_WORKERS": "0",
+        }
+    )
+    app = create_app(settings)
+    async with Lifespan(app):
+        driver = Asgi(app, "/v1/fbc/rolls")
+        await per_request(driver.call, bodies[:1000], concurrency)  # every table's tip
+        results["whole: fairroll, one at a time"] = await per_request(driver.call, bodies, 1)
+        results[f"whole: fairroll, {concurrency} in flight"] = await per_request(
+            driver.call, bodies, concurrency
+        )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rolls", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    signer = Signer.generate()
+    measured = parts(signer)
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        RedisServer(Path(folder) / "redis", port=free_port()) as redis,
+    ):
+        measured.update(asyncio.run(appends(redis.url, signer, args.rolls, args.concurrency)))
+        measured.update(asyncio.run(wholes(redis.url, args.rolls, args.concurrency)))
+    report(measured, args.concurrency)
+
+
+def report(measured: dict[str, float], concurrency: int) -> None:
+    cpu = [
+        "decode (typed, strict) + key scan",
+        "dice (new seed, 5 HMAC d6)",
+        "rules (FBC, 5 dice)",
+        "words",
+        "seal: canonical bytes + hash + sign",
+        "entry bytes + leaf hash",
+        "deflate (level 3)",
+        "receipt (entry bytes + leaf hash again)",
+        "response encode",
+    ]
+    cpu_sum = sum(measured[k] for k in cpu)
+    # The store's append, less what of it is counted above (seal, entry bytes, deflate).
+    store_cpu = sum(measured[k] for k in cpu[4:7])
+    round_trip = measured["append, one roll a round (store CPU included)"] - store_cpu
+    per_entry = measured["append, per roll, 32 in flight"] - store_cpu
+    framework = measured["framework: bare Litestar route, typed body"]
+    print(f"{'part':<52} {'µs':>8}")
+    for key, value in measured.items():
+        print(f"{key:<52} {value:>8.1f}")
+    print(f"{'-> Redis round trip, one roll a round (less CPU)':<52} {round_trip:>8.1f}")
+    print(f"{'-> Redis, per roll when 32 are in flight (less CPU)':<52} {per_entry:>8.1f}")
+    one_sum = cpu_sum + round_trip + framework
+    many_sum = cpu_sum + max(per_entry, 0) + framework
+    one = measured["whole: fairroll, one at a time"]
+    many = measured[f"whole: fairroll, {concurrency} in flight"]
+    print()
+    print(f"{'sum of parts, one at a time (CPU + round trip + framework)':<60} {one_sum:>8.1f}")
+    print(f"{'whole, one at a time':<60} {one:>8.1f}   gap {one - one_sum:>7.1f}")
+    label = f"sum of parts, {concurrency} in flight (CPU + per roll + framework)"
+    print(f"{label:<60} {many_sum:>8.1f}")
+    print(f"{f'whole, {concurrency} in flight':<60} {many:>8.1f}   gap {many - many_sum:>7.1f}")
+    print(
+        f"\n(CPU parts alone: {cpu_sum:.1f} µs; framework alone: {framework:.1f} µs; "
+        "each part the best of 5 loops)"
+    )
+
+
+if __name__ == "__main__":
+    main()
