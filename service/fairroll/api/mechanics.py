@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
-from litestar import Controller, Router, get, post
+from litestar import Controller, Request, Router, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Tag
 from msgspec import UNSET, UnsetType
@@ -43,6 +43,7 @@ class MechanicTypes(msgspec.Struct, frozen=True):
 
 
 _TYPES: dict[str, MechanicTypes] = {}
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def mechanic_types(mechanic: Mechanic[Any, Any]) -> MechanicTypes:
@@ -101,16 +102,20 @@ def _mechanic_handlers(mechanic: Mechanic[Any, Any]) -> list[HTTPRouteHandler]:
     response_type = types.response
     read = mechanic.read
 
-    async def roll(data: Any, roller: Roller) -> Any:
-        rolled = await roller.roll(mechanic, data)
+    async def roll(data: Any, request: Request[Any, Any, Any]) -> Any:
+        # The hot path of every roll: the body arrives decoded (``strict_body``), the
+        # roller is made here rather than by a dependency, and the answer is encoded
+        # once, here: Litestar sends bytes as they are (its annotation, the response
+        # type, is what the spec says the bytes hold).
+        rolled = await Roller.of(request).roll(mechanic, data)
         words = read(data, rolled.outcome)  # the request is an instance of the input type
-        return response_type(**rolled.envelope(), outcome=rolled.outcome, words=words)
+        return _ENCODE(response_type(**rolled.envelope(), outcome=rolled.outcome, words=words))
 
     # The envelope's "one of seed, dice, session" and the mechanic's own constraints are
     # said on the request component (``api.openapi.finish_document``).
     roll.__annotations__ = {
         "data": types.request,
-        "roller": Roller,
+        "request": Request,
         "return": response_type,
     }
     roll.__name__ = roll.__qualname__ = f"roll_{mechanic.type_name}"

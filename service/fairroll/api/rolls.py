@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 import msgspec
+from litestar import Request
 from litestar.exceptions import (
     ClientException,
     NotAuthorizedException,
@@ -75,6 +76,20 @@ class Roller:
         self.authorization = authorization
         self.default_open = default_open
         self.require_tables = require_tables
+
+    @classmethod
+    def of(cls, request: Request[Any, Any, Any]) -> Roller:
+        """The roller of one request, from the app's state and the request's headers."""
+        state = request.app.state
+        headers = request.headers
+        return cls(
+            state.store,
+            state.sessions,
+            authorization=headers.get("authorization"),
+            idempotency_key=headers.get("idempotency-key"),
+            default_open=state.default_table_open,
+            require_tables=state.require_tables,
+        )
 
     async def authorize(self, table: str) -> None:
         """401 without the key a keyed table needs, 403 with a wrong one or a closed table."""

@@ -77,7 +77,7 @@ from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from fairroll.audit import merkle
@@ -283,6 +283,12 @@ redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
 """
 )
+#: Rounds call the append script by its SHA-1 (EVALSHA): a round of 32 tables sent its
+#: 3.7 KB text 32 times, and packing it was the costliest step of the round in Python
+#: (benchmarks/roll_cost.py). A Redis that lost its script cache (a restart, SCRIPT
+#: FLUSH) answers NOSCRIPT without running anything; the script is loaded and those
+#: batches sent again.
+_APPEND_SHA = hashlib.sha1(_APPEND.encode()).hexdigest()  # noqa: S324 (Redis's own name)
 
 #: Give a table from before Merkle trees its tree, if its head is still ARGV[1].
 _SET_TREE = """
@@ -892,7 +898,7 @@ class AuditStore(LogReader):
                 session,
                 *_claim_args(claim),
             ]
-        return ("EVAL", _APPEND, len(keys), *keys, *args)
+        return ("EVALSHA", _APPEND_SHA, len(keys), *keys, *args)
 
     async def _run_scripts(
         self, batches: list[tuple[str, Head, list[_Pending], list[Entry]]]
@@ -903,12 +909,30 @@ class AuditStore(LogReader):
         calls = [self._script_call(*batch) for batch in batches]
         if not calls:
             return [], None
+        results, confirmed = await self._send(calls)
+        missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
+        if missing:  # nothing of these ran: load the script, send them again
+            try:
+                await self.redis.script_load(_APPEND)
+            except RedisError as exc:
+                for i in missing:
+                    results[i] = exc
+            else:
+                again, unconfirmed = await self._send([calls[i] for i in missing])
+                for i, result in zip(missing, again, strict=True):
+                    results[i] = result
+                confirmed = confirmed or unconfirmed
+        return [_script_result(r) for r in results], confirmed
+
+    async def _send(self, calls: list[tuple[Any, ...]]) -> tuple[list[Any], str | None]:
+        """The script calls' raw replies (an error as its exception) and the round's
+        durability confirmation (None: confirmed), in one round trip."""
         if self._cluster:
             results = await asyncio.gather(
                 *(self.redis.execute_command(*call) for call in calls),
                 return_exceptions=True,
             )
-            return [_script_result(r) for r in results], None
+            return list(results), None
         mode = self.durability.mode if self.durability else "unsafe"
         pipe = self.redis.pipeline(transaction=False)
         for call in calls:
@@ -929,7 +953,7 @@ class AuditStore(LogReader):
             confirmed = self._unconfirmed("wait", results.pop())
         if mode == "waitaof":
             confirmed = self._unconfirmed("waitaof", results.pop()) or confirmed
-        return [_script_result(r) for r in results], confirmed
+        return results, confirmed
 
     def _wait_ms(self) -> int:
         """How long a round waits for its fsync and replicas: within the socket timeout."""
