@@ -189,6 +189,13 @@ def test_a_label_is_for_people() -> None:
     assert words.text == "19 — 1d20: 14"
 
 
+def test_a_tag_may_hold_a_hash_sign_and_is_not_the_label() -> None:
+    formula = "1d6[#1 attack]+2 # Sneak"
+    words = ROLL.read(Formula(formula=formula), roll(formula, d6=[4]))
+    assert words.asked == "Sneak: 1d6[#1 attack]+2"
+    assert roll(formula, d6=[4]).label == "Sneak"
+
+
 def test_words_say_every_die_and_what_became_of_it() -> None:
     formula = "4d6kh3ro1"
     words = ROLL.read(Formula(formula=formula), roll(formula, d6=[1, 3, 5, 4, 4]))

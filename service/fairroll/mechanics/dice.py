@@ -82,8 +82,7 @@ FormulaDice = cast(
 def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
     """``Strength: 4d6kh3 + 2`` -> ``17 — 4d6kh3: 6, 5, 4, dropped 1``."""
     formula = dice.parse(request.formula)
-    body = request.formula.split("#", 1)[0].strip()
-    asked = f"{formula.label}: {body}" if formula.label else body
+    asked = f"{formula.label}: {formula.written}" if formula.label else formula.written
     only = formula.tree.term
     if only is not None and only.success is not None:
         head = plural(outcome.total, "success", "successes")
@@ -111,7 +110,7 @@ def odds_of_roll(request: dice.Formula) -> list[Distribution]:
     total, weights = formula_odds(formula)
     only = formula.tree.term
     counting = only is not None and only.success is not None
-    title = formula.text.split("#", 1)[0].strip()
+    title = formula.written
     return [
         weighted_distribution(
             "successes" if counting else "total",

@@ -247,9 +247,11 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class ParsedFormula:
-    """A formula as parsed: its tree, its dice terms in order, and its label."""
+    """A formula as parsed: its tree, its dice terms in order, and its label (``written``
+    is the formula without its label)."""
 
     text: str
+    written: str
     tree: Node
     terms: tuple[DiceTerm, ...]
     label: str | None
@@ -376,9 +378,12 @@ def _parse(text: str) -> ParsedFormula:
             f"{str(token)!r} cannot come here (expected {_expected(exc.expected)})",
         ) from None
     label: str | None = None
+    written = text.strip()
     if isinstance(tree, lark.Tree) and tree.data == "start":
         body, label_token = tree.children
         label = str(label_token)[1:].strip() or None
+        if isinstance(label_token, lark.Token) and label_token.start_pos is not None:
+            written = text[: label_token.start_pos].strip()
     else:
         body = tree
     builder = _Builder(text)
@@ -402,7 +407,9 @@ def _parse(text: str) -> ParsedFormula:
             f"this formula could reach {high if abs(high) > abs(low) else low}, "
             f"beyond ±{MAX_TOTAL}",
         )
-    return ParsedFormula(text=text, tree=node, terms=tuple(builder.terms), label=label)
+    return ParsedFormula(
+        text=text, written=written, tree=node, terms=tuple(builder.terms), label=label
+    )
 
 
 def _error(offset: int, message: str) -> RuleError:
