@@ -37,6 +37,7 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar, post
+from redis.asyncio.connection import Connection
 
 from fairroll.api.app import create_app
 from fairroll.api.mechanics import mechanic_types
@@ -45,7 +46,7 @@ from fairroll.api.strict import _may_repeat_a_key
 from fairroll.audit import AuditStore, connect_redis
 from fairroll.audit.entry import Draft, canonical, leaf_hash, receipt_of
 from fairroll.audit.signing import Head, Signer, seal
-from fairroll.audit.store import _deflate
+from fairroll.audit.store import _APPEND_SHA, PackingConnection, _deflate
 from fairroll.mechanics import MECHANICS
 from fairroll.randomness import SeededDice, SuppliedDice, new_seed
 from fairroll.redis_server import RedisServer, free_port
@@ -67,15 +68,12 @@ def best(fn: Callable[[], object], loops: int = 2000, runs: int = 5) -> float:
     return min(times) * 1e6
 
 
-def parts(signer: Signer) -> dict[str, float]:
-    decoder = msgspec.json.Decoder(TYPES.request, strict=True)
-    request = decoder.decode(BODY)
-    given = ROLL.input_of(request)
+def roll_draft(given: Any, table: str) -> Draft:
+    """A drawn roll of ``given``, as the roller hands it to the store."""
     source = SeededDice(new_seed())
     outcome = ROLL.resolve(given, source)
-    faces = [die.face for die in source.dice]
-    draft = Draft(
-        table="bench-1",
+    return Draft(
+        table=table,
         mechanic=ROLL.name,
         request=given,
         source="drawn",
@@ -83,15 +81,24 @@ def parts(signer: Signer) -> dict[str, float]:
         dice=source.dice,
         outcome=outcome,
     )
+
+
+def parts(signer: Signer) -> dict[str, float]:
+    decoder = msgspec.json.Decoder(TYPES.request, strict=True)
+    request = decoder.decode(BODY)
+    given = ROLL.input_of(request)
+    draft = roll_draft(given, "bench-1")
+    outcome = draft.outcome
+    faces = [die.face for die in draft.dice]
     entry = seal(draft, GENESIS, signer, "2026-12-01T00:00:00.000Z")
     data = canonical(entry)
     words = ROLL.read(request, outcome)
     response = TYPES.response(
         mechanic=ROLL.name,
         source="drawn",
-        seed=source.seed,
+        seed=draft.seed,
         session=None,
-        dice=source.dice,
+        dice=draft.dice,
         receipt=receipt_of(entry),
         outcome=outcome,
         words=words,
@@ -109,6 +116,31 @@ def parts(signer: Signer) -> dict[str, float]:
         del body["entry_hash"], body["signature"]
         canonical(body)
 
+    # A round's script call for this entry, as the store sends it (representative keys).
+    call = (
+        "EVALSHA",
+        _APPEND_SHA,
+        5,
+        *(f"{{bench-1}}:{k}" for k in "lhbtk"),
+        f"0:{'0' * 64}",
+        f"1:{entry.entry_hash}",
+        0,
+        "",
+        0,
+        1_764_547_200_000,
+        0,
+        b"\0" * 32,
+        "",
+        "1-0",
+        _deflate(data),
+        entry.entry_hash[:16],
+        0,
+        "",
+        0,
+        "",
+        "",
+    )
+    redis_py, one_pass = Connection(), PackingConnection()
     return {
         "decode (typed, strict) + key scan": best(
             lambda: (decoder.decode(BODY), _may_repeat_a_key(BODY))
@@ -125,6 +157,10 @@ def parts(signer: Signer) -> dict[str, float]:
         "deflate (level 3)": best(lambda: _deflate(data)),
         "receipt (entry bytes + leaf hash again)": best(lambda: receipt_of(entry)),
         "response encode": best(lambda: encoder.encode(response)),
+        "pack a round's script call: redis-py's packer": best(lambda: redis_py.pack_command(*call)),
+        "pack a round's script call: one pass (the store's)": best(
+            lambda: one_pass.pack_command(*call)
+        ),
     }
 
 
@@ -134,20 +170,11 @@ async def appends(redis_url: str, signer: Signer, rolls: int, concurrency: int) 
     given = ROLL.input_of(msgspec.json.decode(BODY, type=TYPES.request))
 
     def draft(table: str) -> Draft:
-        source = SeededDice(new_seed())
-        outcome = ROLL.resolve(given, source)
-        return Draft(
-            table=table,
-            mechanic=ROLL.name,
-            request=given,
-            source="drawn",
-            seed=source.seed,
-            dice=source.dice,
-            outcome=outcome,
-        )
+        return roll_draft(given, table)
 
     for i in range(concurrency):  # learn every table's tip first
         await store.append(draft(f"append-{i}"))
+    await redis.config_resetstat()
     start = time.perf_counter()
     for i in range(rolls):
         await store.append(draft(f"append-{i % concurrency}"))
@@ -160,10 +187,12 @@ async def appends(redis_url: str, signer: Signer, rolls: int, concurrency: int) 
     start = time.perf_counter()
     await asyncio.gather(*(lane(i) for i in range(concurrency)))
     many = (time.perf_counter() - start) / (rolls // concurrency * concurrency) * 1e6
+    scripts = (await redis.info("commandstats")).get("cmdstat_evalsha", {})
     await redis.aclose()
     return {
         "append, one roll a round (store CPU included)": one,
-        "append, per roll, 32 in flight": many,
+        f"append, per roll, {concurrency} in flight": many,
+        "  Redis's own time per append script call": float(scripts.get("usec_per_call", 0)),
     }
 
 
@@ -314,17 +343,21 @@ def report(measured: dict[str, float], concurrency: int) -> None:
         "receipt (entry bytes + leaf hash again)",
         "response encode",
     ]
-    cpu_sum = sum(measured[k] for k in cpu)
-    # The store's append, less what of it is counted above (seal, entry bytes, deflate).
-    store_cpu = sum(measured[k] for k in cpu[4:7])
+    packing = measured["pack a round's script call: one pass (the store's)"]
+    cpu_sum = sum(measured[k] for k in cpu) + packing
+    # The store's append, less what of it is counted above (seal, entry bytes, deflate,
+    # packing its script call).
+    store_cpu = sum(measured[k] for k in cpu[4:7]) + packing
     round_trip = measured["append, one roll a round (store CPU included)"] - store_cpu
-    per_entry = measured["append, per roll, 32 in flight"] - store_cpu
+    per_entry = measured[f"append, per roll, {concurrency} in flight"] - store_cpu
     framework = measured["framework: bare Litestar route, typed body"]
     print(f"{'part':<52} {'µs':>8}")
     for key, value in measured.items():
         print(f"{key:<52} {value:>8.1f}")
     print(f"{'-> Redis round trip, one roll a round (less CPU)':<52} {round_trip:>8.1f}")
-    print(f"{'-> Redis, per roll when 32 are in flight (less CPU)':<52} {per_entry:>8.1f}")
+    print(
+        f"{f'-> Redis, per roll when {concurrency} are in flight (less CPU)':<52} {per_entry:>8.1f}"
+    )
     one_sum = cpu_sum + round_trip + framework
     many_sum = cpu_sum + max(per_entry, 0) + framework
     one = measured["whole: fairroll, one at a time"]

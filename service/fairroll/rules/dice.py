@@ -465,7 +465,9 @@ class _Builder:
         start = tree.meta.start_pos
         text = self.text[start : tree.meta.end_pos]
         children = list(tree.children)
-        count = int(_token(children.pop(0))) if _token(children[0]) not in "dD" else 1
+        first = children[0]
+        written_count = isinstance(first, lark.Token) and first.type == "INT"
+        count = int(_token(children.pop(0))) if written_count else 1
         children.pop(0)  # the "d"
         written = children.pop(0)
         fate, sides = _sides(_token(written))

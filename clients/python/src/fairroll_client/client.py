@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -143,7 +144,7 @@ class Fairroll:
                 ) as response:
                     if response.status_code == 503:
                         response.read()
-                        _sleep(float(response.headers.get("Retry-After", 5)))
+                        time.sleep(float(response.headers.get("Retry-After", 5)))
                         continue
                     self._check(response)
                     for event in parse_events(response.iter_lines()):
@@ -151,7 +152,7 @@ class Fairroll:
                             last = event.seq
                         yield event
             except httpx.TransportError:
-                _sleep(1.0)
+                time.sleep(1.0)
 
     # -- plumbing -----------------------------------------------------------------------
 
@@ -170,9 +171,3 @@ class Fairroll:
         except ValueError:
             problem = response.text
         raise FairrollError(response.status_code, problem)
-
-
-def _sleep(seconds: float) -> None:
-    import time  # noqa: PLC0415
-
-    time.sleep(seconds)
