@@ -40,7 +40,10 @@ from litestar import Litestar, post
 from redis.asyncio.connection import Connection
 
 from fairroll.api.app import create_app
+from fairroll.api.compute import compute_middleware
 from fairroll.api.mechanics import mechanic_types
+from fairroll.api.metrics import http_metrics
+from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.settings import Settings
 from fairroll.api.strict import _may_repeat_a_key
 from fairroll.audit import AuditStore, connect_redis
@@ -92,6 +95,7 @@ def parts(signer: Signer) -> dict[str, float]:
     faces = [die.face for die in draft.dice]
     entry = seal(draft, GENESIS, signer, "2026-12-01T00:00:00.000Z")
     data = canonical(entry)
+    leaf = leaf_hash(data)
     words = ROLL.read(request, outcome)
     response = TYPES.response(
         mechanic=ROLL.name,
@@ -155,7 +159,7 @@ def parts(signer: Signer) -> dict[str, float]:
         "  of which canonical bytes": best(hash_only),
         "entry bytes + leaf hash": best(lambda: leaf_hash(canonical(entry))),
         "deflate (level 3)": best(lambda: _deflate(data)),
-        "receipt (entry bytes + leaf hash again)": best(lambda: receipt_of(entry)),
+        "receipt (the store's leaf hash reused)": best(lambda: receipt_of(entry, leaf)),
         "response encode": best(lambda: encoder.encode(response)),
         "pack a round's script call: redis-py's packer": best(lambda: redis_py.pack_command(*call)),
         "pack a round's script call: one pass (the store's)": best(
@@ -184,14 +188,17 @@ async def appends(redis_url: str, signer: Signer, rolls: int, concurrency: int) 
         for _ in range(rolls // concurrency):
             await store.append(draft(f"append-{i}"))
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(lane(i) for i in range(concurrency)))
-    many = (time.perf_counter() - start) / (rolls // concurrency * concurrency) * 1e6
+    count = rolls // concurrency * concurrency
+    many = (time.perf_counter() - start) / count * 1e6
+    many_cpu = (time.process_time() - cpu) / count * 1e6
     scripts = (await redis.info("commandstats")).get("cmdstat_evalsha", {})
     await redis.aclose()
     return {
         "append, one roll a round (store CPU included)": one,
         f"append, per roll, {concurrency} in flight": many,
+        "  of which this process's CPU (store, redis-py)": many_cpu,
         "  Redis's own time per append script call": float(scripts.get("usec_per_call", 0)),
     }
 
@@ -260,8 +267,9 @@ class Lifespan:
 
 async def per_request(
     call: Callable[[bytes], Awaitable[int]], bodies: list[bytes], concurrency: int
-) -> float:
-    """Microseconds per request, ``concurrency`` requests in flight."""
+) -> tuple[float, float]:
+    """Microseconds per request, ``concurrency`` requests in flight: elapsed, and this
+    process's CPU (the rest is waiting, for Redis)."""
     queue = list(bodies)
 
     async def lane() -> None:
@@ -270,13 +278,16 @@ async def per_request(
             if status != 200:
                 raise RuntimeError(f"status {status}")
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(lane() for _ in range(concurrency)))
-    return (time.perf_counter() - start) / len(bodies) * 1e6
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed / len(bodies) * 1e6, cpu / len(bodies) * 1e6
 
 
-def bare_app() -> Litestar:
-    """A bare Litestar route of the same shape: the typed body in, a fixed answer out."""
+def bare_app(*, middleware: bool = False) -> Litestar:
+    """A bare Litestar route of the same shape: the typed body in, a fixed answer out;
+    with ``middleware``, inside fairroll's own middleware (metrics, rate limit, request
+    timeout, compute relay: as ``create_app`` sets them, with no limit and no pool)."""
     answer = {"ok": True}
 
     @post("/v1/fbc/rolls", status_code=200)
@@ -284,19 +295,21 @@ def bare_app() -> Litestar:
         return answer
 
     handler.fn.__annotations__["data"] = TYPES.request
-    return Litestar([handler], openapi_config=None)
+    stack = [http_metrics, rate_limit, request_timeout(10.0), compute_middleware(lambda _: None)]
+    return Litestar([handler], openapi_config=None, middleware=stack if middleware else [])
 
 
 async def wholes(redis_url: str, rolls: int, concurrency: int) -> dict[str, float]:
     bodies = [f'{{"table":"bench-{i % 1000}","pool":10,"risk":5}}'.encode() for i in range(rolls)]
     results: dict[str, float] = {}
-    bare = bare_app()
-    async with Lifespan(bare):
-        driver = Asgi(bare, "/v1/fbc/rolls")
-        await per_request(driver.call, bodies[:200], 1)
-        results["framework: bare Litestar route, typed body"] = await per_request(
-            driver.call, bodies, 1
-        )
+    for label, bare in (
+        ("framework: bare Litestar route, typed body", bare_app()),
+        ("  the same inside fairroll's middleware", bare_app(middleware=True)),
+    ):
+        async with Lifespan(bare):
+            driver = Asgi(bare, "/v1/fbc/rolls")
+            await per_request(driver.call, bodies[:200], 1)
+            results[label] = (await per_request(driver.call, bodies, 1))[1]
     settings = Settings.from_env(
         {
             "REDIS_URL": redis_url,
@@ -308,10 +321,10 @@ async def wholes(redis_url: str, rolls: int, concurrency: int) -> dict[str, floa
     async with Lifespan(app):
         driver = Asgi(app, "/v1/fbc/rolls")
         await per_request(driver.call, bodies[:1000], concurrency)  # every table's tip
-        results["whole: fairroll, one at a time"] = await per_request(driver.call, bodies, 1)
-        results[f"whole: fairroll, {concurrency} in flight"] = await per_request(
-            driver.call, bodies, concurrency
-        )
+        results["whole: fairroll, one at a time"] = (await per_request(driver.call, bodies, 1))[0]
+        many, cpu = await per_request(driver.call, bodies, concurrency)
+        results[f"whole: fairroll, {concurrency} in flight"] = many
+        results["  of which this process's CPU"] = cpu
     return results
 
 
@@ -340,37 +353,46 @@ def report(measured: dict[str, float], concurrency: int) -> None:
         "seal: canonical bytes + hash + sign",
         "entry bytes + leaf hash",
         "deflate (level 3)",
-        "receipt (entry bytes + leaf hash again)",
+        "receipt (the store's leaf hash reused)",
         "response encode",
+        "pack a round's script call: one pass (the store's)",
     ]
-    packing = measured["pack a round's script call: one pass (the store's)"]
-    cpu_sum = sum(measured[k] for k in cpu) + packing
-    # The store's append, less what of it is counted above (seal, entry bytes, deflate,
-    # packing its script call).
-    store_cpu = sum(measured[k] for k in cpu[4:7]) + packing
-    round_trip = measured["append, one roll a round (store CPU included)"] - store_cpu
-    per_entry = measured[f"append, per roll, {concurrency} in flight"] - store_cpu
+    cpu_sum = sum(measured[k] for k in cpu)
+    # The store's own parts above: seal, entry bytes and leaf hash, deflate, packing.
+    store_parts = sum(measured[k] for k in (*cpu[4:7], cpu[-1]))
+    round_trip = measured["append, one roll a round (store CPU included)"] - store_parts
+    append_wall = measured[f"append, per roll, {concurrency} in flight"]
+    append_cpu = measured["  of which this process's CPU (store, redis-py)"]
     framework = measured["framework: bare Litestar route, typed body"]
+    stack = measured["  the same inside fairroll's middleware"]
     print(f"{'part':<52} {'µs':>8}")
     for key, value in measured.items():
         print(f"{key:<52} {value:>8.1f}")
-    print(f"{'-> Redis round trip, one roll a round (less CPU)':<52} {round_trip:>8.1f}")
-    print(
-        f"{f'-> Redis, per roll when {concurrency} are in flight (less CPU)':<52} {per_entry:>8.1f}"
-    )
-    one_sum = cpu_sum + round_trip + framework
-    many_sum = cpu_sum + max(per_entry, 0) + framework
+
+    def row(label: str, value: float, note: str = "") -> None:
+        print(f"{label:<60} {value:>8.1f}{note}")
+
+    print("\none at a time: elapsed")
+    row("-> Redis round trip, one roll a round (less the store's parts)", round_trip)
+    one_sum = cpu_sum + round_trip + stack
     one = measured["whole: fairroll, one at a time"]
+    row("sum: CPU parts + round trip + framework with middleware", one_sum)
+    row("whole, one at a time", one, f"   gap {one - one_sum:>7.1f}")
+
+    print(f"\n{concurrency} in flight: this process's CPU per roll (the rest is waiting)")
+    other_store = append_cpu - store_parts
+    row("-> the store's CPU beyond its parts (rounds, redis-py, replies)", other_store)
+    many_sum = cpu_sum + other_store + stack
     many = measured[f"whole: fairroll, {concurrency} in flight"]
-    print()
-    print(f"{'sum of parts, one at a time (CPU + round trip + framework)':<60} {one_sum:>8.1f}")
-    print(f"{'whole, one at a time':<60} {one:>8.1f}   gap {one - one_sum:>7.1f}")
-    label = f"sum of parts, {concurrency} in flight (CPU + per roll + framework)"
-    print(f"{label:<60} {many_sum:>8.1f}")
-    print(f"{f'whole, {concurrency} in flight':<60} {many:>8.1f}   gap {many - many_sum:>7.1f}")
+    many_cpu = measured["  of which this process's CPU"]
+    row("sum: CPU parts + the store's other CPU + framework with middleware", many_sum)
+    row("whole, CPU", many_cpu, f"   gap {many_cpu - many_sum:>7.1f}")
+    row("-> waiting for Redis: the append (elapsed - CPU)", append_wall - append_cpu)
+    row("-> waiting for Redis: the whole (elapsed - CPU)", many - many_cpu)
     print(
-        f"\n(CPU parts alone: {cpu_sum:.1f} µs; framework alone: {framework:.1f} µs; "
-        "each part the best of 5 loops)"
+        f"\n(CPU parts alone: {cpu_sum:.1f} µs; framework {framework:.1f} µs bare, "
+        f"{stack:.1f} µs inside fairroll's middleware; each part the best of 5 loops; "
+        "CPU is time.process_time, every thread of this process)"
     )
 
 

@@ -150,6 +150,24 @@ def test_go_verifies_checkpoint_notes_and_every_proof(
     assert set(result["consistency"]) == {""}, result["consistency"]
 
 
+def test_a_receipts_leaf_hash_is_its_exported_entrys_leaf(client: httpx.Client, table: str) -> None:
+    """The store hands the roll its leaf hash (computed for the tree) instead of encoding
+    the entry again: it must be the leaf of the bytes the log exports, by an independent
+    JCS, for a fresh roll, a committed roll and an Idempotency-Key retry alike."""
+    headers = {"Idempotency-Key": "receipt-leaf"}
+    fresh = client.post("/v1/tft/contests", json={**BODY, "table": table}, headers=headers)
+    again = client.post("/v1/tft/contests", json={**BODY, "table": table}, headers=headers)
+    seed_id = client.post(f"/v1/tables/{table}/seeds").json()["seed_id"]
+    ref = {"seed_id": seed_id, "client_seed": "p"}
+    committed = client.post("/v1/tft/contests", json={**BODY, "table": table, "session": ref})
+    receipts = [answer.json()["receipt"] for answer in (fresh, again, committed)]
+    assert receipts[0] == receipts[1]
+    lines = client.get(f"/v1/tables/{table}/export").content.splitlines()
+    for receipt in receipts:
+        record = rfc8785.dumps(json.loads(lines[receipt["seq"] - 1]))
+        assert receipt["leaf_hash"] == base64.b64encode(merkle.leaf(record)).decode()
+
+
 def test_go_refuses_forged_notes_records_and_proofs(
     go_checker: Path, client: httpx.Client, table: str, grown: dict[str, Any]
 ) -> None:

@@ -23,7 +23,7 @@ from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
 from fairroll.audit.entry import Claim
 from fairroll.audit.sessions import SeedSessions, SessionError
-from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker
+from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker, Recorded
 from fairroll.mechanics import Mechanic
 from fairroll.randomness import SeededDice, SuppliedDice, committed_seed, new_seed
 from fairroll.rules import RuleError
@@ -40,6 +40,9 @@ class Rolled(Generic[OutcomeT]):
 
     outcome: OutcomeT
     entry: Entry
+    #: The entry's leaf hash, as the append computed it for the tree (None: a retry's
+    #: roll, read back from the log).
+    leaf: bytes | None = None
 
     def envelope(self) -> dict[str, Any]:
         """The shared response fields, ready to splat into a mechanic's response."""
@@ -49,7 +52,7 @@ class Rolled(Generic[OutcomeT]):
             "seed": self.entry.seed,
             "session": self.entry.session,
             "dice": self.entry.dice,
-            "receipt": receipt_of(self.entry),
+            "receipt": receipt_of(self.entry, self.leaf),
         }
 
 
@@ -199,7 +202,7 @@ class Roller:
             dice=source.dice,
             outcome=outcome,
         )
-        return Rolled(outcome, await self._append(mechanic, draft, marker))
+        return Rolled(outcome, *await self._append(mechanic, draft, marker))
 
     async def _committed(
         self,
@@ -245,7 +248,7 @@ class Roller:
                     claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
                 )
                 try:
-                    return Rolled(outcome, await self._append(mechanic, draft, marker))
+                    return Rolled(outcome, *await self._append(mechanic, draft, marker))
                 except ClaimRefusedError as exc:
                     if exc.why == "revealed":
                         raise _revealed(ref.seed_id) from None
@@ -262,17 +265,17 @@ class Roller:
 
     async def _append(
         self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
-    ) -> Entry:
+    ) -> Recorded:
         started = time.perf_counter()
         try:
-            entry = await self.store.append(draft, marker)
+            recorded = await self.store.record(draft, marker)
         except StoreUnavailableError:
             AUDIT_ERRORS.inc()
             raise
         AUDIT_APPEND_SECONDS.observe(time.perf_counter() - started)
         ROLLS.labels(mechanic.name).inc()
         DICE.labels(mechanic.name).inc(len(draft.dice))
-        return entry
+        return recorded
 
 
 #: Tries at a committed roll while other processes take the session's next nonce first.

@@ -204,7 +204,10 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True):
     leaf_hash: str
 
 
-def receipt_of(entry: Entry) -> Receipt:
+def receipt_of(entry: Entry, leaf: bytes | None = None) -> Receipt:
+    """The receipt of ``entry``; ``leaf``, its leaf hash if the caller has it already."""
+    if leaf is None:
+        leaf = leaf_hash(canonical(entry))
     return Receipt(
         table=entry.table,
         seq=entry.seq,
@@ -212,7 +215,7 @@ def receipt_of(entry: Entry) -> Receipt:
         signature=entry.signature,
         key_id=entry.key_id,
         source=entry.source,
-        leaf_hash=base64.b64encode(leaf_hash(canonical(entry))).decode(),
+        leaf_hash=base64.b64encode(leaf).decode(),
     )
 
 

@@ -125,6 +125,7 @@ __all__ = [
     "ClaimRefusedError",
     "Marker",
     "PackingConnection",
+    "Recorded",
     "StoreUnavailableError",
     "TableFencedError",
     "connect_redis",
@@ -359,6 +360,37 @@ class PackingConnection(Connection):
             out += (b"$%d\r\n" % len(data), data, b"\r\n")
         return [b"".join(out)]
 
+    async def execute_batch(self, calls: list[tuple[Any, ...]]) -> list[Any]:
+        """Send ``calls`` in one write and read their raw replies, an error reply as its
+        exception, all within one socket timeout.
+
+        What redis-py's pipeline does, less its machinery: it arms and cancels a timer
+        for every reply (and a task for the write), the largest part of a round's CPU
+        after the signatures (``benchmarks/roll_cost.py``). Nothing is retried (an append
+        must not run twice). A batch that fails, times out or is cancelled part-way
+        disconnects, so a connection with replies still unread never serves again.
+        """
+        try:
+            async with asyncio.timeout(self.socket_timeout):
+                if not self.is_connected:
+                    await self.connect()  # type: ignore[no-untyped-call]
+                await self.check_health()  # type: ignore[no-untyped-call]
+                await self._send_packed_command([b"".join(self.pack_command(*c)) for c in calls])
+                parser: Any = self._parser
+                replies = [await parser.read_response() for _ in calls]
+        except TimeoutError:
+            await self.disconnect(nowait=True)
+            raise RedisTimeoutError(f"Timeout in a batch to {self._host_error()}") from None
+        except OSError as exc:
+            await self.disconnect(nowait=True)
+            raise RedisConnectionError(f"Error in a batch to {self._host_error()}: {exc}") from exc
+        except BaseException:
+            await self.disconnect(nowait=True)
+            raise
+        if self.health_check_interval:
+            self.next_health_check = asyncio.get_running_loop().time() + self.health_check_interval
+        return replies
+
 
 #: A standalone Redis or a Redis Cluster: the store works on either.
 AnyRedis = Redis | RedisCluster
@@ -416,9 +448,17 @@ class Marker(NamedTuple):
     ttl: int
 
 
+class Recorded(NamedTuple):
+    """An entry Redis holds durably, with its RFC 6962 leaf hash (the hash of its JCS
+    bytes, which the append computed for the tree: a receipt needs it too)."""
+
+    entry: Entry
+    leaf_hash: bytes
+
+
 class _Pending(NamedTuple):
     draft: Draft
-    future: asyncio.Future[Entry]
+    future: asyncio.Future[Recorded]
     marker: Marker | None
     #: A statement the store adds itself (a key retired): nobody awaits it.
     derived: bool = False
@@ -506,9 +546,10 @@ class AuditStore(LogReader):
         #: Per table, the head this process last saw and its tree's frontier.
         self._heads: dict[str, Head] = {}
         self._frontiers: dict[str, Frontier | None] = {}
-        #: Per table in the round being sent: the frontier once the batch is stored, and
-        #: (the entries' JCS bytes, the tree hashes they add, the tree length before).
-        self._pending_frontiers: dict[str, Frontier] = {}
+        #: Per table in the round being sent: the frontier once the batch is stored and the
+        #: entries' leaf hashes, and (their JCS bytes, the tree hashes they add, the tree
+        #: length before).
+        self._pending_frontiers: dict[str, tuple[Frontier, list[bytes]]] = {}
         self._encoded: dict[str, tuple[list[bytes], bytes, int]] = {}
         #: Per table in the round being sent: whether its batch publishes this server's key.
         self._publishing: dict[str, bool] = {}
@@ -524,9 +565,13 @@ class AuditStore(LogReader):
 
     async def append(self, draft: Draft, marker: Marker | None = None) -> Entry:
         """Chain, sign and store ``draft``; return the entry once Redis holds it durably."""
+        return (await self.record(draft, marker)).entry
+
+    async def record(self, draft: Draft, marker: Marker | None = None) -> Recorded:
+        """``append``, answering the entry with its leaf hash."""
         if draft.table in self.fenced:
             raise self._fence_error(draft.table)
-        future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
         self._queues.setdefault(draft.table, []).append(_Pending(draft, future, marker))
         if self._flusher is None:
             # The flusher outlives a cancelled caller; it runs while anything is queued.
@@ -693,7 +738,8 @@ class AuditStore(LogReader):
         status, current = result
         if status == _STORED:
             head = Head(entries[-1].seq, entries[-1].entry_hash)
-            self._remember(table, head, self._pending_frontiers.pop(table))
+            frontier, leaves = self._pending_frontiers.pop(table)
+            self._remember(table, head, frontier)
             states = self._key_states.setdefault(table, {})
             if entries[0].certificate is not None:
                 states[self.signer.key_id] = "live"
@@ -708,9 +754,9 @@ class AuditStore(LogReader):
                 # Stored, but not confirmed on disk (or on enough replicas) in time.
                 _fail(batch, StoreUnavailableError(confirmed, recorded=None))
                 return []
-            for pending, entry in zip(batch, entries, strict=True):
+            for pending, entry, leaf in zip(batch, entries, leaves, strict=True):
                 if not pending.future.done():
-                    pending.future.set_result(entry)
+                    pending.future.set_result(Recorded(entry, leaf))
             return []
         if status == _FENCED:
             self._fence(table, _parse_head(current[0]).seq)
@@ -974,18 +1020,16 @@ class AuditStore(LogReader):
             )
             return list(results), None
         mode = self.durability.mode if self.durability else "unsafe"
-        pipe = self.redis.pipeline(transaction=False)
-        for call in calls:
-            pipe.execute_command(*call)
         wait_ms = self._wait_ms()
+        confirmations: list[tuple[Any, ...]] = []
         if mode == "waitaof":
-            pipe.execute_command("WAITAOF", 1, 0, wait_ms)
+            confirmations.append(("WAITAOF", 1, 0, wait_ms))
         if self.replicas:
             # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
             # about once a second: WAITAOF's replica count would slow every round.
-            pipe.execute_command("WAIT", self.replicas, wait_ms)
+            confirmations.append(("WAIT", self.replicas, wait_ms))
         try:
-            results = await pipe.execute(raise_on_error=False)
+            results = await self._batch([*calls, *confirmations])
         except RedisError as exc:  # the connection failed: every batch failed
             return [exc] * len(calls), None
         confirmed: str | None = None
@@ -994,6 +1038,22 @@ class AuditStore(LogReader):
         if mode == "waitaof":
             confirmed = self._unconfirmed("waitaof", results.pop()) or confirmed
         return results, confirmed
+
+    async def _batch(self, calls: list[tuple[Any, ...]]) -> list[Any]:
+        """The raw replies of ``calls``, sent in one round trip on one connection (an
+        error reply as its exception): the store's own batch on a TCP connection
+        (``PackingConnection.execute_batch``), else redis-py's pipeline."""
+        pool = cast(Redis, self.redis).connection_pool
+        if not issubclass(pool.connection_class, PackingConnection):
+            pipe = self.redis.pipeline(transaction=False)
+            for call in calls:
+                pipe.execute_command(*call)
+            return cast(list[Any], await pipe.execute(raise_on_error=False))
+        connection = cast(PackingConnection, await pool.get_connection())  # type: ignore[no-untyped-call]
+        try:
+            return await connection.execute_batch(calls)
+        finally:
+            await pool.release(connection)
 
     def _wait_ms(self) -> int:
         """How long a round waits for its fsync and replicas: within the socket timeout."""
@@ -1025,7 +1085,7 @@ class AuditStore(LogReader):
         if frontier is None:  # callers build the tree first (``_commit_round``)
             raise ValueError(f"table {table!r} has no tree yet")
         before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
-        entries, encoded, tree = [], [], bytearray()
+        entries, encoded, leaves, tree = [], [], [], bytearray()
         sealed_at = now_rfc3339()
         publish = self._key_states.get(table, {}).get(self.signer.key_id) != "live"
         self._publishing[table] = publish
@@ -1033,13 +1093,15 @@ class AuditStore(LogReader):
             entry = seal(draft, head, self.signer, sealed_at, publish=publish)
             publish = False
             data = canonical(entry)
-            frontier, stored = frontier.append(leaf_hash(data))
+            leaf = leaf_hash(data)
+            frontier, stored = frontier.append(leaf)
             tree += b"".join(stored)
             entries.append(entry)
             encoded.append(data)
+            leaves.append(leaf)
             head = Head(entry.seq, entry.entry_hash)
         self._encoded[table] = (encoded, bytes(tree), before)
-        self._pending_frontiers[table] = frontier
+        self._pending_frontiers[table] = (frontier, leaves)
         return entries
 
     async def publish_key(self) -> None:
@@ -1350,7 +1412,7 @@ def _retires(batch: list[_Pending], key_id: str) -> bool:
 
 def _statement(table: str, mechanic: str, request: Any, claim: Claim) -> _Pending:
     """A statement the store appends itself; its future is answered but never awaited."""
-    future: asyncio.Future[Entry] = asyncio.get_running_loop().create_future()
+    future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
     future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
     draft = Draft.statement(table, mechanic, request, claim)
     return _Pending(draft, future, None, derived=True)
