@@ -32,9 +32,10 @@ another process wrote in between; then the batch is re-chained on the head
 the script returned and tried again, with jittered back-off.
 
 An answer leaves only once its round is durable: the round's scripts are followed,
-in the same pipeline, by ``WAITAOF 1 0`` (Redis >= 7.2) or rely on ``appendfsync
-always``, and by ``WAIT`` where replicas are required (``durability``). A round
-not confirmed in time is answered 503 "may have been recorded".
+in the same write (``PackingConnection.execute_batch``), by ``WAITAOF 1 0`` (Redis
+>= 7.2) or rely on ``appendfsync always``, and by ``WAIT`` where replicas are
+required (``durability``). A round not confirmed in time is answered 503 "may have
+been recorded".
 
 Acknowledged seqs are never re-issued. Each process keeps, per table, an *anchor*:
 the last entry it acknowledged or read. The script refuses a batch (and the
@@ -591,7 +592,7 @@ class AuditStore(LogReader):
 
         A round takes up to ``MAX_BATCH`` queued drafts of every table, chains each
         table's batch on that table's head and sends all the batches in one round trip
-        (a pipeline of one atomic script call per table, then the durability
+        (one write of one atomic script call per table, then the durability
         confirmation; on Redis Cluster, one call per table, concurrently, so a table
         whose master is down fails alone). A batch whose head another process moved
         goes back to the front of its table's queue and is re-chained in the next round.
