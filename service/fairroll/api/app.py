@@ -16,7 +16,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import License, Tag
 from litestar.static_files import create_static_files_router
-from litestar.types import Message, Scope
+from litestar.types import ASGIApp, Message, Scope
 from redis.exceptions import RedisError
 
 import fairroll
@@ -29,6 +29,7 @@ from fairroll.api.controllers.tables import (
     TablesController,
     VerifyController,
 )
+from fairroll.api.direct import DirectRoutes
 from fairroll.api.events import BLOCK_MS, TableEvents
 from fairroll.api.examples import attach_examples
 from fairroll.api.headers import DocsPage, security_headers
@@ -74,6 +75,8 @@ class FairrollApp(Litestar):
 
     #: Set by ``create_app`` from the settings.
     headers_for: Callable[[str], list[tuple[bytes, bytes]]]
+    #: The roll routes, answered below Litestar's handler machinery (``api.direct``).
+    direct: DirectRoutes | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -93,6 +96,11 @@ class FairrollApp(Litestar):
 
         if head:
             scope = {**scope, "method": "GET"}
+        elif self.direct is not None and (found := self.direct.of(scope)) is not None:
+            scope["app"] = scope["litestar_app"] = self
+            scope.setdefault("state", {})
+            await self.direct(found, scope, receive, send_with_headers)
+            return
         await super().__call__(scope, receive, send_with_headers)
 
 
@@ -159,6 +167,7 @@ def create_app(settings: Settings) -> Litestar:
             await events.close()
             await redis.aclose()
 
+    middleware = _middleware(settings)
     app = FairrollApp(
         route_handlers=[
             *system_routers(systems),
@@ -184,12 +193,7 @@ def create_app(settings: Settings) -> Litestar:
             "events": Provide(_provide_events, sync_to_thread=False),
         },
         lifespan=[lifespan],
-        middleware=[
-            http_metrics,
-            rate_limit,
-            request_timeout(settings.request_timeout_seconds),
-            compute_middleware(_pool_of),
-        ],
+        middleware=middleware,
         exception_handlers=exception_handlers,
         before_request=_before_request,
         cors_config=CORSConfig(
@@ -228,6 +232,13 @@ def create_app(settings: Settings) -> Litestar:
         _no_headers if settings.compute_worker else security_headers(settings.frame_ancestors)
     )
     app.state.decoders = StrictDecoders(app)
+    app.direct = DirectRoutes(app, middleware, exception_handlers)
+    _document(app)
+    return app
+
+
+def _document(app: Litestar) -> None:
+    """What the OpenAPI document says beyond Litestar's own reading of the routes."""
     declare_closed_objects(app)
     declare_response_fields(app)
     declare_integer_bounds(app)
@@ -236,7 +247,6 @@ def create_app(settings: Settings) -> Litestar:
     declare_ndjson(app)
     attach_examples(app)
     publish(app)
-    return app
 
 
 def create_app_from_env() -> Litestar:
@@ -251,6 +261,16 @@ async def _sweep(sessions: SeedSessions) -> None:
             while await sessions.sweep() >= SWEEP_BATCH:
                 pass
         await asyncio.sleep(SWEEP_SECONDS)
+
+
+def _middleware(settings: Settings) -> list[Callable[[ASGIApp], ASGIApp]]:
+    """Every routed request's middleware, outermost first (the direct routes' too)."""
+    return [
+        http_metrics,
+        rate_limit,
+        request_timeout(settings.request_timeout_seconds),
+        compute_middleware(_pool_of),
+    ]
 
 
 def _no_headers(path: str) -> list[tuple[bytes, bytes]]:

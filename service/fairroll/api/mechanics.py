@@ -18,6 +18,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Tag
 from msgspec import UNSET, UnsetType
 
+from fairroll.api.direct import DIRECT
 from fairroll.api.envelope import RollResponse, SessionRef, TableName
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.api.rolls import Roller
@@ -133,6 +134,7 @@ def _mechanic_handlers(mechanic: Mechanic[Any, Any]) -> list[HTTPRouteHandler]:
             description=mechanic.description or None,
             status_code=200,
             responses=ROLL_ERRORS,
+            opt={DIRECT: True},  # answered by ``api.direct``, the same handler below Litestar's
         )(roll),
         post(
             f"{mechanic.path}/odds",

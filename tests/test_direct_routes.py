@@ -1,0 +1,119 @@
+"""The roll routes answered directly (``api.direct``) answer as Litestar's routing does.
+
+Litestar routes ``/v1/fbc/rolls/`` (a trailing slash) to the same handler, and the direct
+routes leave it to Litestar (only the path as declared is answered directly); so each
+request below is sent both ways to one live server, and the two answers must be the
+same: status, media type, headers, and the body (the path it names aside).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from fairroll.api.app import create_app
+from fairroll.api.settings import Settings
+
+FBC = {"pool": 5, "risk": 2}
+GOOD = {**FBC, "dice": {"risk": [5, 2]}}
+#: Headers that differ between any two answers (or with the body's length), and the
+#: server's own framing (granian closes a connection whose body was left unread).
+VARYING = {"date", "content-length", "ratelimit", "server", "connection"}
+
+JSON = {"content-type": "application/json"}
+TEXT = {"content-type": "text/plain"}
+TWICE = b'{"pool": 5, "risk": 2, "pool": 6}'
+TWO_D6 = {"formula": "2d6+1", "dice": {"d6": [2, 5]}}
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("a roll of supplied dice", "/v1/fbc/rolls", {"json": GOOD}),
+    ("a roll of a formula's supplied dice", "/v1/dice/rolls", {"json": TWO_D6}),
+    ("a roll with an integral float", "/v1/fbc/rolls", {"json": {**GOOD, "pool": 5.0}}),
+    ("a field out of its bounds", "/v1/fbc/rolls", {"json": {**FBC, "pool": 0}}),
+    ("an unknown field", "/v1/fbc/rolls", {"json": {**FBC, "bogus": 1}}),
+    ("a field missing", "/v1/fbc/rolls", {"json": {"risk": 2}}),
+    ("a number of the wrong type", "/v1/fbc/rolls", {"json": {**FBC, "pool": "5"}}),
+    ("a broken rule", "/v1/fbc/rolls", {"json": {**FBC, "faster": 1, "slower": 1}}),
+    ("a formula that is no formula", "/v1/dice/rolls", {"json": {"formula": "2d6*"}}),
+    ("supplied dice that do not fit", "/v1/fbc/rolls", {"json": {**FBC, "dice": {"risk": [9]}}}),
+    ("not JSON", "/v1/fbc/rolls", {"content": b'{"pool": 5,', "headers": JSON}),
+    ("a key twice", "/v1/fbc/rolls", {"content": TWICE, "headers": JSON}),
+    ("JSON sent as text", "/v1/fbc/rolls", {"content": json.dumps(FBC), "headers": TEXT}),
+    ("a body too large", "/v1/fbc/rolls", {"content": b" " * 70_000 + b"{}", "headers": JSON}),
+    ("no body", "/v1/fbc/rolls", {"headers": JSON}),
+]  # fmt: skip
+
+
+def comparable(answer: httpx.Response, path: str) -> dict[str, Any]:
+    """What must be the same both ways: the receipt and seed of a roll name its own
+    entry, and a problem names the path it was sent to."""
+    text = answer.text.replace(path + "/", path)
+    body: Any = (
+        json.loads(text) if answer.headers.get("content-type", "").endswith("json") else text
+    )
+    if isinstance(body, dict) and "receipt" in body:
+        body = {k: v for k, v in body.items() if k not in {"receipt", "seed"}}
+    headers = {k: v for k, v in answer.headers.items() if k not in VARYING}
+    return {"status": answer.status_code, "headers": headers, "body": body}
+
+
+@pytest.mark.parametrize(("case", "path", "request_"), CASES, ids=[c[0] for c in CASES])
+def test_each_request_is_answered_as_litestar_answers_it(
+    client: httpx.Client, table: str, case: str, path: str, request_: dict[str, Any]
+) -> None:
+    if "json" in request_:
+        request_ = {**request_, "json": {**request_["json"], "table": table}}
+    direct = client.post(path, **request_)
+    routed = client.post(path + "/", **request_)
+    assert comparable(direct, path) == comparable(routed, path), case
+    assert (direct.status_code == 200) is case.startswith("a roll") or "fit" in case
+
+
+def test_a_keyed_table_and_a_repeated_roll_are_answered_alike(client: httpx.Client) -> None:
+    made = client.post("/v1/tables", json={}).json()
+    table, key = made["table"], made["write_key"]
+    body = {**GOOD, "table": table}
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        direct = client.post("/v1/fbc/rolls", json=body, headers=headers)
+        routed = client.post("/v1/fbc/rolls/", json=body, headers=headers)
+        assert direct.status_code in (401, 403)
+        assert comparable(direct, "/v1/fbc/rolls") == comparable(routed, "/v1/fbc/rolls")
+    # The same Idempotency-Key both ways: the second answer is the first roll again.
+    headers = {"Authorization": f"Bearer {key}", "Idempotency-Key": uuid.uuid4().hex}
+    first = client.post("/v1/fbc/rolls", json=body, headers=headers)
+    again = client.post("/v1/fbc/rolls/", json=body, headers=headers)
+    assert first.status_code == again.status_code == 200
+    assert first.json() == again.json()
+    other = client.post("/v1/fbc/rolls", json={**body, "pool": 6}, headers=headers)
+    other_routed = client.post("/v1/fbc/rolls/", json={**body, "pool": 6}, headers=headers)
+    assert other.status_code == 409
+    assert comparable(other, "/v1/fbc/rolls") == comparable(other_routed, "/v1/fbc/rolls")
+
+
+def scope(path: str, headers: list[tuple[bytes, bytes]], **extra: Any) -> dict[str, Any]:
+    return {"type": "http", "method": "POST", "path": path, "headers": headers, **extra}
+
+
+# Building the app warns of what Litestar 3 will drop (a kwarg and a parameter style).
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("cors", [False, True])
+def test_only_a_declared_roll_route_as_written_is_answered_directly(cors: bool) -> None:
+    env = {"REDIS_URL": "redis://127.0.0.1:1/0", "FAIRROLL_COMPUTE_WORKERS": "0"}
+    if cors:
+        env["FAIRROLL_CORS_ORIGINS"] = "https://vtt.example"
+    direct = create_app(Settings.from_env(env)).direct  # type: ignore[attr-defined]
+    host = [(b"host", b"127.0.0.1:8000")]
+    for path in ("/v1/fbc/rolls", "/v1/tft/contests", "/v1/dice/rolls"):
+        assert direct.of(scope(path, host)) is not None
+    assert direct.of(scope("/v1/fbc/rolls/", host)) is None  # Litestar normalizes it
+    assert direct.of(scope("/v1/fbc/rolls/odds", host)) is None  # a calculation: the pool
+    assert direct.of(scope("/v1/tables", host)) is None
+    assert direct.of({**scope("/v1/fbc/rolls", host), "method": "GET"}) is None
+    assert direct.of(scope("/v1/fbc/rolls", host, root_path="/api")) is None
+    assert direct.of(scope("/v1/fbc/rolls", [(b"host", b"bad host/")])) is None
+    origin = [*host, (b"origin", b"https://vtt.example")]
+    # A CORS request's headers are written by Litestar's CORS layer.
+    assert (direct.of(scope("/v1/fbc/rolls", origin)) is None) is cors
