@@ -56,8 +56,13 @@ class DirectRoutes:
         stack = list(middleware)
         for route in app.routes:
             for handler in getattr(route, "route_handlers", ()):
-                if not handler.opt.get(DIRECT) or handler.http_methods != {"POST"}:
+                if not handler.opt.get(DIRECT):
                     continue
+                taken = set(handler.parsed_fn_signature.parameters)
+                if handler.http_methods != {"POST"} or taken != {"data", "request"}:
+                    raise ValueError(
+                        f"{handler}: a direct route is a POST handler of (data, request)"
+                    )
                 answer = _answer(handler, handlers)
                 for layer in reversed(stack):
                     answer = layer(answer)
