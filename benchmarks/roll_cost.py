@@ -47,7 +47,7 @@ from fairroll.api.metrics import http_metrics
 from fairroll.api.problems import exception_handlers
 from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.settings import Settings
-from fairroll.api.strict import StrictDecoders, _may_repeat_a_key
+from fairroll.api.strict import StrictDecoders, _may_repeat_a_key, strict_body
 from fairroll.audit import AuditStore, connect_redis
 from fairroll.audit.entry import Draft, canonical, leaf_hash, receipt_of
 from fairroll.audit.signing import Head, Signer, seal
@@ -302,10 +302,16 @@ def bare_app(*, middleware: bool = False, direct: bool = False) -> Litestar:
     stack = [http_metrics, rate_limit, request_timeout(10.0), compute_middleware(lambda _: None)]
     if not direct:
         return Litestar([handler], openapi_config=None, middleware=stack if middleware else [])
-    app = FairrollApp([handler], openapi_config=None, middleware=stack)
+    app = FairrollApp(
+        [handler],
+        openapi_config=None,
+        middleware=stack,
+        before_request=strict_body,
+        exception_handlers=exception_handlers,
+    )
     app.headers_for = lambda _: []
     app.state.decoders = StrictDecoders(app)
-    app.direct = DirectRoutes(app, stack, exception_handlers)
+    app.direct = DirectRoutes(app)
     return app
 
 

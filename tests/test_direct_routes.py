@@ -14,12 +14,19 @@ from typing import Any
 
 import httpx
 import pytest
+from litestar import Litestar, Request, post
+from litestar.handlers import HTTPRouteHandler
 
 from fairroll.api.app import create_app
+from fairroll.api.direct import DIRECT, DirectRoutes
 from fairroll.api.settings import Settings
+from fairroll.api.strict import strict_body
 
 FBC = {"pool": 5, "risk": 2}
 GOOD = {**FBC, "dice": {"risk": [5, 2]}}
+#: Building an app warns of what Litestar 3 will drop (a ``data`` kwarg without a body
+#: marker, ``Parameter(query=...)``), as the server's own routes do.
+LITESTAR_3_WARNINGS = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 #: Headers that differ between any two answers (or with the body's length), and the
 #: server's own framing (granian closes a connection whose body was left unread).
 VARYING = {"date", "content-length", "ratelimit", "server", "connection"}
@@ -97,8 +104,7 @@ def scope(path: str, headers: list[tuple[bytes, bytes]], **extra: Any) -> dict[s
     return {"type": "http", "method": "POST", "path": path, "headers": headers, **extra}
 
 
-# Building the app warns of what Litestar 3 will drop (a kwarg and a parameter style).
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@LITESTAR_3_WARNINGS
 @pytest.mark.parametrize("cors", [False, True])
 def test_only_a_declared_roll_route_as_written_is_answered_directly(cors: bool) -> None:
     env = {"REDIS_URL": "redis://127.0.0.1:1/0", "FAIRROLL_COMPUTE_WORKERS": "0"}
@@ -117,3 +123,39 @@ def test_only_a_declared_roll_route_as_written_is_answered_directly(cors: bool) 
     origin = [*host, (b"origin", b"https://vtt.example")]
     # A CORS request's headers are written by Litestar's CORS layer.
     assert (direct.of(scope("/v1/fbc/rolls", origin)) is None) is cors
+
+
+def _guard(connection: Any, handler: Any) -> None:
+    """A guard: a direct route does not run guards, so it must refuse the handler."""
+
+
+@LITESTAR_3_WARNINGS
+@pytest.mark.parametrize(
+    ("declared", "why"),
+    [
+        ({"guards": [_guard]}, "guards"),
+        ({"http_method": "PUT"}, "a method other than POST"),
+        ({"response_headers": {"X-Extra": "1"}}, "response headers or cookies"),
+        ({"after_response": lambda request: None}, "an after_response hook"),
+    ],
+)
+def test_a_handler_that_needs_more_of_litestar_is_refused(
+    declared: dict[str, Any], why: str
+) -> None:
+    async def answer(data: dict[str, int], request: Request[Any, Any, Any]) -> bytes:
+        return b"{}"
+
+    route = HTTPRouteHandler("/direct", **{"http_method": "POST", **declared}, opt={DIRECT: True})
+    app = Litestar([route(answer)], before_request=strict_body)
+    with pytest.raises(ValueError, match=why):
+        DirectRoutes(app)
+
+
+@LITESTAR_3_WARNINGS
+def test_a_handler_of_other_parameters_is_refused() -> None:
+    async def answer(data: dict[str, int], table: str) -> bytes:
+        return b"{}"
+
+    app = Litestar([post("/direct", opt={DIRECT: True})(answer)], before_request=strict_body)
+    with pytest.raises(ValueError, match=r"parameters other than \(data, request\)"):
+        DirectRoutes(app)

@@ -232,7 +232,7 @@ def create_app(settings: Settings) -> Litestar:
         _no_headers if settings.compute_worker else security_headers(settings.frame_ancestors)
     )
     app.state.decoders = StrictDecoders(app)
-    app.direct = DirectRoutes(app, middleware, exception_handlers)
+    app.direct = DirectRoutes(app)
     _document(app)
     return app
 

@@ -7,13 +7,15 @@ A roll's route is declared, documented and validated as every route is (its hand
 wrapping the handler's bytes in a ``Response``, then an ``ASGIResponse``) cost a roll
 about 55 µs of CPU in process, 17 % of it (``docs/performance.md``). Here the same
 handler function is called with the same ``Request`` and its bytes are sent as they
-are, inside the same middleware (metrics, rate limit, timeout, compute relay):
+are, with what Litestar resolves for that handler from its layers: the same middleware
+(metrics, rate limit, timeout, compute relay), ``before_request`` hook and exception
+handlers; a handler that needs more is refused at startup (``_check``):
 
 - the scope gets what Litestar's router puts in it (the app, the route handler, the
   path template), so the middleware, ``strict_body`` and the handler see one request
   either way;
-- an exception is answered by the handler ``problems.exception_handlers`` names for
-  its class, as Litestar's exception layer does;
+- an exception is answered by the exception handler of its nearest class, as
+  Litestar's exception layer does;
 - a request the router would treat differently goes to Litestar: another method, a
   path not written exactly as declared, a ``root_path``, a host header Litestar would
   refuse, or a CORS request (``Origin``), whose headers Litestar's CORS layer writes.
@@ -24,15 +26,12 @@ compares the answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from litestar import Litestar, Request
 from litestar._asgi.utils import is_valid_host  # the router's own check of a host header
 from litestar.handlers import HTTPRouteHandler
 from litestar.types import ASGIApp, ExceptionHandlersMap, Message, Receive, Scope, Send
-
-from fairroll.api.strict import strict_body
 
 __all__ = ["DIRECT", "DirectRoutes"]
 
@@ -43,30 +42,23 @@ _JSON = (b"content-type", b"application/json")
 
 
 class DirectRoutes:
-    """The routes marked ``opt={DIRECT: True}``, by their path, each inside ``middleware``
-    (outermost first, as Litestar's ``middleware=`` list)."""
+    """The routes marked ``opt={DIRECT: True}``, by their path. Each is answered with what
+    Litestar resolves for its handler from every layer (app, router, controller, handler):
+    its middleware, its ``before_request`` hook and its exception handlers. A marked
+    handler that needs more of Litestar (guards, an ``after_request`` or
+    ``after_response`` hook, response headers or cookies, parameters other than ``data``
+    and ``request``, another method than POST) is refused when the app is built."""
 
-    def __init__(
-        self,
-        app: Litestar,
-        middleware: Iterable[Callable[[ASGIApp], ASGIApp]],
-        handlers: ExceptionHandlersMap,
-    ) -> None:
+    def __init__(self, app: Litestar) -> None:
         self._routes: dict[str, tuple[ASGIApp, HTTPRouteHandler]] = {}
-        stack = list(middleware)
         for route in app.routes:
             for handler in getattr(route, "route_handlers", ()):
-                if not handler.opt.get(DIRECT):
-                    continue
-                taken = set(handler.parsed_fn_signature.parameters)
-                if handler.http_methods != {"POST"} or taken != {"data", "request"}:
-                    raise ValueError(
-                        f"{handler}: a direct route is a POST handler of (data, request)"
-                    )
-                answer = _answer(handler, handlers)
-                for layer in reversed(stack):
-                    answer = layer(answer)
-                self._routes[route.path] = (answer, handler)
+                if handler.opt.get(DIRECT):
+                    _check(handler)
+                    answer = _answer(handler)
+                    for layer in reversed(handler.resolve_middleware()):
+                        answer = layer(answer)
+                    self._routes[route.path] = (answer, handler)
         self._cors = app.cors_config is not None
 
     def of(self, scope: Scope) -> tuple[ASGIApp, HTTPRouteHandler] | None:
@@ -89,16 +81,40 @@ class DirectRoutes:
         await answer(scope, receive, send)
 
 
-def _answer(route_handler: HTTPRouteHandler, handlers: ExceptionHandlersMap) -> ASGIApp:
-    """The route as an ASGI app: decode the body strictly, call the handler, send its
-    bytes; an exception is answered as ``handlers`` say."""
+def _check(handler: HTTPRouteHandler) -> None:
+    """Refuse a handler whose answer needs more of Litestar than ``_answer`` does."""
+    beyond = {
+        "a method other than POST": handler.http_methods != {"POST"},
+        "parameters other than (data, request)": (
+            set(handler.parsed_fn_signature.parameters) != {"data", "request"}
+        ),
+        "guards": bool(handler.resolve_guards()),
+        "an after_request hook": any(layer.after_request for layer in handler.ownership_layers),
+        "an after_response hook": handler.resolve_after_response() is not None,
+        "response headers or cookies": bool(
+            handler.resolve_response_headers() or handler.resolve_response_cookies()
+        ),
+        "no before_request hook decoding its body": handler.resolve_before_request() is None,
+    }
+    needs = [what for what, found in beyond.items() if found]
+    if needs:
+        raise ValueError(f"{handler} cannot be a direct route: it has {', '.join(needs)}")
+
+
+def _answer(route_handler: HTTPRouteHandler) -> ASGIApp:
+    """The route as an ASGI app: its ``before_request`` hook (``strict_body``: the body
+    decoded strictly), the handler, its bytes sent; an exception is answered by the
+    handler's exception handlers."""
     fn = route_handler.fn
     status = route_handler.status_code
+    before = route_handler.resolve_before_request()
+    handlers = route_handler.resolve_exception_handlers()
 
     async def answer(scope: Scope, receive: Receive, send: Send) -> None:
         request: Request[Any, Any, Any] = Request(scope, receive, send)
         try:
-            await strict_body(request)
+            if before is not None:
+                await before(request)
             body: bytes = await fn(data=request._json, request=request)
         except Exception as exc:
             response = _handler_of(handlers, exc)(request, exc)
