@@ -167,7 +167,6 @@ def create_app(settings: Settings) -> Litestar:
             await events.close()
             await redis.aclose()
 
-    middleware = _middleware(settings)
     app = FairrollApp(
         route_handlers=[
             *system_routers(systems),
@@ -193,7 +192,7 @@ def create_app(settings: Settings) -> Litestar:
             "events": Provide(_provide_events, sync_to_thread=False),
         },
         lifespan=[lifespan],
-        middleware=middleware,
+        middleware=_middleware(settings),
         exception_handlers=exception_handlers,
         before_request=_before_request,
         cors_config=CORSConfig(
