@@ -50,8 +50,10 @@ from fairroll.api.settings import Settings
 from fairroll.api.strict import StrictDecoders, _may_repeat_a_key, strict_body
 from fairroll.audit import AuditStore, connect_redis
 from fairroll.audit.entry import Draft, canonical, leaf_hash, receipt_of
+from fairroll.audit.redis.commit import deflate
+from fairroll.audit.redis.connection import PackingConnection
+from fairroll.audit.redis.scripts import APPEND
 from fairroll.audit.signing import Head, Signer, seal
-from fairroll.audit.store import _APPEND_SHA, PackingConnection, _deflate
 from fairroll.mechanics import MECHANICS
 from fairroll.randomness import SeededDice, SuppliedDice, new_seed
 from fairroll.redis_server import RedisServer, free_port
@@ -125,7 +127,7 @@ def parts(signer: Signer) -> dict[str, float]:
     # A round's script call for this entry, as the store sends it (representative keys).
     call = (
         "EVALSHA",
-        _APPEND_SHA,
+        APPEND.sha,
         5,
         *(f"{{bench-1}}:{k}" for k in "lhbtk"),
         f"0:{'0' * 64}",
@@ -138,7 +140,7 @@ def parts(signer: Signer) -> dict[str, float]:
         b"\0" * 32,
         "",
         "1-0",
-        _deflate(data),
+        deflate(data),
         entry.entry_hash[:16],
         0,
         "",
@@ -160,7 +162,7 @@ def parts(signer: Signer) -> dict[str, float]:
         "  of which Ed25519 sign": best(lambda: signer.sign(entry.entry_hash)),
         "  of which canonical bytes": best(hash_only),
         "entry bytes + leaf hash": best(lambda: leaf_hash(canonical(entry))),
-        "deflate (level 3)": best(lambda: _deflate(data)),
+        "deflate (level 3)": best(lambda: deflate(data)),
         "receipt (the store's leaf hash reused)": best(lambda: receipt_of(entry, leaf)),
         "response encode": best(lambda: encoder.encode(response)),
         "pack a round's script call: redis-py's packer": best(lambda: redis_py.pack_command(*call)),

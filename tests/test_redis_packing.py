@@ -15,7 +15,7 @@ from redis.asyncio.connection import Connection
 from redis.exceptions import DataError, NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from fairroll.audit.store import PackingConnection, connect_redis
+from fairroll.audit.redis.connection import PackingConnection, connect_redis
 from fairroll.redis_server import RedisServer
 
 REDIS_PY = Connection()

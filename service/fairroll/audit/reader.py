@@ -1,6 +1,7 @@
 """The read side of a table's log: entries, pages, raw JSON for exports, tree hashes and
-the proofs made of them. The store (``audit.store``) is the write side: it appends by
-group commit and keeps the tip; it inherits these reads.
+the proofs made of them, and the signed base of an archived log. The store
+(``audit.store``) is the write side: it appends by group commit (``audit.redis``) and
+keeps the tip; it inherits these reads.
 
 Entries are stored in the table's stream (``keyspace.log_key``) as field ``z``, the
 entry's JSON deflated (raw deflate), or as field ``e`` (plain JSON, older entries).
@@ -15,9 +16,11 @@ from typing import Any, cast
 import msgspec
 
 from fairroll.audit import merkle
+from fairroll.audit.checkpoint import Checkpoint
 from fairroll.audit.entry import Entry, Head
-from fairroll.audit.keyspace import log_key, tree_key
+from fairroll.audit.keyspace import base_key, log_key, tree_key
 from fairroll.audit.merkle import Frontier
+from fairroll.audit.redis.scripts import HASHES
 
 __all__ = ["PAGE", "LogReader", "stored_json"]
 
@@ -26,16 +29,6 @@ PAGE = 500
 
 _Row = tuple[bytes, dict[bytes, bytes]]
 _entry_decoder = msgspec.json.Decoder(Entry)
-
-#: Stored tree hashes by index (ARGV), 32 bytes each.
-_HASHES = """
-local out = {}
-for i = 1, #ARGV do
-  local at = tonumber(ARGV[i]) * 32
-  out[i] = redis.call('GETRANGE', KEYS[1], at, at + 31)
-end
-return out
-"""
 
 
 class LogReader:
@@ -56,17 +49,22 @@ class LogReader:
         rows = await self._range(table, f"{after + 1}-0", "+", limit)
         return [_entry_decoder.decode(stored_json(fields)) for _, fields in rows]
 
+    async def base(self, table: str) -> Checkpoint | None:
+        """The signed checkpoint the table's log was archived through, if it was."""
+        raw = await self.redis.hget(base_key(table), "checkpoint")
+        return None if raw is None else msgspec.json.decode(raw, type=Checkpoint)
+
     async def read_hashes(self, table: str, indices: list[int]) -> list[bytes]:
         """Stored tree hashes by index (``merkle.stored_index``), in one round trip."""
         if not indices:
             return []
-        raw = await self.redis.eval(_HASHES, 1, tree_key(table), *indices)
+        raw = await self.redis.eval(HASHES.text, 1, tree_key(table), *indices)
         hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in raw]
         if any(len(h) != merkle.HASH_SIZE for h in hashes):
             raise ValueError(f"table {table!r}: its tree lacks hashes it should hold")
         return hashes
 
-    async def _reader(self, table: str, spans: Callable[[merkle.Reader], Any]) -> Any:
+    async def prove(self, table: str, spans: Callable[[merkle.Reader], Any]) -> Any:
         """Run a proof function twice: once to learn which hashes it reads, then on them
         (which hashes a proof reads never depends on their values)."""
         wanted: list[int] = []
@@ -88,7 +86,7 @@ class LogReader:
         if not 1 <= seq <= size:
             raise ValueError(f"entry {seq} is not in a tree of {size} entries")
         leaf, *_ = await self.read_hashes(table, [merkle.stored_index(0, seq - 1)])
-        proof = await self._reader(table, lambda r: merkle.inclusion_proof(seq - 1, size, r))
+        proof = await self.prove(table, lambda r: merkle.inclusion_proof(seq - 1, size, r))
         return leaf, cast(list[bytes], proof)
 
     async def consistency_proof(self, table: str, old: int, new: int) -> list[bytes]:
@@ -98,7 +96,7 @@ class LogReader:
             raise ValueError(f"the table has {head.seq} entries, not {new}")
         if old > new:
             raise ValueError(f"size {old} is larger than size {new}")
-        proof = await self._reader(table, lambda r: merkle.consistency_proof(old, new, r))
+        proof = await self.prove(table, lambda r: merkle.consistency_proof(old, new, r))
         return cast(list[bytes], proof)
 
     async def raw_entries(

@@ -32,13 +32,14 @@ and ``FAIRROLL_REQUIRE_REPLICAS`` is refused at startup on a cluster.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
 
 import msgspec
 from redis.asyncio import RedisCluster
 from redis.exceptions import ResponseError
 
-__all__ = ["PROBE_SECONDS", "Durability", "Mode", "probe"]
+__all__ = ["PROBE_SECONDS", "Durability", "DurabilityWatch", "Mode", "probe"]
 
 PROBE_SECONDS = 30.0
 
@@ -108,6 +109,30 @@ async def probe(redis: Any, *, replicas: int, allow_unsafe: bool) -> Durability:
         detail=detail,
         memory_ratio=max(ratios) if ratios else None,
     )
+
+
+class DurabilityWatch:
+    """What this process last learned of its Redis's durability, and when: a round is
+    acknowledged only under a durability probed at most ``PROBE_SECONDS`` ago."""
+
+    def __init__(self, redis: Any, *, replicas: int, allow_unsafe: bool) -> None:
+        self.redis = redis
+        self.replicas = replicas
+        self.allow_unsafe = allow_unsafe
+        self.current: Durability | None = None
+        self._probed_at = -PROBE_SECONDS
+
+    def due(self) -> bool:
+        """Whether the next round must probe first."""
+        return time.monotonic() - self._probed_at >= PROBE_SECONDS
+
+    async def probe(self) -> Durability:
+        """Ask Redis what an acknowledged append is worth now."""
+        self.current = await probe(
+            self.redis, replicas=self.replicas, allow_unsafe=self.allow_unsafe
+        )
+        self._probed_at = time.monotonic()
+        return self.current
 
 
 async def _each_primary(redis: Any, *command: str) -> list[dict[str, Any]]:

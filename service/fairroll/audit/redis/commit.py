@@ -1,0 +1,625 @@
+"""Group commit: a process's appends, a round trip per round, durable before answered.
+
+An append is a compare-and-append Lua script (``lua/append.lua``): it adds entries only
+if the head is still the one they were chained on, so concurrent writers in any number
+of processes never fork the chain or reuse a seq.
+
+Within one process, appends to a table are group-committed: while one batch is on its
+way to Redis, further drafts for that table queue up; the next batch chains all of them
+(up to ``MAX_BATCH``) in order and sends them in one script call. Each caller gets its
+entry only after the script that stored it succeeded. The head is cached (``tips``), so
+the script succeeds first time unless another process wrote in between; then the batch
+is re-chained on the head the script returned and tried again, with jittered back-off.
+
+An answer leaves only once its round is durable: the round's scripts are followed, in
+the same write (``connection.send_batch``), by ``WAITAOF 1 0`` (Redis >= 7.2) or rely on
+``appendfsync always``, and by ``WAIT`` where replicas are required (``durability``). A
+round not confirmed in time is answered "may have been recorded".
+
+The script refuses a batch (and the process fences the table, ``tips``) when the
+anchor's seq is gone from the stream or holds another hash.
+
+An idempotency marker (``Marker``) travels with its draft: the script stores the entry
+only if the key is not done yet, and marks it ``done:<fingerprint>:<seq>`` in the same
+atomic step, so a recorded roll is never left without its marker.
+
+A draft's seed-session *claim* (``entry.Claim``) is checked and done by the same script:
+a committed roll is stored only if its session is open and at the nonce just before the
+roll's, and moves it on; a commitment creates the session; a reveal closes it. So nonces
+are consecutive in log order, a refused roll consumes none, and no roll follows a reveal.
+
+The script also extends the table's Merkle tree (``merkle``) with the batch's hashes,
+computed by the process from the tree's frontier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import zlib
+from typing import Any, NamedTuple, cast
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from fairroll.audit import merkle
+from fairroll.audit.entry import (
+    KEY_RETIRE_MECHANIC,
+    Claim,
+    Draft,
+    Entry,
+    Head,
+    canonical,
+    leaf_hash,
+    now_rfc3339,
+)
+from fairroll.audit.keyspace import base_key, head_key, keys_key, log_key, session_key, tree_key
+from fairroll.audit.redis.connection import AnyRedis, pipelined, send_batch, wait_ms
+from fairroll.audit.redis.durability import DurabilityWatch
+from fairroll.audit.redis.errors import (
+    AlreadyRecordedError,
+    AppendConflictError,
+    ClaimRefusedError,
+    StoreUnavailableError,
+)
+from fairroll.audit.redis.keyring import KeyRing
+from fairroll.audit.redis.scripts import APPEND
+from fairroll.audit.redis.tips import MAX_ATTEMPTS, Tips, head_value, parse_head, text
+from fairroll.audit.signing import Signer, seal
+
+__all__ = [
+    "MAX_BATCH",
+    "GroupCommit",
+    "Marker",
+    "Recorded",
+    "append_args",
+    "deflate",
+    "script_result",
+]
+
+MAX_BATCH = 64
+CONFLICTS_BEFORE_BACKOFF = 2
+CLUSTER_RETRIES = 2
+STORED, FENCED, ALREADY_DONE, CLAIM_REFUSED, NO_TREE = 1, 2, 3, 4, 5
+
+_log = logging.getLogger("fairroll.audit")
+
+
+class Marker(NamedTuple):
+    """An Idempotency-Key the append marks done: the script stores the entry only if
+    ``key`` is not already done, and marks it ``done:<fingerprint>:<seq>`` in the same
+    atomic step."""
+
+    key: str
+    fingerprint: str
+    ttl: int
+
+
+class Recorded(NamedTuple):
+    """An entry Redis holds durably, with its RFC 6962 leaf hash (the hash of its JCS
+    bytes, which the append computed for the tree: a receipt needs it too)."""
+
+    entry: Entry
+    leaf_hash: bytes
+
+
+class _Pending(NamedTuple):
+    draft: Draft
+    future: asyncio.Future[Recorded]
+    marker: Marker | None
+    #: A statement the store adds itself (a key retired): nobody awaits it.
+    derived: bool = False
+
+
+class _Chained(NamedTuple):
+    """A table's batch sealed on its head: the entries, their JCS bytes and leaf hashes,
+    the tree hashes they add and the tree's length before, the frontier once stored, and
+    whether the batch publishes this server's key in the table."""
+
+    head: Head
+    entries: list[Entry]
+    encoded: list[bytes]
+    leaves: list[bytes]
+    tree: bytes
+    before: int
+    frontier: merkle.Frontier
+    publishes: bool
+
+
+class GroupCommit:
+    """Queues drafts per table and commits them round after round."""
+
+    def __init__(
+        self,
+        redis: AnyRedis,
+        signer: Signer,
+        tips: Tips,
+        keys: KeyRing,
+        durability: DurabilityWatch,
+        *,
+        cluster: bool,
+    ) -> None:
+        self.redis = redis
+        self.signer = signer
+        self.tips = tips
+        self.keys = keys
+        self.durability = durability
+        self._cluster = cluster
+        self._queues: dict[str, list[_Pending]] = {}
+        self._flusher: asyncio.Future[None] | None = None
+        self._attempts: dict[str, int] = {}
+        self._errors: dict[str, int] = {}
+
+    async def record(self, draft: Draft, marker: Marker | None = None) -> Recorded:
+        """Chain, sign and store ``draft``; answer once Redis holds it durably."""
+        if draft.table in self.tips.fenced:
+            raise self.tips.fence_error(draft.table)
+        future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
+        self._queues.setdefault(draft.table, []).append(_Pending(draft, future, marker))
+        if self._flusher is None:
+            # The flusher outlives a cancelled caller; it runs while anything is queued.
+            self._flusher = asyncio.ensure_future(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        """Commit what is queued, round after round, until nothing is left.
+
+        A round takes up to ``MAX_BATCH`` queued drafts of every table, chains each
+        table's batch on that table's head and sends all the batches in one round trip
+        (one write of one atomic script call per table, then the durability
+        confirmation; on Redis Cluster, one call per table, concurrently, so a table
+        whose master is down fails alone). A batch whose head another process moved
+        goes back to the front of its table's queue and is re-chained in the next round.
+        """
+        try:
+            while self._queues:
+                round_: dict[str, list[_Pending]] = {}
+                for table in list(self._queues):
+                    queue = self._queues[table]
+                    round_[table] = queue[:MAX_BATCH]
+                    del queue[:MAX_BATCH]
+                    if not queue:
+                        del self._queues[table]
+                try:
+                    retry = await self._commit_round(round_)
+                except Exception as exc:  # a bug must fail its callers, never hang them
+                    _log.exception("audit append round failed")
+                    for table, batch in round_.items():
+                        self.tips.forget(table)
+                        _fail(
+                            batch, StoreUnavailableError(f"audit store error: {exc}", recorded=None)
+                        )
+                    retry = {}
+                for table, batch in retry.items():
+                    self._queues[table] = batch + self._queues.get(table, [])
+                attempts = min((self._attempts.get(t, 0) for t in retry), default=0)
+                if attempts > CONFLICTS_BEFORE_BACKOFF and len(self._queues) == len(retry):
+                    # A conflict hands back the head another process just wrote, so a
+                    # re-chained batch usually lands at once; only when a table keeps
+                    # losing (and nothing else is waiting) back off, briefly, with jitter.
+                    ceiling = min(0.005, 0.0002 * 2**attempts)
+                    await asyncio.sleep(random.uniform(0, ceiling))  # noqa: S311
+        finally:
+            self._flusher = None
+
+    async def _prepare(self, round_: dict[str, list[_Pending]]) -> bool:
+        """Key published and durability known before a round; False: the round failed."""
+        try:
+            if not self.keys.published:
+                await self.keys.publish()
+            if self.durability.due():
+                await self.durability.probe()
+                await self.keys.refresh()
+        except RedisError as exc:
+            error = StoreUnavailableError(f"audit store unavailable: {exc}")
+            for batch in round_.values():
+                _fail(batch, error)
+            return False
+        durability = self.durability.current
+        if durability is not None and not durability.accepted:
+            error = StoreUnavailableError(f"the audit store is not durable: {durability.detail}")
+            for batch in round_.values():
+                _fail(batch, error)
+            return False
+        return True
+
+    async def _commit_round(self, round_: dict[str, list[_Pending]]) -> dict[str, list[_Pending]]:
+        """One round trip for every batch; returns the batches to retry."""
+        retry: dict[str, list[_Pending]] = {}
+        if not await self._prepare(round_):
+            return {}
+        tips = self.tips
+        for table in list(round_):
+            if table in tips.fenced:
+                _fail(round_.pop(table), tips.fence_error(table))
+                continue
+            # A second roll with the same Idempotency-Key waits for the next round, where
+            # the first one's marker answers it.
+            round_[table], later = _split_repeats(round_[table])
+            if later:
+                retry[table] = later
+        unknown = [table for table in round_ if table not in tips.frontiers]
+        if unknown:
+            for table, value in zip(unknown, await tips.fetch(unknown), strict=True):
+                if isinstance(value, BaseException):
+                    self._failed(table, round_.pop(table), value, retry)
+                elif not tips.learn_tip(table, value):
+                    _fail(round_.pop(table), tips.fence_error(table))
+        missing = [t for t in round_ if tips.frontiers.get(t) is None]
+        for table in missing:  # a table from before trees: build its tree once
+            try:
+                await tips.build_tree(table)
+            except (RedisError, ValueError) as exc:
+                _fail(round_.pop(table), StoreUnavailableError(f"audit store: {exc}"))
+                continue
+            retry[table] = round_.pop(table) + retry.get(table, [])
+        for table in list(round_):
+            batch = self._with_key_statements(table, round_[table])
+            if batch is None:
+                _fail(round_.pop(table), self._retired_error())
+            else:
+                round_[table] = batch
+        chained = {table: self._chain(table, batch) for table, batch in round_.items()}
+        results, confirmed = await self._run_scripts(
+            [self._script_call(table, round_[table], chained[table]) for table in round_]
+        )
+        for (table, batch), result in zip(round_.items(), results, strict=True):
+            again = self._settle(table, batch, chained[table], result, confirmed, retry)
+            if again:
+                retry[table] = again + retry.get(table, [])
+        return retry
+
+    def _with_key_statements(self, table: str, batch: list[_Pending]) -> list[_Pending] | None:
+        """The batch, after the statements the table's log needs first: a ``key.retire`` of
+        each key retired since that the log still holds live. None: this server's own key
+        was retired, so it appends nothing. (This server's key, if the log has not
+        published it, is published by the certificate its first entry carries: ``_chain``.)"""
+        own = self.signer.key_id
+        states = self.tips.key_states.get(table, {})
+        if self.keys.own_retired or states.get(own) == "retired":
+            return None
+        batch = [pending for pending in batch if not pending.derived]
+        statements = [
+            _statement(
+                table, KEY_RETIRE_MECHANIC, {"key_id": key_id}, Claim(kind="retire", key_id=key_id)
+            )
+            for key_id in sorted(self.keys.retired)
+            if states.get(key_id) == "live" and not _retires(batch, key_id)
+        ]
+        return statements + batch
+
+    def _retired_error(self) -> StoreUnavailableError:
+        return StoreUnavailableError(
+            f"this server's signing key {self.signer.key_id} was retired: it signs no more "
+            "entries; deploy the new key (FAIRROLL_SIGNING_KEY and its certificate)"
+        )
+
+    def _chain(self, table: str, batch: list[_Pending]) -> _Chained:
+        """Seal the drafts onto the table's head, and extend its tree's frontier with them
+        (kept for the script call and, once stored, as the new frontier)."""
+        start, frontier = self.tips.heads[table], self.tips.frontiers[table]
+        if frontier is None:  # callers build the tree first (``_commit_round``)
+            raise ValueError(f"table {table!r} has no tree yet")
+        before = merkle.stored_count(frontier.size) * merkle.HASH_SIZE
+        entries, encoded, leaves, tree = [], [], [], bytearray()
+        sealed_at = now_rfc3339()
+        publishes = self.tips.key_states.get(table, {}).get(self.signer.key_id) != "live"
+        publish, head = publishes, start
+        for pending in batch:
+            entry = seal(pending.draft, head, self.signer, sealed_at, publish=publish)
+            publish = False
+            data = canonical(entry)
+            leaf = leaf_hash(data)
+            frontier, stored = frontier.append(leaf)
+            tree += b"".join(stored)
+            entries.append(entry)
+            encoded.append(data)
+            leaves.append(leaf)
+            head = Head(entry.seq, entry.entry_hash)
+        return _Chained(start, entries, encoded, leaves, bytes(tree), before, frontier, publishes)
+
+    def _script_call(self, table: str, batch: list[_Pending], chained: _Chained) -> tuple[Any, ...]:
+        last = chained.entries[-1]
+        anchor = self.tips.anchors.get(table)
+        keys = [log_key(table), head_key(table), base_key(table), tree_key(table), keys_key(table)]
+        args = append_args(
+            chained.head,
+            last,
+            anchor,
+            ttl=max((p.marker.ttl for p in batch if p.marker), default=0),
+            now_ms=int(time.time() * 1000),
+            before=chained.before,
+            tree=chained.tree,
+            publishes=self.signer.key_id if chained.publishes else "",
+        )
+        sessions: dict[str, int] = {}
+        for pending, entry, data in zip(batch, chained.entries, chained.encoded, strict=True):
+            index = 0
+            if pending.marker is not None:
+                keys.append(pending.marker.key)
+                index = len(keys)
+            claim = pending.draft.claim
+            session = 0
+            if claim is not None and claim.kind == "retire":
+                session = 5
+            elif claim is not None:
+                key = session_key(table, claim.seed_id)
+                if key not in sessions:
+                    keys.append(key)
+                    sessions[key] = len(keys)
+                session = sessions[key]
+            args += [
+                f"{entry.seq}-0",
+                deflate(data),
+                entry.entry_hash[:16],
+                index,
+                pending.marker.fingerprint if pending.marker else "",
+                session,
+                *_claim_args(claim),
+            ]
+        return ("EVALSHA", APPEND.sha, len(keys), *keys, *args)
+
+    def _settle(
+        self,
+        table: str,
+        batch: list[_Pending],
+        chained: _Chained,
+        result: tuple[int, Any] | BaseException,
+        confirmed: str | None,
+        retry: dict[str, list[_Pending]],
+    ) -> list[_Pending]:
+        """Answer a batch's callers from its script's result; returns what to retry."""
+        tips = self.tips
+        if isinstance(result, BaseException):
+            self._failed(table, batch, result, retry)
+            return []
+        status, current = result
+        if status == STORED:
+            entries = chained.entries
+            head = Head(entries[-1].seq, entries[-1].entry_hash)
+            tips.remember(table, head, chained.frontier)
+            states = tips.key_states.setdefault(table, {})
+            if entries[0].certificate is not None:
+                states[self.signer.key_id] = "live"
+            for pending in batch:
+                claim = pending.draft.claim
+                if claim is not None and claim.kind == "retire":
+                    states[claim.key_id] = "retired"
+            tips.anchor(table, head)
+            self._attempts.pop(table, None)
+            self._errors.pop(table, None)
+            if confirmed is not None:
+                # Stored, but not confirmed on disk (or on enough replicas) in time.
+                _fail(batch, StoreUnavailableError(confirmed, recorded=None))
+                return []
+            for pending, entry, leaf in zip(batch, entries, chained.leaves, strict=True):
+                if not pending.future.done():
+                    pending.future.set_result(Recorded(entry, leaf))
+            return []
+        if status == FENCED:
+            tips.fence(table, parse_head(current[0]).seq)
+            _fail(batch, tips.fence_error(table))
+            return []
+        if status == ALREADY_DONE:
+            # One roll's key is done already: it is not stored; the others re-chain on
+            # the same head in the next round.
+            index, marker = int(current[0]) - 1, text(current[1])
+            pending = batch.pop(index)
+            if not pending.future.done():
+                pending.future.set_exception(AlreadyRecordedError(marker))
+            return batch
+        if status == CLAIM_REFUSED:
+            index, why, nonce = int(current[0]) - 1, text(current[1]), int(current[2])
+            pending = batch.pop(index)
+            if not pending.future.done():
+                pending.future.set_exception(ClaimRefusedError(why, nonce))
+            return batch
+        if status == NO_TREE:
+            tips.frontiers[table] = None
+            return batch
+        # Another writer moved the head: re-chain on the head Redis holds.
+        if not tips.learn_tip(table, current):
+            _fail(batch, tips.fence_error(table))
+            return []
+        attempts = self._attempts[table] = self._attempts.get(table, 0) + 1
+        if attempts >= MAX_ATTEMPTS:
+            tips.forget(table)
+            self._attempts.pop(table, None)
+            _fail(batch, AppendConflictError(f"table {table!r} is too busy; nothing was recorded"))
+            return []
+        return batch
+
+    def _failed(
+        self,
+        table: str,
+        batch: list[_Pending],
+        error: BaseException,
+        retry: dict[str, list[_Pending]],
+    ) -> None:
+        """A table's batch met a Redis error. On a cluster, a refused or dropped connection
+        is retried (``CLUSTER_RETRIES`` times): the client re-learns the topology after a
+        node fails, and calls to healthy masters caught in that moment should not fail.
+        A timeout is never retried (the script may have run); it answers 503 and says
+        the roll may have been recorded."""
+        self.tips.forget(table)
+        self._attempts.pop(table, None)
+        errors = self._errors.get(table, 0)
+        timeout = isinstance(error, RedisTimeoutError)
+        transient = isinstance(error, RedisConnectionError) and not timeout
+        if self._cluster and transient and errors < CLUSTER_RETRIES:
+            self._errors[table] = errors + 1
+            retry[table] = batch + retry.get(table, [])
+            return
+        self._errors.pop(table, None)
+        _fail(
+            batch,
+            StoreUnavailableError(f"audit store unavailable: {error}", recorded=None),
+        )
+
+    async def _run_scripts(
+        self, calls: list[tuple[Any, ...]]
+    ) -> tuple[list[tuple[int, Any] | BaseException], str | None]:
+        """Run the compare-and-append script calls, then the durability confirmation, in
+        one round trip: a result or an error per call, and None if the round is confirmed
+        durable (else why not).
+
+        Rounds call the script by its SHA-1 (EVALSHA), so its text is not packed once a
+        table. A Redis that lost its script cache (a restart, SCRIPT FLUSH) answers
+        NOSCRIPT without running anything; the script is loaded and those calls sent
+        again."""
+        if not calls:
+            return [], None
+        results, confirmed = await self._send(calls)
+        missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
+        if missing:  # nothing of these ran: load the script, send them again
+            try:
+                await self.redis.script_load(APPEND.text)
+            except RedisError as exc:
+                for i in missing:
+                    results[i] = exc
+            else:
+                again, unconfirmed = await self._send([calls[i] for i in missing])
+                for i, result in zip(missing, again, strict=True):
+                    results[i] = result
+                confirmed = confirmed or unconfirmed
+        return [script_result(r) for r in results], confirmed
+
+    async def _send(self, calls: list[tuple[Any, ...]]) -> tuple[list[Any], str | None]:
+        """The script calls' raw replies (an error as its exception) and the round's
+        durability confirmation (None: confirmed), in one round trip."""
+        if self._cluster:
+            return await pipelined(self.redis, calls), None
+        durability = self.durability.current
+        mode = durability.mode if durability else "unsafe"
+        replicas = self.durability.replicas
+        timeout_ms = wait_ms(self.redis)
+        confirmations: list[tuple[Any, ...]] = []
+        if mode == "waitaof":
+            confirmations.append(("WAITAOF", 1, 0, timeout_ms))
+        if replicas:
+            # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
+            # about once a second: WAITAOF's replica count would slow every round.
+            confirmations.append(("WAIT", replicas, timeout_ms))
+        try:
+            results = await send_batch(self.redis, [*calls, *confirmations])
+        except RedisError as exc:  # the connection failed: every batch failed
+            return [exc] * len(calls), None
+        confirmed: str | None = None
+        if replicas:
+            confirmed = _unconfirmed("wait", results.pop(), replicas)
+        if mode == "waitaof":
+            confirmed = _unconfirmed("waitaof", results.pop(), replicas) or confirmed
+        return results, confirmed
+
+
+def append_args(
+    on: Head,
+    last: Entry,
+    anchor: Head | None,
+    *,
+    ttl: int,
+    now_ms: int,
+    before: int,
+    tree: bytes,
+    publishes: str,
+) -> list[str | bytes | int]:
+    """The append script's first nine ARGV (``lua/append.lua``); eight per entry follow."""
+    return [
+        head_value(on),
+        f"{last.seq}:{last.entry_hash}",
+        anchor.seq if anchor else 0,
+        head_value(anchor) if anchor else "",
+        ttl,
+        now_ms,
+        before,
+        tree,
+        publishes,
+    ]
+
+
+def deflate(entry_json: bytes) -> bytes:
+    """How an entry is kept in Redis: its JSON, raw deflate (level 3); readers inflate
+    it back to the very same bytes (``docs/performance.md`` measures the saving)."""
+    return zlib.compress(entry_json, 3, wbits=-15)
+
+
+def script_result(result: object) -> tuple[int, list[Any]] | BaseException:
+    """(status, the rest of the reply): see ``lua/append.lua``."""
+    if isinstance(result, BaseException):
+        return result
+    status, *rest = cast(list[Any], result)
+    return int(status), [
+        r if isinstance(r, bytes) or not isinstance(r, str) else r.encode() for r in rest
+    ]
+
+
+def _unconfirmed(mode: str, reply: object, replicas: int) -> str | None:
+    """None if the WAITAOF / WAIT reply meets the requirement, else why not."""
+    if isinstance(reply, BaseException):
+        return f"the round's durability was not confirmed: {reply}; it may have been recorded"
+    if mode == "waitaof":
+        local = int(cast(list[Any], reply)[0])
+        if local >= 1:
+            return None
+        return "the round was not confirmed on disk in time; it may have been recorded"
+    acked = int(cast(int, reply))
+    if acked >= replicas:
+        return None
+    return (
+        f"only {acked} of {replicas} replicas acknowledged the round in time; "
+        "it may have been recorded"
+    )
+
+
+def _split_repeats(batch: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
+    """The batch without rolls whose Idempotency-Key an earlier roll of it carries, and
+    those rolls."""
+    keys: set[str] = set()
+    first, later = [], []
+    for pending in batch:
+        key = pending.marker.key if pending.marker else None
+        if key is not None and key in keys:
+            later.append(pending)
+            continue
+        if key is not None:
+            keys.add(key)
+        first.append(pending)
+    return first, later
+
+
+def _fail(batch: list[_Pending], error: Exception) -> None:
+    for pending in batch:
+        if not pending.future.done():
+            pending.future.set_exception(error)
+
+
+def _retires(batch: list[_Pending], key_id: str) -> bool:
+    return any(
+        p.draft.claim is not None
+        and p.draft.claim.kind == "retire"
+        and p.draft.claim.key_id == key_id
+        for p in batch
+    )
+
+
+def _statement(table: str, mechanic: str, request: Any, claim: Claim) -> _Pending:
+    """A statement the store appends itself; its future is answered but never awaited."""
+    future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+    draft = Draft.statement(table, mechanic, request, claim)
+    return _Pending(draft, future, None, derived=True)
+
+
+def _claim_args(claim: Claim | None) -> tuple[str, str]:
+    if claim is None:
+        return "", ""
+    if claim.kind == "retire":
+        return "x", claim.key_id
+    if claim.kind == "commit":
+        return "c", f"{claim.server_seed} {claim.commitment}"
+    if claim.kind == "roll":
+        return "r", str(claim.nonce)
+    return "v", f"{claim.nonce} {claim.revealed_by}"

@@ -1,0 +1,54 @@
+"""What an append or a read of the store can fail with. The web layer maps each to its
+answer (``docs/operations.md`` names them); none of them means a stored entry changed."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyRecordedError",
+    "AppendConflictError",
+    "ClaimRefusedError",
+    "StoreUnavailableError",
+    "TableFencedError",
+]
+
+
+class StoreUnavailableError(Exception):
+    """Redis could not be reached or answered with an error.
+
+    ``recorded`` is None where the roll may have been recorded (a timeout after the
+    script was sent, or a durability confirmation that did not come), False where it
+    certainly was not."""
+
+    def __init__(self, message: str, *, recorded: bool | None = False) -> None:
+        super().__init__(message)
+        self.recorded = recorded
+
+
+class AppendConflictError(StoreUnavailableError):
+    """Other writers kept moving the head; the entry was not appended."""
+
+
+class TableFencedError(StoreUnavailableError):
+    """The table's log in Redis went back behind, or away from, an entry this process
+    acknowledged or read: appending would re-issue or fork acknowledged seqs."""
+
+
+class ClaimRefusedError(Exception):
+    """A draft's seed-session claim was refused by the append: nothing was stored.
+    ``why``: ``unknown`` (no such session), ``exists`` (a commitment's id is taken),
+    ``revealed`` (closed to rolls) or ``moved`` (another roll took the nonce; the session
+    is at ``nonce``)."""
+
+    def __init__(self, why: str, nonce: int) -> None:
+        super().__init__(f"seed session claim refused: {why} (at nonce {nonce})")
+        self.why = why
+        self.nonce = nonce
+
+
+class AlreadyRecordedError(Exception):
+    """The roll's Idempotency-Key was already used by a recorded roll: nothing was stored.
+    ``marker`` is what the key holds, ``done:<fingerprint>:<seq>``."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__(marker)
+        self.marker = marker

@@ -1,0 +1,104 @@
+-- The compare-and-append script (audit/redis/commit.py).
+--
+-- KEYS: the log, the head, the archive base, the tree, the table's key states (key id ->
+-- live | retired), then the idempotency markers and seed sessions of the batch (an anchor
+-- at or below the base was archived, not lost).
+--
+-- ARGV: the head the batch was chained on, the new head, this process's anchor (seq and
+-- seq:hash of the last entry it acknowledged or read; 0 and "" for none), the markers'
+-- time to live, the time (ms), the tree's length in bytes before the batch and the hashes
+-- the batch adds to it, the key id the batch publishes in the table (its first entry
+-- carries the certificate; "" none), then eight values per entry: stream id, JCS bytes
+-- deflated, hash prefix, marker key index (0: none), request fingerprint, session key
+-- index (0: none), claim kind (c commit, r roll, v reveal, p key published, x key retired)
+-- and claim value (commit: "<server seed> <commitment>", roll: the nonce, reveal:
+-- "<nonce> <revealed_by>", x: the key id).
+--
+-- Replies: {1, head} stored; {0, head, key states, frontier...} the head moved (re-chain
+-- on it); {2, head} the anchor is gone or changed (the log went back or was forked: stop);
+-- {3, i, marker} entry i's Idempotency-Key is already done; {4, i, why, nonce} entry i's
+-- claim is refused (unknown, exists, revealed or moved: the session is at nonce); {5,
+-- head} the tree does not match the head (a table from before trees). Nothing is stored
+-- unless the reply is 1. (A batch never carries one key twice.)
+local head = redis.call('GET', KEYS[2]) or ''
+if ARGV[3] ~= '0' and ARGV[4] ~= head then
+  local rows = redis.call('XRANGE', KEYS[1], ARGV[3] .. '-0', ARGV[3] .. '-0')
+  local base = tonumber(redis.call('HGET', KEYS[3], 'seq') or '0')
+  if #rows == 0 and tonumber(ARGV[3]) > base then return {2, head} end
+  if #rows > 0 then
+    local fields = rows[1][2]
+    local want = string.sub(ARGV[4], #ARGV[3] + 2, #ARGV[3] + 1 + 16)
+    for i = 1, #fields, 2 do
+      if fields[i] == 'h' and fields[i + 1] ~= want then return {2, head} end
+    end
+  end
+end
+if head ~= ARGV[1] then
+  return frontier(seq_of(head), {0, head, redis.call('HGETALL', KEYS[5])})
+end
+if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
+local sessions = {}
+local n = 0
+for i = 10, #ARGV, 8 do
+  n = n + 1
+  local marker = tonumber(ARGV[i + 3])
+  if marker > 0 then
+    local done = redis.call('GET', KEYS[marker])
+    if done then return {3, n, done} end
+  end
+  local s = tonumber(ARGV[i + 5])
+  local kind = ARGV[i + 6]
+  if s > 0 and kind ~= 'p' and kind ~= 'x' then
+    local state = sessions[s]
+    if not state then
+      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed')
+      state = {nonce = tonumber(f[1]), revealed = f[2] == '1'}
+      sessions[s] = state
+    end
+    if kind == 'c' then
+      if state.nonce then return {4, n, 'exists', state.nonce} end
+      state.nonce = 0
+    else
+      if not state.nonce then return {4, n, 'unknown', 0} end
+      if state.revealed then return {4, n, 'revealed', state.nonce} end
+      local want = tonumber(string.match(ARGV[i + 7], '^(%d+)'))
+      if kind == 'r' then
+        if state.nonce ~= want - 1 then return {4, n, 'moved', state.nonce} end
+        state.nonce = want
+      else
+        if state.nonce ~= want then return {4, n, 'moved', state.nonce} end
+        state.revealed = true
+      end
+    end
+  end
+end
+for i = 10, #ARGV, 8 do
+  redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
+  local seq = string.sub(ARGV[i], 1, -3)
+  local marker = tonumber(ARGV[i + 3])
+  if marker > 0 then
+    redis.call('SET', KEYS[marker], 'done:' .. ARGV[i + 4] .. ':' .. seq, 'EX', ARGV[5])
+  end
+  local s = tonumber(ARGV[i + 5])
+  if s > 0 then
+    local kind, value = ARGV[i + 6], ARGV[i + 7]
+    if kind == 'p' then
+      redis.call('HSET', KEYS[s], value, 'live')
+    elseif kind == 'x' then
+      redis.call('HSET', KEYS[s], value, 'retired')
+    elseif kind == 'c' then
+      local server, commitment = string.match(value, '^(%S+) (%S+)$')
+      redis.call('HSET', KEYS[s], 'server_seed', server, 'commitment', commitment,
+        'nonce', 0, 'revealed', 0, 'used', ARGV[6], 'commit_seq', seq)
+    elseif kind == 'r' then
+      redis.call('HSET', KEYS[s], 'nonce', value, 'used', ARGV[6])
+    else
+      local by = string.match(value, '^%d+ (%S+)$')
+      redis.call('HSET', KEYS[s], 'revealed', 1, 'revealed_by', by, 'reveal_seq', seq)
+    end
+  end
+end
+redis.call('APPEND', KEYS[4], ARGV[8])
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[5], ARGV[9], 'live') end
+redis.call('SET', KEYS[2], ARGV[2])
+return {1, ARGV[2]}
