@@ -18,7 +18,7 @@ import timeit
 import msgspec
 from litestar.serialization import decode_json
 
-from fairroll.api.mechanics import mechanic_types
+from fairroll.api.controllers.systems import mechanic_types
 from fairroll.api.strict import _JSON, _may_repeat_a_key
 from fairroll.audit.verify import loads_strict
 from fairroll.mechanics import MECHANICS

@@ -40,9 +40,9 @@ from litestar import Litestar, Request, post
 from redis.asyncio.connection import Connection
 
 from fairroll.api.app import FairrollApp, create_app
-from fairroll.api.compute import compute_middleware
+from fairroll.api.compute.pool import compute_middleware
+from fairroll.api.controllers.systems import mechanic_types
 from fairroll.api.direct import DIRECT, DirectRoutes
-from fairroll.api.mechanics import mechanic_types
 from fairroll.api.metrics import http_metrics
 from fairroll.api.problems import exception_handlers
 from fairroll.api.protection import rate_limit, request_timeout
@@ -50,7 +50,7 @@ from fairroll.api.settings import Settings
 from fairroll.api.strict import StrictDecoders, _may_repeat_a_key, strict_body
 from fairroll.audit import AuditStore, connect_redis
 from fairroll.audit.entry import Draft, canonical, leaf_hash, receipt_of
-from fairroll.audit.redis.commit import deflate
+from fairroll.audit.redis.append import deflate
 from fairroll.audit.redis.connection import PackingConnection
 from fairroll.audit.redis.scripts import APPEND
 from fairroll.audit.signing import Head, Signer, seal

@@ -2,7 +2,7 @@
 
 Run: python scripts/refresh_examples.py   (then: fairroll openapi -o openapi/openapi.json)
 
-The requests in service/fairroll/api/examples.json are written by hand from the
+The requests in service/fairroll/spec/examples.json are written by hand from the
 seeds' worked examples. This script starts a private redis-server and a real
 ``fairroll serve`` (signing with a throwaway key, printed in no response), sends
 every example in file order to the ``default`` table, and stores what the server
@@ -25,10 +25,10 @@ from typing import Any
 import httpx
 
 from fairroll.api.app import create_app
-from fairroll.api.examples import EXAMPLES_PATH
-from fairroll.api.openapi import operations_by_id
 from fairroll.api.settings import Settings
 from fairroll.redis_server import RedisServer, free_port
+from fairroll.spec.examples import EXAMPLES_PATH
+from fairroll.spec.openapi import operations_by_id
 
 #: A fixed example signing key: the receipts in the spec verify against its public key.
 EXAMPLE_SIGNING_KEY = base64.b64encode(b"fairroll openapi examples key 01").decode()

@@ -128,7 +128,7 @@ def verdicts(
     keys.write_text(json.dumps(client.get("/v1/keys").json()))
     args = [
         ROOT / "tests" / "js" / "verify_log.mjs",
-        ROOT / "service/fairroll/api/static/verify.js",
+        ROOT / "service/fairroll/page/static/verify.js",
     ]
     page = run_node(*args, keys, export, PINNED, *(map(str, kept) if kept else ()))
     found["verify.js"] = (page["seq"], page.get("reason", ""))

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from fairroll.api.examples import SpecExample, load_examples
+from fairroll.spec.examples import SpecExample, load_examples
 
 SPEC = json.loads((Path(__file__).parents[1] / "openapi" / "openapi.json").read_text())
 EXAMPLES = load_examples()

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairroll.api.examples import load_examples
 from fairroll.api.strict import _may_repeat_a_key
 from fairroll.audit.verify import DuplicateKeyError, loads_strict
 from fairroll.mechanics import MECHANICS, UnknownMechanicError, words_of
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError, stat_skill, tft, tribute
+from fairroll.spec.examples import load_examples
 from support import LiveServer, chances, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -238,7 +238,7 @@ def test_an_unknown_mechanic_has_no_words_anywhere() -> None:
     with pytest.raises(UnknownMechanicError):
         words_of("nope.roll", {}, {})
     said = run_node(
-        ROOT / "tests" / "js" / "words_unknown.mjs", ROOT / "service/fairroll/api/static/words.js"
+        ROOT / "tests" / "js" / "words_unknown.mjs", ROOT / "service/fairroll/page/static/words.js"
     )
     assert said["threw"] and "no words" in said["message"]
 

@@ -14,8 +14,8 @@ import pytest
 from support import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
-ODDS = ROOT / "service/fairroll/api/static/odds.js"
-EXAMPLES = ROOT / "service/fairroll/api/examples.json"
+ODDS = ROOT / "service/fairroll/page/static/odds.js"
+EXAMPLES = ROOT / "service/fairroll/spec/examples.json"
 SCRIPT = ROOT / "tests/js/chart_examples.mjs"
 
 

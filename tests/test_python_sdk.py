@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from fairroll.api.examples import load_examples
 from fairroll.mechanics import MECHANICS
+from fairroll.spec.examples import load_examples
 from support import LiveServer
 
 SPEC = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"

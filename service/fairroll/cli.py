@@ -269,7 +269,7 @@ def openapi_text() -> str:
     from fairroll.api.app import create_app  # noqa: PLC0415
     from fairroll.api.settings import Settings  # noqa: PLC0415
 
-    # The document create_app finished (api.openapi.publish), as /schema/openapi.json serves it.
+    # The document create_app finished (spec.openapi.publish), as /schema/openapi.json serves it.
     spec = create_app(Settings()).plugins.get(OpenAPIPlugin).provide_openapi_schema()
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -1,7 +1,7 @@
 """The roll routes, answered without Litestar's per-request handler machinery.
 
 A roll's route is declared, documented and validated as every route is (its handler in
-``api.mechanics``, its body decoded by ``strict.strict_body``, its errors by
+``api.controllers.systems``, its body decoded by ``strict.strict_body``, its errors by
 ``problems.exception_handlers``). What a routed request then goes through in Litestar
 (its route's exception layer, the signature model and its kwargs, the data handler
 wrapping the handler's bytes in a ``Response``, then an ``ASGIResponse``) cost a roll

@@ -1,6 +1,6 @@
 """Metrics, registered once per process on the default Prometheus registry.
 
-Domain metrics (``fairroll_rolls_total`` ...) and the HTTP metrics, which keep the
+The HTTP metrics (the domain series are ``play.metrics``'s), which keep the
 names and labels of Litestar's Prometheus plugin (``fairroll_http_requests_total``
 by app_name, method, route template, status code ...). The plugin's middleware cost
 about 100 µs a request (a ``Request`` object, label dicts and a ``labels()`` lookup
@@ -16,49 +16,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import Counter, Gauge, Histogram
 
-__all__ = [
-    "AUDIT_APPEND_SECONDS",
-    "AUDIT_ERRORS",
-    "DICE",
-    "DURABLE",
-    "FENCED_TABLES",
-    "HEAD_REGRESSIONS",
-    "REDIS_MEMORY",
-    "ROLLS",
-    "http_metrics",
-]
-
-ROLLS = Counter("fairroll_rolls", "Rolls resolved and recorded, by mechanic.", ["mechanic"])
-DICE = Counter("fairroll_dice", "Dice rolled or adjudicated, by mechanic.", ["mechanic"])
-AUDIT_APPEND_SECONDS = Histogram(
-    "fairroll_audit_append_seconds",
-    "Time to chain, sign and store one audit entry in Redis.",
-    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
-)
-AUDIT_ERRORS = Counter(
-    "fairroll_audit_errors", "Audit appends that failed: Redis unreachable or too busy."
-)
-HEAD_REGRESSIONS = Counter(
-    "fairroll_audit_head_regressions",
-    "Alarm: a table's log in Redis went back behind (or away from) an entry this process "
-    "acknowledged or read; that table is stopped.",
-)
-FENCED_TABLES = Gauge(
-    "fairroll_audit_fenced_tables",
-    "Tables this process has stopped appending to because their log went back.",
-    multiprocess_mode="livesum",
-)
-REDIS_MEMORY = Gauge(
-    "fairroll_redis_memory_ratio",
-    "used_memory / maxmemory of the audit store's fullest primary, read at each /readyz "
-    "(absent without maxmemory). At 1 Redis refuses writes: rolls answer 503.",
-    multiprocess_mode="max",
-)
-DURABLE = Gauge(
-    "fairroll_audit_durable",
-    "1 if the audit store acknowledges only appends on disk (waitaof or fsync-always).",
-    multiprocess_mode="liveall",
-)
+__all__ = ["http_metrics"]
 
 APP_NAME = "fairroll"
 _LABELS = ["app_name", "method", "path", "status_code"]

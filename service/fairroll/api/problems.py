@@ -14,6 +14,14 @@ from redis.exceptions import RedisError
 
 from fairroll.audit import StoreUnavailableError
 from fairroll.audit.store import TableFencedError
+from fairroll.play.errors import (
+    ConflictError,
+    KeyRefusedError,
+    KeyRequiredError,
+    NonceConflictError,
+    NotFoundError,
+    PlayError,
+)
 from fairroll.randomness import DiceError
 from fairroll.rules import RuleError
 
@@ -190,6 +198,30 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Probl
     )
 
 
+#: Each refusal of play, by its status.
+_PLAY_STATUS: dict[type[PlayError], int] = {
+    KeyRequiredError: 401,
+    KeyRefusedError: 403,
+    NotFoundError: 404,
+    ConflictError: 409,
+}
+
+
+def _play(request: Request[Any, Any, Any], exc: PlayError) -> Response[Problem]:
+    status = next(s for kind, s in _PLAY_STATUS.items() if isinstance(exc, kind))
+    title = _TITLES[status]
+    headers = {"WWW-Authenticate": 'Bearer realm="fairroll"'} if status == 401 else None
+    return _respond(
+        request,
+        status=status,
+        slug=title.lower().replace(" ", "-"),
+        title=title,
+        detail=exc.detail,
+        headers=headers,
+        nonce=exc.nonce if isinstance(exc, NonceConflictError) else None,
+    )
+
+
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return _respond(
@@ -203,6 +235,7 @@ def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Probl
 
 exception_handlers: ExceptionHandlersMap = {
     HTTPException: _http,
+    PlayError: _play,
     RuleError: _rule,
     DiceError: _rule,
     StoreUnavailableError: _unavailable,

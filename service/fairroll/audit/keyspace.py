@@ -11,7 +11,7 @@ they live in one slot and a table's append script may touch them together:
     fairroll:{<table>}:meta           hash: the table's write key hash and policy
     fairroll:{<table>}:base           hash: the signed base of an archived log
     fairroll:{<table>}:seed:<id>      hash: a seed session (``audit.sessions``)
-    fairroll:{<table>}:idem:<key>     an idempotent roll's marker (``api.idempotency``)
+    fairroll:{<table>}:idem:<key>     an idempotent roll's marker (``play.idempotency``)
 
 and the keys of the whole deployment:
 

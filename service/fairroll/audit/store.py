@@ -25,7 +25,8 @@ from fairroll.audit.entry import (
 )
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.reader import LogReader
-from fairroll.audit.redis.commit import GroupCommit, Marker, Recorded
+from fairroll.audit.redis.append import Marker
+from fairroll.audit.redis.commit import GroupCommit, Recorded
 from fairroll.audit.redis.connection import AnyRedis, connect_redis
 from fairroll.audit.redis.durability import Durability, DurabilityWatch
 from fairroll.audit.redis.errors import (

@@ -9,10 +9,10 @@ from litestar.exceptions import ServiceUnavailableException
 from litestar.plugins.prometheus import PrometheusController
 from redis.exceptions import RedisError
 
-from fairroll.api.compute import ComputePool
-from fairroll.api.metrics import DURABLE, REDIS_MEMORY
+from fairroll.api.compute.pool import ComputePool
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore
+from fairroll.play.metrics import DURABLE, REDIS_MEMORY
 
 __all__ = ["HealthController", "MetricsController"]
 

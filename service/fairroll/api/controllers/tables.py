@@ -17,9 +17,8 @@ from litestar.params import Body, Parameter
 from litestar.response import ServerSentEvent, Stream
 
 from fairroll.api.caching import CACHE_HEADERS, NOT_MODIFIED, cached
-from fairroll.api.events import TableEvents, TooManySubscribersError, last_event_id, stream
 from fairroll.api.problems import CALC_ERRORS, problem_responses
-from fairroll.api.rolls import Roller
+from fairroll.api.sse import last_event_id, server_sent
 from fairroll.api.strict import NDJSON_TYPES, media_type_of
 from fairroll.audit import (
     AuditStore,
@@ -34,6 +33,8 @@ from fairroll.audit.checkpoint import note_key
 from fairroll.audit.entry import TablePolicy
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
 from fairroll.mechanics import Words, replay_entry, words_or_none
+from fairroll.play.events import TableEvents, TooManySubscribersError, stream
+from fairroll.play.rolls import Roller
 from fairroll.rules import RuleError
 
 __all__ = ["KeysController", "NewTableController", "TablesController", "VerifyController"]
@@ -263,7 +264,7 @@ class TablesController(Controller):
                 headers={"Retry-After": "5"},
             ) from None
         return ServerSentEvent(
-            stream(subscription, checkpoints=checkpoint),
+            server_sent(stream(subscription, checkpoints=checkpoint)),
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 

@@ -38,7 +38,6 @@ import asyncio
 import logging
 import random
 import time
-import zlib
 from typing import Any, NamedTuple, cast
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -57,6 +56,17 @@ from fairroll.audit.entry import (
     now_rfc3339,
 )
 from fairroll.audit.keyspace import base_key, head_key, keys_key, log_key, session_key, tree_key
+from fairroll.audit.redis.append import (
+    ALREADY_DONE,
+    CLAIM_REFUSED,
+    FENCED,
+    NO_TREE,
+    STORED,
+    Marker,
+    append_args,
+    entry_args,
+    script_result,
+)
 from fairroll.audit.redis.connection import AnyRedis, pipelined, send_batch, wait_ms
 from fairroll.audit.redis.durability import DurabilityWatch
 from fairroll.audit.redis.errors import (
@@ -67,35 +77,16 @@ from fairroll.audit.redis.errors import (
 )
 from fairroll.audit.redis.keyring import KeyRing
 from fairroll.audit.redis.scripts import APPEND
-from fairroll.audit.redis.tips import MAX_ATTEMPTS, Tips, head_value, parse_head, text
+from fairroll.audit.redis.tips import MAX_ATTEMPTS, Tips, parse_head, text
 from fairroll.audit.signing import Signer, seal
 
-__all__ = [
-    "MAX_BATCH",
-    "GroupCommit",
-    "Marker",
-    "Recorded",
-    "append_args",
-    "deflate",
-    "script_result",
-]
+__all__ = ["MAX_BATCH", "GroupCommit", "Recorded"]
 
 MAX_BATCH = 64
 CONFLICTS_BEFORE_BACKOFF = 2
 CLUSTER_RETRIES = 2
-STORED, FENCED, ALREADY_DONE, CLAIM_REFUSED, NO_TREE = 1, 2, 3, 4, 5
 
 _log = logging.getLogger("fairroll.audit")
-
-
-class Marker(NamedTuple):
-    """An Idempotency-Key the append marks done: the script stores the entry only if
-    ``key`` is not already done, and marks it ``done:<fingerprint>:<seq>`` in the same
-    atomic step."""
-
-    key: str
-    fingerprint: str
-    ttl: int
 
 
 class Recorded(NamedTuple):
@@ -351,15 +342,8 @@ class GroupCommit:
                     keys.append(key)
                     sessions[key] = len(keys)
                 session = sessions[key]
-            args += [
-                f"{entry.seq}-0",
-                deflate(data),
-                entry.entry_hash[:16],
-                index,
-                pending.marker.fingerprint if pending.marker else "",
-                session,
-                *_claim_args(claim),
-            ]
+            fingerprint = pending.marker.fingerprint if pending.marker else ""
+            args += entry_args(entry, data, index, fingerprint, session, claim)
         return ("EVALSHA", APPEND.sha, len(keys), *keys, *args)
 
     def _settle(
@@ -515,47 +499,6 @@ class GroupCommit:
         return results, confirmed
 
 
-def append_args(
-    on: Head,
-    last: Entry,
-    anchor: Head | None,
-    *,
-    ttl: int,
-    now_ms: int,
-    before: int,
-    tree: bytes,
-    publishes: str,
-) -> list[str | bytes | int]:
-    """The append script's first nine ARGV (``lua/append.lua``); eight per entry follow."""
-    return [
-        head_value(on),
-        f"{last.seq}:{last.entry_hash}",
-        anchor.seq if anchor else 0,
-        head_value(anchor) if anchor else "",
-        ttl,
-        now_ms,
-        before,
-        tree,
-        publishes,
-    ]
-
-
-def deflate(entry_json: bytes) -> bytes:
-    """How an entry is kept in Redis: its JSON, raw deflate (level 3); readers inflate
-    it back to the very same bytes (``docs/performance.md`` measures the saving)."""
-    return zlib.compress(entry_json, 3, wbits=-15)
-
-
-def script_result(result: object) -> tuple[int, list[Any]] | BaseException:
-    """(status, the rest of the reply): see ``lua/append.lua``."""
-    if isinstance(result, BaseException):
-        return result
-    status, *rest = cast(list[Any], result)
-    return int(status), [
-        r if isinstance(r, bytes) or not isinstance(r, str) else r.encode() for r in rest
-    ]
-
-
 def _unconfirmed(mode: str, reply: object, replicas: int) -> str | None:
     """None if the WAITAOF / WAIT reply meets the requirement, else why not."""
     if isinstance(reply, BaseException):
@@ -611,15 +554,3 @@ def _statement(table: str, mechanic: str, request: Any, claim: Claim) -> _Pendin
     future.add_done_callback(lambda f: None if f.cancelled() else f.exception())
     draft = Draft.statement(table, mechanic, request, claim)
     return _Pending(draft, future, None, derived=True)
-
-
-def _claim_args(claim: Claim | None) -> tuple[str, str]:
-    if claim is None:
-        return "", ""
-    if claim.kind == "retire":
-        return "x", claim.key_id
-    if claim.kind == "commit":
-        return "c", f"{claim.server_seed} {claim.commitment}"
-    if claim.kind == "roll":
-        return "r", str(claim.nonce)
-    return "v", f"{claim.nonce} {claim.revealed_by}"

@@ -18,12 +18,12 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.spec import Tag
 from msgspec import UNSET, UnsetType
 
+from fairroll.api.dependencies import roller_of
 from fairroll.api.direct import DIRECT
-from fairroll.api.envelope import RollResponse, SessionRef, TableName
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
-from fairroll.api.rolls import Roller
 from fairroll.mechanics import Calculation, Mechanic, System, Words, ordered
 from fairroll.odds import Odds
+from fairroll.play.envelope import RollResponse, SessionRef, TableName
 from fairroll.randomness import Seed
 
 __all__ = [
@@ -108,12 +108,12 @@ def _mechanic_handlers(mechanic: Mechanic[Any, Any]) -> list[HTTPRouteHandler]:
         # roller is made here rather than by a dependency, and the answer is encoded
         # once, here: Litestar sends bytes as they are (its annotation, the response
         # type, is what the spec says the bytes hold).
-        rolled = await Roller.of(request).roll(mechanic, data)
+        rolled = await roller_of(request).roll(mechanic, data)
         words = read(data, rolled.outcome)  # the request is an instance of the input type
         return _ENCODE(response_type(**rolled.envelope(), outcome=rolled.outcome, words=words))
 
     # The envelope's "one of seed, dice, session" and the mechanic's own constraints are
-    # said on the request component (``api.openapi.finish_document``).
+    # said on the request component (``spec.openapi.finish_document``).
     roll.__annotations__ = {
         "data": types.request,
         "request": Request,

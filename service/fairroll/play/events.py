@@ -23,11 +23,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Literal, NamedTuple
 
 import msgspec
-from litestar.response import ServerSentEventMessage
 from redis.exceptions import RedisError
 
 from fairroll.audit import AuditStore
@@ -36,7 +35,14 @@ from fairroll.audit.keyspace import log_key
 from fairroll.audit.reader import stored_json
 from fairroll.mechanics import words_or_none
 
-__all__ = ["HEARTBEAT_SECONDS", "Subscription", "TableEvents", "TooManySubscribersError"]
+__all__ = [
+    "HEARTBEAT_SECONDS",
+    "Message",
+    "Subscription",
+    "TableEvents",
+    "TooManySubscribersError",
+    "stream",
+]
 
 HEARTBEAT_SECONDS = 15.0
 #: How long one XREAD blocks before it is issued again (a feed with no subscriber left
@@ -57,6 +63,15 @@ _encode = msgspec.json.Encoder()
 
 class TooManySubscribersError(Exception):
     """This process already serves its most subscribers."""
+
+
+class Message(NamedTuple):
+    """One event of a table's stream, as the HTTP adapter sends it (``api.sse``): an
+    ``entry`` (``id``: its seq), a ``checkpoint``, or a ``heartbeat`` (no data)."""
+
+    event: Literal["entry", "checkpoint", "heartbeat"]
+    data: str | None = None
+    id: int | None = None
 
 
 class _Event(msgspec.Struct, frozen=True):
@@ -176,9 +191,7 @@ class TableEvents:
             await self.feeds_redis.aclose()
 
 
-async def stream(
-    subscription: Subscription, *, checkpoints: bool
-) -> AsyncIterator[ServerSentEventMessage]:
+async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGenerator[Message, None]:
     """The events of one subscription: the log after its start, then each new entry."""
     hub, table = subscription.hub, subscription.table
     try:
@@ -197,7 +210,7 @@ async def stream(
             try:
                 event = await asyncio.wait_for(subscription.queue.get(), hub.heartbeat)
             except TimeoutError:
-                yield ServerSentEventMessage(comment="heartbeat", data=None)
+                yield Message("heartbeat")
                 continue
             if event.seq <= subscription.last:
                 continue
@@ -218,9 +231,7 @@ async def stream(
         hub.unsubscribe(subscription)
 
 
-async def _catch_up(
-    subscription: Subscription, *, until: int | None
-) -> AsyncIterator[ServerSentEventMessage]:
+async def _catch_up(subscription: Subscription, *, until: int | None) -> AsyncIterator[Message]:
     store = subscription.hub.store
     while True:
         async with subscription.hub.reads:
@@ -234,17 +245,10 @@ async def _catch_up(
             return
 
 
-def _message(event: _Event) -> ServerSentEventMessage:
-    return ServerSentEventMessage(data=event.data.decode(), event="entry", id=event.seq)
+def _message(event: _Event) -> Message:
+    return Message("entry", event.data.decode(), event.seq)
 
 
-async def _checkpoint(store: AuditStore, table: str) -> ServerSentEventMessage:
+async def _checkpoint(store: AuditStore, table: str) -> Message:
     checkpoint = await store.checkpoint(table)
-    return ServerSentEventMessage(data=_encode.encode(checkpoint).decode(), event="checkpoint")
-
-
-def last_event_id(header: str | None, after: int | None) -> int:
-    """Where a stream resumes: ``Last-Event-ID`` (a seq) wins over ``?after=``."""
-    if header is not None and header.strip().isdigit():
-        return int(header.strip())
-    return after or 0
+    return Message("checkpoint", _encode.encode(checkpoint).decode())

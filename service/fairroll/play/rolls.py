@@ -7,28 +7,28 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
 import msgspec
-from litestar import Request
-from litestar.exceptions import (
-    ClientException,
-    NotAuthorizedException,
-    NotFoundException,
-    PermissionDeniedException,
-)
 from msgspec import UnsetType
 from redis.exceptions import RedisError
 
-from fairroll.api.envelope import RollEnvelope, SessionRef, receipt_of
-from fairroll.api.idempotency import Idempotency, fingerprint
-from fairroll.api.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
 from fairroll.audit.entry import Claim
 from fairroll.audit.sessions import SeedSessions, SessionError
 from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker, Recorded
 from fairroll.mechanics import Mechanic
+from fairroll.play.envelope import RollEnvelope, SessionRef, receipt_of
+from fairroll.play.errors import (
+    ConflictError,
+    KeyRefusedError,
+    KeyRequiredError,
+    NonceConflictError,
+    NotFoundError,
+)
+from fairroll.play.idempotency import Idempotency, fingerprint
+from fairroll.play.metrics import AUDIT_APPEND_SECONDS, AUDIT_ERRORS, DICE, ROLLS
 from fairroll.randomness import SeededDice, SuppliedDice, committed_seed, new_seed
 from fairroll.rules import RuleError
 
-__all__ = ["NonceConflictError", "Roller"]
+__all__ = ["Rolled", "Roller"]
 
 InputT = TypeVar("InputT", bound=msgspec.Struct)
 OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
@@ -80,22 +80,10 @@ class Roller:
         self.default_open = default_open
         self.require_tables = require_tables
 
-    @classmethod
-    def of(cls, request: Request[Any, Any, Any]) -> Roller:
-        """The roller of one request, from the app's state and the request's headers."""
-        state = request.app.state
-        headers = request.headers
-        return cls(
-            state.store,
-            state.sessions,
-            authorization=headers.get("authorization"),
-            idempotency_key=headers.get("idempotency-key"),
-            default_open=state.default_table_open,
-            require_tables=state.require_tables,
-        )
-
     async def authorize(self, table: str) -> None:
-        """401 without the key a keyed table needs, 403 with a wrong one or a closed table."""
+        """Refuse a request without the key a keyed table needs (``KeyRequiredError``), with a
+        wrong one or on a closed table (``KeyRefusedError``), or on a table never created
+        where only created tables take rolls (``NotFoundError``)."""
         key = None
         if self.authorization and self.authorization.lower().startswith("bearer "):
             key = self.authorization[7:].strip()
@@ -104,22 +92,21 @@ class Roller:
             if self.require_tables and not (table == "default" and self.default_open):
                 # Only tables made with POST /v1/tables exist here: after a loss of data a
                 # keyed table is refused (its record is gone), never open to anyone.
-                raise NotFoundException(
+                raise NotFoundError(
                     f"table {table!r} was never created on this server: create a table "
                     "with POST /v1/tables (this server takes rolls only on created tables)"
                 )
             if table == "default" and not self.default_open:
-                raise PermissionDeniedException(
+                raise KeyRefusedError(
                     "the default table is closed on this server: create a table (POST /v1/tables)"
                 )
             return
         if key is None:
-            raise NotAuthorizedException(
-                f"table {table!r} has a write key: send Authorization: Bearer <key>",
-                headers={"WWW-Authenticate": 'Bearer realm="fairroll"'},
+            raise KeyRequiredError(
+                f"table {table!r} has a write key: send Authorization: Bearer <key>"
             )
         if not matches:
-            raise PermissionDeniedException(f"that is not the write key of table {table!r}")
+            raise KeyRefusedError(f"that is not the write key of table {table!r}")
 
     async def roll(
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
@@ -222,7 +209,7 @@ class Roller:
                 try:
                     state = await self.sessions.state(table, ref.seed_id)
                 except SessionError as exc:
-                    raise NotFoundException(str(exc)) from None
+                    raise NotFoundError(str(exc)) from None
                 if state.revealed:
                     raise _revealed(ref.seed_id)
                 nonce = state.nonce + 1
@@ -253,7 +240,7 @@ class Roller:
                     if exc.why == "revealed":
                         raise _revealed(ref.seed_id) from None
                     if exc.why == "unknown":
-                        raise NotFoundException(
+                        raise NotFoundError(
                             f"table {table!r} has no seed session {ref.seed_id}"
                         ) from None
                     if not isinstance(ref.nonce, UnsetType):
@@ -282,20 +269,5 @@ class Roller:
 SESSION_ATTEMPTS = 20
 
 
-class NonceConflictError(ClientException):
-    """The caller expected another nonce than the one its roll would take: 409, and the
-    problem's ``nonce`` is the right one."""
-
-    def __init__(self, seed_id: str, expected: int, nonce: int) -> None:
-        super().__init__(
-            f"seed session {seed_id} is at nonce {nonce}, not {expected}: nothing was "
-            f"rolled; roll again with nonce {nonce} (or without one)",
-            status_code=409,
-        )
-        self.nonce = nonce
-
-
-def _revealed(seed_id: str) -> ClientException:
-    return ClientException(
-        f"seed session {seed_id} was revealed: start a new session to roll", status_code=409
-    )
+def _revealed(seed_id: str) -> ConflictError:
+    return ConflictError(f"seed session {seed_id} was revealed: start a new session to roll")

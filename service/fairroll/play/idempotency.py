@@ -27,10 +27,10 @@ from __future__ import annotations
 import hashlib
 
 import msgspec
-from litestar.exceptions import ClientException
 
 from fairroll.audit.keyspace import idempotency_key
 from fairroll.audit.store import AnyRedis, Marker
+from fairroll.play.errors import ConflictError
 from fairroll.rules import RuleError
 
 __all__ = ["WINDOW_SECONDS", "Idempotency", "fingerprint"]
@@ -64,7 +64,5 @@ class Idempotency:
         text = marker.decode() if isinstance(marker, bytes) else marker
         _, earlier, seq = text.split(":", 2)
         if earlier != self.print_:
-            raise ClientException(
-                "this Idempotency-Key was used for a different request", status_code=409
-            )
+            raise ConflictError("this Idempotency-Key was used for a different request")
         return int(seq)

@@ -55,7 +55,7 @@ class RollEnvelope(Protocol):
         dice: <Mechanic>Dice | UnsetType = UNSET   # one field per dice group
         session: SessionRef | UnsetType = UNSET
 
-    (``api.mechanics`` builds each mechanic's request type so, from its declaration).
+    (``api.controllers.systems`` builds each mechanic's request type so, from its declaration).
     """
 
     @property

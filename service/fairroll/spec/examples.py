@@ -19,7 +19,7 @@ from litestar.openapi.spec import (
     Parameter,
 )
 
-from fairroll.api.openapi import operations_by_id
+from fairroll.spec.openapi import operations_by_id
 
 __all__ = [
     "EXAMPLES_PATH",

@@ -6,7 +6,7 @@ cannot be cancelled: one such request would hold every roll and ``/livez`` behin
 it. So those requests (``is_compute``: every ``.../odds`` operation, the table
 verification and the export upload) are answered by a small pool of worker
 processes, each running this same app without a socket (``python -m
-fairroll.api.compute``, at ``nice 19`` so rolls win the CPU when both want it):
+fairroll.api.compute.worker``, at ``nice 19`` so rolls win the CPU when both want it):
 
 - the request (method, path, query, headers, body) goes to an idle worker; with none
   idle it waits in a bounded line, and past ``MAX_WAITING`` callers, or past its
@@ -17,8 +17,9 @@ fairroll.api.compute``, at ``nice 19`` so rolls win the CPU when both want it):
 - the worker's answer (status, headers, body) is relayed as it is, so a rule breach is
   the same 422 problem it would be in the main process.
 
-The wire between service and worker is its own: one frame per message, an 8-byte
-big-endian length and a pickle of plain tuples, over the worker's stdin and stdout.
+The wire between service and worker is its own (``wire``): one frame per message, an
+8-byte big-endian length and a pickle of plain tuples, over the worker's stdin and
+stdout; the worker is its own program (``worker``).
 """
 
 from __future__ import annotations
@@ -27,26 +28,22 @@ import asyncio
 import contextlib
 import os
 import pickle
-import struct
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
+from fairroll.api.compute.wire import FRAME, Request, Response
 from fairroll.api.protection import problem
 
 __all__ = ["ComputePool", "compute_middleware", "is_compute"]
 
 MAX_WAITING = 32
-_FRAME = struct.Struct(">Q")
 #: Operations answered by a compute worker (besides every ``.../odds`` operation).
 COMPUTE_OPERATIONS = frozenset({"verifyTable", "verifyExport"})
 WORKER_ENV = "FAIRROLL_COMPUTE_WORKER"
-
-_Request = tuple[str, str, bytes, list[tuple[bytes, bytes]], bytes, tuple[str, int] | None]
-_Response = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 
 def is_compute(scope: Scope) -> bool:
@@ -74,21 +71,21 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.returncode is None
 
-    async def call(self, request: _Request) -> _Response:
+    async def call(self, request: Request) -> Response:
         stdin, stdout = self.process.stdin, self.process.stdout
         if stdin is None or stdout is None:  # pragma: no cover - always piped
             raise RuntimeError("worker without pipes")
         payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-        stdin.write(_FRAME.pack(len(payload)) + payload)
+        stdin.write(FRAME.pack(len(payload)) + payload)
         await stdin.drain()
-        (size,) = _FRAME.unpack(await stdout.readexactly(_FRAME.size))
-        response: _Response = pickle.loads(await stdout.readexactly(size))  # noqa: S301
+        (size,) = FRAME.unpack(await stdout.readexactly(FRAME.size))
+        response: Response = pickle.loads(await stdout.readexactly(size))  # noqa: S301
         return response
 
     async def ready(self) -> None:
         if self.process.stdout is None:  # pragma: no cover - always piped
             raise RuntimeError("worker without pipes")
-        (size,) = _FRAME.unpack(await self.process.stdout.readexactly(_FRAME.size))
+        (size,) = FRAME.unpack(await self.process.stdout.readexactly(FRAME.size))
         await self.process.stdout.readexactly(size)
 
     def kill(self) -> None:
@@ -129,7 +126,7 @@ class ComputePool:
                 await worker.process.wait()
         self._all.clear()
 
-    async def run(self, request: _Request) -> _Response:
+    async def run(self, request: Request) -> Response:
         loop = asyncio.get_running_loop()
         until = loop.time() + self.deadline
         if self._waiting >= MAX_WAITING:
@@ -173,7 +170,7 @@ class ComputePool:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "fairroll.api.compute",
+            "fairroll.api.compute.worker",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, WORKER_ENV: "1"},
@@ -208,7 +205,7 @@ def compute_middleware(
                     break
             http: Any = scope
             client = http.get("client")
-            request: _Request = (
+            request: Request = (
                 str(http["method"]),
                 str(http["path"]),
                 bytes(http.get("query_string", b"")),
@@ -228,7 +225,7 @@ def compute_middleware(
     return middleware
 
 
-def _unavailable(detail: str) -> _Response:
+def _unavailable(detail: str) -> Response:
     return problem(
         503,
         "calculation-unavailable",
@@ -236,103 +233,3 @@ def _unavailable(detail: str) -> _Response:
         f"{detail}. Nothing was recorded; retry shortly.",
         1,
     )
-
-
-# -- the worker ------------------------------------------------------------------------
-
-
-async def _answer(app: Any, request: _Request) -> _Response:
-    method, path, query, headers, body, client = request
-    scope: dict[str, Any] = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": query,
-        "headers": headers,
-        "client": client,
-        "server": ("127.0.0.1", 0),
-        "state": {},
-    }
-    sent = False
-    started: dict[str, Any] = {}
-    content = bytearray()
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            started.update(message)
-        elif message["type"] == "http.response.body":
-            content.extend(message.get("body", b""))
-
-    await app(scope, receive, send)
-    return int(started.get("status", 500)), list(started.get("headers", [])), bytes(content)
-
-
-async def _lifespan(app: Any) -> Callable[[], Any]:
-    """Start the app's lifespan (Redis, signer); returns what shuts it down."""
-    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    task = asyncio.ensure_future(app({"type": "lifespan"}, inbox.get, outbox.put))
-    await inbox.put({"type": "lifespan.startup"})
-    reply = await outbox.get()
-    if reply["type"] != "lifespan.startup.complete":
-        raise RuntimeError(f"the compute worker's app did not start: {reply}")
-
-    async def shutdown() -> None:
-        await inbox.put({"type": "lifespan.shutdown"})
-        await outbox.get()
-        await task
-
-    return shutdown
-
-
-def _read_frame(stream: BinaryIO) -> bytes | None:
-    header = stream.read(_FRAME.size)
-    if len(header) < _FRAME.size:
-        return None
-    (size,) = _FRAME.unpack(header)
-    return stream.read(size)
-
-
-async def _serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
-    from fairroll.api.app import create_app_from_env  # noqa: PLC0415 - the worker only
-
-    app = create_app_from_env()
-    shutdown = await _lifespan(app)
-    ready = pickle.dumps("ready")
-    outbox.write(_FRAME.pack(len(ready)) + ready)
-    outbox.flush()
-    try:
-        while True:
-            frame = await asyncio.to_thread(_read_frame, inbox)
-            if frame is None:
-                return
-            request: _Request = pickle.loads(frame)  # noqa: S301 - from our parent only
-            reply = pickle.dumps(await _answer(app, request), protocol=pickle.HIGHEST_PROTOCOL)
-            outbox.write(_FRAME.pack(len(reply)) + reply)
-            outbox.flush()
-    finally:
-        await shutdown()
-
-
-def main() -> None:
-    inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must not corrupt the frames
-    with contextlib.suppress(OSError):
-        os.nice(19)  # rolls first: a calculation takes what the event loop leaves
-    asyncio.run(_serve(inbox, outbox))
-
-
-if __name__ == "__main__":
-    main()

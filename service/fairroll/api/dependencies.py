@@ -1,0 +1,54 @@
+"""What handlers are given (Litestar's ``Provide``): the store, seed sessions, live events
+and a request's ``Roller``, all from the app's state (``lifespan``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.datastructures import State
+from litestar.di import Provide
+
+from fairroll.audit import AuditStore
+from fairroll.audit.sessions import SeedSessions
+from fairroll.play.events import TableEvents
+from fairroll.play.rolls import Roller
+
+__all__ = ["DEPENDENCIES", "roller_of"]
+
+
+def roller_of(request: Request[Any, Any, Any]) -> Roller:
+    """The roller of one request, from the app's state and the request's headers."""
+    state = request.app.state
+    headers = request.headers
+    return Roller(
+        state.store,
+        state.sessions,
+        authorization=headers.get("authorization"),
+        idempotency_key=headers.get("idempotency-key"),
+        default_open=state.default_table_open,
+        require_tables=state.require_tables,
+    )
+
+
+def _store(state: State) -> AuditStore:
+    store: AuditStore = state.store
+    return store
+
+
+def _sessions(state: State) -> SeedSessions:
+    sessions: SeedSessions = state.sessions
+    return sessions
+
+
+def _events(state: State) -> TableEvents:
+    events: TableEvents = state.events
+    return events
+
+
+DEPENDENCIES = {
+    "store": Provide(_store, sync_to_thread=False),
+    "roller": Provide(roller_of, sync_to_thread=False),
+    "sessions": Provide(_sessions, sync_to_thread=False),
+    "events": Provide(_events, sync_to_thread=False),
+}

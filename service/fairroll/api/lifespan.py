@@ -1,0 +1,124 @@
+"""What a process opens at startup and closes at shutdown: Redis, the audit store, seed
+sessions, live events, the compute pool and the session sweeper, kept in the app's state
+for the handlers (``dependencies``)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+
+from litestar import Litestar
+from redis.exceptions import RedisError
+
+from fairroll.api.compute.pool import ComputePool
+from fairroll.api.settings import Settings
+from fairroll.audit import AuditStore, Signer, connect_redis
+from fairroll.audit.sessions import SWEEP_BATCH, SeedSessions
+from fairroll.play.events import BLOCK_MS, TableEvents
+from fairroll.play.metrics import FENCED_TABLES, HEAD_REGRESSIONS
+
+__all__ = ["SWEEP_SECONDS", "lifespan"]
+
+SWEEP_SECONDS = 60.0
+
+Lifespan = Callable[[Litestar], AbstractAsyncContextManager[None]]
+
+
+def lifespan(settings: Settings, signer: Signer) -> Lifespan:
+    """The app's lifespan under ``settings``, signing with ``signer``."""
+
+    @asynccontextmanager
+    async def running(app: Litestar) -> AsyncIterator[None]:
+        store = await _open_store(settings, signer)
+        # Everything built at startup (modules, the OpenAPI document, msgspec types) lives
+        # as long as the process: keep it out of the collector's full passes, which
+        # otherwise stall requests (docs/performance.md, "the collector").
+        gc.collect()
+        gc.freeze()
+        state = app.state
+        state.redis, state.store = store.redis, store
+        state.sessions = sessions = SeedSessions(store)
+        state.events = events = _table_events(settings, store)
+        state.default_table_open = settings.default_table_open
+        state.require_tables = settings.require_tables
+        state.rate_limit = settings.rate_limit
+        state.trusted_proxy_hops = settings.trusted_proxy_hops
+        state.compute = pool = await _start_pool(settings)
+        sweeper = None if settings.compute_worker else asyncio.ensure_future(_sweep(sessions))
+        try:
+            yield
+        finally:
+            if sweeper is not None:
+                sweeper.cancel()
+                with suppress(asyncio.CancelledError):
+                    await sweeper
+            if pool is not None:
+                await pool.close()
+            await events.close()
+            await store.redis.aclose()
+
+    return running
+
+
+async def _open_store(settings: Settings, signer: Signer) -> AuditStore:
+    # A compute worker only reads, so it may retry a command on a dropped connection.
+    redis = connect_redis(
+        settings.redis_url,
+        settings.redis_timeout_seconds,
+        retries=2 if settings.compute_worker else 0,
+    )
+    store = AuditStore(
+        redis,
+        signer,
+        replicas=settings.require_replicas,
+        allow_unsafe=settings.durability == "memory",
+        on_fence=_alarm,
+        log_name=settings.log_name,
+        root_key_id=settings.root_key_id,
+    )
+    with suppress(RedisError):  # else published on the first append; /readyz tells
+        if not settings.compute_worker:  # a worker signs nothing: its key is no key
+            await store.publish_key()
+        await store.probe_durability()
+    return store
+
+
+async def _start_pool(settings: Settings) -> ComputePool | None:
+    if settings.compute_workers <= 0:
+        return None
+    pool = ComputePool(settings.compute_workers, settings.compute_timeout_seconds)
+    await pool.start()
+    return pool
+
+
+def _table_events(settings: Settings, store: AuditStore) -> TableEvents:
+    """The live events, whose blocking reads take one connection per followed table, in a
+    pool of their own (rolls keep theirs), waiting longer than a read blocks."""
+    feeds_redis = connect_redis(
+        settings.redis_url,
+        settings.redis_timeout_seconds + BLOCK_MS / 1000,
+        max_connections=settings.max_subscribers + 8,
+    )
+    return TableEvents(
+        store,
+        settings.max_subscribers,
+        settings.events_heartbeat_seconds,
+        feeds_redis=feeds_redis,
+    )
+
+
+async def _sweep(sessions: SeedSessions) -> None:
+    """Reveal seed sessions idle for a day, once a minute (every process: it is idempotent)."""
+    while True:
+        with suppress(RedisError):
+            while await sessions.sweep() >= SWEEP_BATCH:
+                pass
+        await asyncio.sleep(SWEEP_SECONDS)
+
+
+def _alarm(table: str, acknowledged: int, seen: int) -> None:
+    """A table's log went back (the store has stopped it and logged both seqs)."""
+    HEAD_REGRESSIONS.inc()
+    FENCED_TABLES.inc()

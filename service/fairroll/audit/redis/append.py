@@ -1,0 +1,105 @@
+"""The append script's contract (``lua/append.lua``): the arguments a call carries and
+the replies it gives, for the group commit and for an epoch, which call it alike."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, NamedTuple, cast
+
+from fairroll.audit.entry import Claim, Entry, Head
+from fairroll.audit.redis.tips import head_value
+
+__all__ = [
+    "ALREADY_DONE",
+    "CLAIM_REFUSED",
+    "FENCED",
+    "NO_TREE",
+    "STORED",
+    "Marker",
+    "append_args",
+    "deflate",
+    "entry_args",
+    "script_result",
+]
+
+#: The script's reply statuses.
+STORED, FENCED, ALREADY_DONE, CLAIM_REFUSED, NO_TREE = 1, 2, 3, 4, 5
+
+
+class Marker(NamedTuple):
+    """An Idempotency-Key the append marks done: the script stores the entry only if
+    ``key`` is not already done, and marks it ``done:<fingerprint>:<seq>`` in the same
+    atomic step."""
+
+    key: str
+    fingerprint: str
+    ttl: int
+
+
+def append_args(
+    on: Head,
+    last: Entry,
+    anchor: Head | None,
+    *,
+    ttl: int,
+    now_ms: int,
+    before: int,
+    tree: bytes,
+    publishes: str,
+) -> list[str | bytes | int]:
+    """The append script's first nine ARGV (``lua/append.lua``); eight per entry follow."""
+    return [
+        head_value(on),
+        f"{last.seq}:{last.entry_hash}",
+        anchor.seq if anchor else 0,
+        head_value(anchor) if anchor else "",
+        ttl,
+        now_ms,
+        before,
+        tree,
+        publishes,
+    ]
+
+
+def entry_args(
+    entry: Entry, data: bytes, marker: int, fingerprint: str, session: int, claim: Claim | None
+) -> list[str | bytes | int]:
+    """The eight ARGV of one entry: stream id, JCS bytes deflated, hash prefix, marker key
+    index (0: none), request fingerprint, session key index (0: none), claim kind, value."""
+    return [
+        f"{entry.seq}-0",
+        deflate(data),
+        entry.entry_hash[:16],
+        marker,
+        fingerprint,
+        session,
+        *_claim_args(claim),
+    ]
+
+
+def deflate(entry_json: bytes) -> bytes:
+    """How an entry is kept in Redis: its JSON, raw deflate (level 3); readers inflate
+    it back to the very same bytes (``docs/performance.md`` measures the saving)."""
+    return zlib.compress(entry_json, 3, wbits=-15)
+
+
+def script_result(result: object) -> tuple[int, list[Any]] | BaseException:
+    """(status, the rest of the reply): see ``lua/append.lua``."""
+    if isinstance(result, BaseException):
+        return result
+    status, *rest = cast(list[Any], result)
+    return int(status), [
+        r if isinstance(r, bytes) or not isinstance(r, str) else r.encode() for r in rest
+    ]
+
+
+def _claim_args(claim: Claim | None) -> tuple[str, str]:
+    if claim is None:
+        return "", ""
+    if claim.kind == "retire":
+        return "x", claim.key_id
+    if claim.kind == "commit":
+        return "c", f"{claim.server_seed} {claim.commitment}"
+    if claim.kind == "roll":
+        return "r", str(claim.nonce)
+    return "v", f"{claim.nonce} {claim.revealed_by}"
