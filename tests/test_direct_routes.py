@@ -9,18 +9,30 @@ same: status, media type, headers, and the body (the path it names aside).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from litestar import Litestar, Request, post
+from hypothesis import given
+from hypothesis import strategies as st
+from litestar import Litestar, Request, Response, post
+from litestar.exceptions import HTTPException
 from litestar.handlers import HTTPRouteHandler
 
 from fairroll.api.app import create_app
-from fairroll.api.direct import DIRECT, DirectRoutes
+from fairroll.api.direct import _HOST, DIRECT, DirectRoutes, _handler_of
 from fairroll.api.settings import Settings
 from fairroll.api.strict import strict_body
+from fairroll.redis_server import free_port
+from support import TEST_SIGNING_KEY
+
+HERE = Path(__file__).resolve().parent
 
 FBC = {"pool": 5, "risk": 2}
 GOOD = {**FBC, "dice": {"risk": [5, 2]}}
@@ -162,3 +174,76 @@ def test_a_handler_of_other_parameters_is_refused() -> None:
     app = Litestar([post("/direct", opt={DIRECT: True})(answer)], before_request=strict_body)
     with pytest.raises(ValueError, match=r"parameters other than \(data, request\)"):
         DirectRoutes(app)
+
+
+def test_a_live_roll_is_answered_by_the_direct_route(
+    redis_server: Any, tmp_path: Path, table: str
+) -> None:
+    """Over real HTTP, a roll to its route as declared is answered directly (the spy app
+    marks it), one with a trailing slash by Litestar, and both are the same roll."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_server.url,
+        "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY,
+        "FAIRROLL_COMPUTE_WORKERS": "0",
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, "-m", "uvicorn", "--factory", "direct_spy:create_app"]
+    command += ["--port", str(port), "--log-level", "warning"]
+    with (tmp_path / "spy.log").open("wb") as log:
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if httpx.get(f"{url}/livez", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise
+                time.sleep(0.05)
+            body = {**GOOD, "table": table}
+            direct = httpx.post(f"{url}/v1/fbc/rolls", json=body, timeout=10)
+            routed = httpx.post(f"{url}/v1/fbc/rolls/", json=body, timeout=10)
+            refused = httpx.post(f"{url}/v1/fbc/rolls", json={"risk": 2}, timeout=10)
+        finally:
+            server.terminate()
+            server.wait(15)
+    assert direct.status_code == routed.status_code == 200
+    assert direct.headers.get("x-answered") == "direct"
+    assert "x-answered" not in routed.headers
+    assert (refused.status_code, refused.headers.get("x-answered")) == (422, "direct")
+    assert comparable(direct, "/v1/fbc/rolls") == {
+        **comparable(routed, "/v1/fbc/rolls"),
+        "headers": {**comparable(routed, "/v1/fbc/rolls")["headers"], "x-answered": "direct"},
+    }
+
+
+@LITESTAR_3_WARNINGS
+def test_a_status_code_handler_answers_as_litestar_picks_it() -> None:
+    """Litestar's exception layer prefers a handler keyed by an HTTP error's status code
+    to one keyed by its class; the direct route picks the same one."""
+
+    def by_status(request: Request[Any, Any, Any], exc: Exception) -> Any:
+        return Response({"by": "status"}, status_code=415)
+
+    def by_class(request: Request[Any, Any, Any], exc: Exception) -> Any:
+        return Response({"by": "class"}, status_code=400)
+
+    handlers = {415: by_status, HTTPException: by_class, ValueError: by_class}
+    assert _handler_of(handlers, HTTPException(status_code=415)) is by_status
+    assert _handler_of(handlers, HTTPException(status_code=404)) is by_class
+    assert _handler_of({500: by_status, HTTPException: by_class}, KeyError()) is by_status
+    with pytest.raises(KeyError):  # no handler of its own: it goes on up, as in Litestar
+        _handler_of(handlers, KeyError("x"))
+
+
+@given(st.binary(max_size=40) | st.text(max_size=40).map(str.encode))
+def test_the_host_check_is_the_routers_own(host: bytes) -> None:
+    """The direct routes refuse a host header where Litestar's router would; its check is
+    private (``litestar._asgi.utils``), so this test fails when it moves or changes."""
+    from litestar._asgi.utils import is_valid_host  # noqa: PLC0415 - pinned here only
+
+    assert (_HOST.match(host) is not None) is is_valid_host(host)

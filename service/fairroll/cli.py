@@ -264,13 +264,12 @@ def _openapi(output: Path | None) -> int:
 
 def openapi_text() -> str:
     """The spec as committed in openapi/openapi.json: indented, keys sorted, final newline."""
-    from litestar._openapi.plugin import OpenAPIPlugin  # noqa: PLC0415
-
     from fairroll.api.app import create_app  # noqa: PLC0415
     from fairroll.api.settings import Settings  # noqa: PLC0415
+    from fairroll.spec.openapi import finished_document  # noqa: PLC0415
 
     # The document create_app finished (spec.openapi.publish), as /schema/openapi.json serves it.
-    spec = create_app(Settings()).plugins.get(OpenAPIPlugin).provide_openapi_schema()
+    spec = finished_document(create_app(Settings()))
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

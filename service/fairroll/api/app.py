@@ -38,6 +38,7 @@ from fairroll.mechanics import System, import_systems, ordered
 from fairroll.page import STATIC
 from fairroll.spec.examples import attach_examples
 from fairroll.spec.openapi import (
+    FinishedDocument,
     declare_closed_objects,
     declare_integer_bounds,
     declare_links,
@@ -178,7 +179,7 @@ def _openapi(systems: list[System]) -> OpenAPIConfig:
         license=License(name="MIT", identifier="MIT"),
         path="/schema",
         use_handler_docstrings=False,
-        render_plugins=[DocsPage()],
+        render_plugins=[DocsPage(), FinishedDocument()],
     )
 
 

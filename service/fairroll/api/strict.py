@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar, Request
 from litestar.exceptions import ClientException, ValidationException
+from litestar.utils.scope.state import ScopeState
 
 from fairroll.audit.verify import DuplicateKeyError, loads_strict
 
@@ -69,7 +70,7 @@ class StrictDecoders:
 async def strict_body(request: Request[Any, Any, Any]) -> None:
     """``before_request`` hook: a JSON body must say it is JSON (415 otherwise), and is
     decoded strictly, once, when the handler takes ``data``; the handler gets that value
-    (Litestar reads the request's JSON from where it is kept here, not the body again)."""
+    (``Request.json()`` reads the value kept here, not the body again)."""
     decoders: StrictDecoders | None = getattr(request.app.state, "decoders", None)
     found = decoders.of(request.route_handler) if decoders is not None else None
     if found is None:
@@ -101,7 +102,8 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
             raise ClientException(detail=f"the JSON body is ambiguous: {exc}") from None
         except (ValueError, RecursionError):
             pass  # msgspec read it; Python's json may be stricter about what is not a key
-    request._json = request._connection_state.json = value
+    # Where Litestar's Request.json() (and so a handler's ``data``) reads a decoded body.
+    ScopeState.from_scope(request.scope).json = value
 
 
 def _slow(request: Request[Any, Any, Any], body: bytes, annotation: Any) -> Any:

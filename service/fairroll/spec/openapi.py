@@ -17,9 +17,9 @@ from functools import partial
 from typing import Any
 
 import msgspec
-from litestar import Litestar
-from litestar._openapi.plugin import OpenAPIPlugin
+from litestar import Litestar, Request
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import (
     Link,
     OpenAPI,
@@ -278,9 +278,29 @@ def declare_response_fields(app: Litestar) -> None:
         )
 
 
+class FinishedDocument(JsonRenderPlugin):
+    """``/schema/openapi.json``: the document ``publish`` finished, where Litestar's own
+    JSON plugin would serve the schema it derived (before ``publish``, that one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.document: dict[str, Any] | None = None
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return self.render_json(request, self.document or openapi_schema)
+
+
+def finished_document(app: Litestar) -> dict[str, Any]:
+    """The document ``/schema/openapi.json`` serves (what ``publish`` finished)."""
+    for plugin in app.openapi_config.render_plugins if app.openapi_config else ():
+        if isinstance(plugin, FinishedDocument) and plugin.document is not None:
+            return plugin.document
+    raise LookupError("the app's OpenAPI document was not published (spec.openapi.publish)")
+
+
 def publish(app: Litestar) -> dict[str, Any]:
-    """The finished document, which ``/schema/openapi.json`` then serves (Litestar's
-    OpenAPI plugin keeps the document it serves as ``_openapi_schema``: set it here)."""
+    """Finish the document, which ``/schema/openapi.json`` then serves (``FinishedDocument``,
+    one of the app's render plugins)."""
     pairs = {
         cls.__name__: pair
         for cls in _request_structs(app)
@@ -289,9 +309,12 @@ def publish(app: Litestar) -> dict[str, Any]:
     document = finish_document(app.openapi_schema.to_schema(), pairs)
     for cls in _request_structs(app):
         _extensions_of(document["components"]["schemas"].get(cls.__name__), cls)
-    plugin = app.plugins.get(OpenAPIPlugin)
-    plugin._openapi_schema = document
-    return document
+    plugins = app.openapi_config.render_plugins if app.openapi_config else ()
+    for plugin in plugins:
+        if isinstance(plugin, FinishedDocument):
+            plugin.document = document
+            return document
+    raise LookupError("the app serves no FinishedDocument (spec.openapi) at /openapi.json")
 
 
 def _extensions_of(schema: dict[str, Any] | None, cls: type[msgspec.Struct]) -> None:
