@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--scenario", default="tft", choices=sorted(SCENARIOS))
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--out", type=Path, default=Path("profile.txt"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/out/profile.txt"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)

@@ -25,7 +25,7 @@ import httpx
 import msgspec
 import pytest
 
-from fairroll.audit import Draft, Head, Signer, load_signer, verify_entries
+from fairroll.audit import Draft, Head, Signer, Trust, load_signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.audit.signing import certify, seal
 from fairroll.mechanics import replay_entry
@@ -86,7 +86,7 @@ def verdicts(
     found: dict[str, tuple[int | None, str]] = {}
     roots = [(kept[0], base64.b64decode(kept[1]))] if kept else []
     report = verify_entries(
-        text.splitlines(), keys=None, root=PINNED, replay=replay_entry, roots=roots
+        text.splitlines(), Trust(keys=None, root=PINNED, roots=roots), replay=replay_entry
     )
     found["library"] = (report.first_bad_seq, report.reason or "")
     params: dict[str, Any] = {"root": PINNED}
@@ -236,7 +236,7 @@ def test_the_genuine_log_passes_and_a_chosen_seed_is_labelled_not_fair(
     instead, and a table can refuse chosen seeds."""
     found = verdicts(client, tmp_path, campaign, None)
     assert {s for s, _ in found.values()} == {None}, found
-    report = verify_entries(lines_of(campaign), keys=None, root=PINNED)
+    report = verify_entries(lines_of(campaign), Trust(keys=None, root=PINNED))
     assert report.sources == {"drawn": 2, "chosen": 1, "committed": 3}
     script = subprocess.run(
         [

@@ -17,7 +17,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio import Redis as AsyncRedis
 
-from fairroll.audit import AuditStore, Draft, Entry, Signer, StoreUnavailableError, verify_entries
+from fairroll.audit import (
+    AuditStore,
+    Draft,
+    Entry,
+    Signer,
+    StoreUnavailableError,
+    Trust,
+    verify_entries,
+)
 from fairroll.audit.entry import GENESIS_HASH, canonical, chain_hash
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import SeededDice
@@ -73,7 +81,7 @@ def test_entries_chain_from_genesis_with_consecutive_seqs(
     assert entries[0].prev_hash == GENESIS_HASH
     assert all(b.prev_hash == a.entry_hash for a, b in itertools.pairwise(entries))
     report = verify_entries(
-        asyncio.run(export(redis_server.url, table)), keys=KEYS, replay=replay_entry
+        asyncio.run(export(redis_server.url, table)), Trust(keys=KEYS), replay=replay_entry
     )
     assert report.ok, report
     assert (report.entries, report.head_hash) == (5, entries[-1].entry_hash)
@@ -102,7 +110,7 @@ def test_many_concurrent_writers_never_fork_or_reuse_a_seq(
     assert sorted(e.seq for e in entries) == list(range(1, 201))
     lines = asyncio.run(export(redis_server.url, table))
     assert len(lines) == 200
-    assert verify_entries(lines, keys=KEYS).ok
+    assert verify_entries(lines, Trust(keys=KEYS)).ok
 
 
 def test_writers_in_separate_processes_share_one_chain(
@@ -124,7 +132,7 @@ def test_writers_in_separate_processes_share_one_chain(
     seqs = [json.loads(line)["seq"] for line in lines]
     assert seqs == list(range(1, 161))
     # Each process signs with its own generated key: check chain and seeds, not signatures.
-    assert verify_entries(lines, keys=None, replay=replay_entry).ok
+    assert verify_entries(lines, Trust(keys=None), replay=replay_entry).ok
 
 
 @pytest.fixture
@@ -135,26 +143,26 @@ def chain(redis_server: RedisServer, table: str) -> list[bytes]:
 def test_edited_byte_is_caught_at_its_seq(chain: list[bytes]) -> None:
     tampered = list(chain)
     tampered[2] = tampered[2].replace(b'"talents":2', b'"talents":3')
-    report = verify_entries(tampered, keys=KEYS)
+    report = verify_entries(tampered, Trust(keys=KEYS))
     assert (report.ok, report.first_bad_seq) == (False, 3)
     assert "entry_hash" in (report.reason or "")
 
 
 def test_deleted_entry_is_caught_at_its_seq(chain: list[bytes]) -> None:
-    report = verify_entries(chain[:2] + chain[3:], keys=KEYS)
+    report = verify_entries(chain[:2] + chain[3:], Trust(keys=KEYS))
     assert (report.ok, report.first_bad_seq) == (False, 3)
     assert "missing" in (report.reason or "")
 
 
 def test_swapped_entries_are_caught_at_the_first(chain: list[bytes]) -> None:
     swapped = [*chain[:2], chain[3], chain[2], *chain[4:]]
-    report = verify_entries(swapped, keys=KEYS)
+    report = verify_entries(swapped, Trust(keys=KEYS))
     assert (report.ok, report.first_bad_seq) == (False, 3)
 
 
 def test_truncated_tail_is_caught_against_the_head(chain: list[bytes]) -> None:
     head = json.loads(chain[-1])
-    report = verify_entries(chain[:4], keys=KEYS, head=(head["seq"], head["entry_hash"]))
+    report = verify_entries(chain[:4], Trust(keys=KEYS, head=(head["seq"], head["entry_hash"])))
     assert (report.ok, report.first_bad_seq) == (False, 5)
 
 
@@ -178,7 +186,7 @@ def resign(lines: list[bytes], signer: Signer, edit: Any) -> list[bytes]:
 
 def test_chain_resigned_by_another_key_is_rejected(chain: list[bytes]) -> None:
     forged = resign(chain, Signer.generate(), lambda entry: None)
-    report = verify_entries(forged, keys=KEYS, root=SIGNER.key_id)
+    report = verify_entries(forged, Trust(keys=KEYS, root=SIGNER.key_id))
     assert (report.ok, report.first_bad_seq) == (False, 1)
     assert "not certified by the pinned root" in (report.reason or "")
 
@@ -188,7 +196,7 @@ def test_forged_signature_under_the_real_key_id_is_rejected(chain: list[bytes]) 
     forged = [json.loads(line) for line in resign(chain, forger, lambda entry: None)]
     for entry in forged:
         entry["key_id"] = SIGNER.key_id
-    report = verify_entries([json.dumps(e) for e in forged], keys=KEYS)
+    report = verify_entries([json.dumps(e) for e in forged], Trust(keys=KEYS))
     assert (report.ok, report.first_bad_seq) == (False, 1)
 
 
@@ -200,8 +208,8 @@ def test_outcome_that_does_not_follow_from_the_dice_is_caught_by_replay(
             entry["outcome"]["victor"] = "b" if entry["outcome"]["victor"] == "a" else "a"
 
     rewritten = resign(chain, SIGNER, flip_victor)  # even with the real key
-    assert verify_entries(rewritten, keys=KEYS).ok  # hashes and signatures hold ...
-    report = verify_entries(rewritten, keys=KEYS, replay=replay_entry)
+    assert verify_entries(rewritten, Trust(keys=KEYS)).ok  # hashes and signatures hold ...
+    report = verify_entries(rewritten, Trust(keys=KEYS), replay=replay_entry)
     assert (report.ok, report.first_bad_seq) == (False, 4)  # ... but the rules do not
     assert "outcome" in (report.reason or "")
 
@@ -211,7 +219,7 @@ def test_dice_not_derived_from_the_seed_are_caught(chain: list[bytes]) -> None:
         if entry["seq"] == 2:
             entry["dice"][0]["face"] = entry["dice"][0]["face"] % 6 + 1
 
-    report = verify_entries(resign(chain, SIGNER, reroll), keys=KEYS)
+    report = verify_entries(resign(chain, SIGNER, reroll), Trust(keys=KEYS))
     assert (report.ok, report.first_bad_seq) == (False, 2)
     assert "seed" in (report.reason or "")
 
@@ -262,7 +270,7 @@ def test_concurrent_appends_in_one_process_are_group_committed_in_order(
     assert [entry.seq for entry in entries] == list(range(1, 151))
     assert [entry.seed for entry in entries] == [f"burst-{i}" for i in range(150)]
     lines = asyncio.run(export(redis_server.url, table))
-    assert verify_entries(lines, keys=KEYS, replay=replay_entry).ok
+    assert verify_entries(lines, Trust(keys=KEYS), replay=replay_entry).ok
 
 
 def test_every_queued_caller_hears_that_redis_is_down(tmp_path: Path, table: str) -> None:
@@ -310,10 +318,10 @@ def test_a_version_1_log_still_verifies() -> None:
         }
         prev = chain_hash(prev, body)
         lines.append(json.dumps({**body, "entry_hash": prev, "signature": SIGNER.sign(prev)}))
-    report = verify_entries(lines, keys=KEYS, replay=replay_entry)
+    report = verify_entries(lines, Trust(keys=KEYS), replay=replay_entry)
     assert report.ok and report.sources == {"seeded": 2}, report
     assert report.root_hash is not None  # the tree is computed over any log from seq 1
     tampered = json.loads(lines[1])
     tampered["dice"][0]["face"] = tampered["dice"][0]["face"] % 6 + 1
-    bad = verify_entries([lines[0], json.dumps(tampered)], keys=KEYS)
+    bad = verify_entries([lines[0], json.dumps(tampered)], Trust(keys=KEYS))
     assert (bad.ok, bad.first_bad_seq) == (False, 2)

@@ -14,7 +14,7 @@ import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fairroll.audit import verify_entries
+from fairroll.audit import Trust, verify_entries
 from fairroll.audit.entry import MAX_SAFE_INTEGER, Entry, NotCanonicalError, canonical, jcs
 from fairroll.audit.verify import DuplicateKeyError, loads_strict
 from fairroll.randomness import Die
@@ -105,7 +105,7 @@ def test_duplicate_keys_are_refused_in_entries(client: httpx.Client, table: str)
     with pytest.raises(DuplicateKeyError):
         loads_strict(b'{"a":1,"b":{"c":1,"c":2}}')
     doubled = line[:-1] + b',"seq":1}'
-    report = verify_entries([doubled], keys=None)
+    report = verify_entries([doubled], Trust(keys=None))
     assert (report.ok, report.first_bad_seq) == (False, 1)
     assert "appears twice" in (report.reason or "")
     upload = client.post(

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import msgspec
 
-from fairroll.audit import Checkpoint, Signer, verify_checkpoint, verify_entries
+from fairroll.audit import Checkpoint, Signer, Trust, verify_checkpoint, verify_entries
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 
@@ -47,7 +47,7 @@ def test_export_a_seq_range(client: httpx.Client, table: str) -> None:
     ).content.splitlines()
     assert [json.loads(line)["seq"] for line in lines] == [2, 3, 4]
     # A range verifies on its own: its first entry's prev_hash is taken as given.
-    assert verify_entries(lines, keys=keys_of(client)).ok
+    assert verify_entries(lines, Trust(keys=keys_of(client))).ok
 
 
 def resigned(lines: list[bytes], forger: Signer, cut: int) -> list[bytes]:
@@ -74,16 +74,18 @@ def test_an_older_checkpoint_catches_rewrites_truncation_and_forks(
     roll(client, table, 2)
     lines = client.get(f"/v1/tables/{table}/export").content.splitlines()
     anchor = [(old["size"], old["head_hash"])]
-    assert verify_entries(lines, keys=None, anchors=anchor).ok  # the honest table grew
+    assert verify_entries(lines, Trust(keys=None, anchors=anchor)).ok  # the honest table grew
     # Rewritten from seq 3 on (even re-signed by someone holding a key): caught at seq 4.
-    rewritten = verify_entries(resigned(lines, Signer.generate(), 2), keys=None, anchors=anchor)
+    rewritten = verify_entries(
+        resigned(lines, Signer.generate(), 2), Trust(keys=None, anchors=anchor)
+    )
     assert (rewritten.ok, rewritten.first_bad_seq) == (False, 4)
     # Truncated below the checkpoint.
-    truncated = verify_entries(lines[:3], keys=None, anchors=anchor)
+    truncated = verify_entries(lines[:3], Trust(keys=None, anchors=anchor))
     assert (truncated.ok, truncated.first_bad_seq) == (False, 4)
     assert "truncated" in (truncated.reason or "")
     # A fork: a different chain of the same length from genesis.
-    forked = verify_entries(resigned(lines, Signer.generate(), 0), keys=None, anchors=anchor)
+    forked = verify_entries(resigned(lines, Signer.generate(), 0), Trust(keys=None, anchors=anchor))
     assert (forked.ok, forked.first_bad_seq) == (False, 4)
 
 

@@ -15,7 +15,7 @@ import httpx
 import msgspec
 import pytest
 
-from fairroll.audit import Draft, Head, Signer, load_signer, verify_entries
+from fairroll.audit import Draft, Head, Signer, Trust, load_signer, verify_entries
 from fairroll.audit.signing import certify, seal
 from fairroll.redis_server import RedisServer, free_port
 from support import LiveServer
@@ -80,7 +80,7 @@ def test_three_replicas_append_to_one_table_without_forks_or_reused_nonces(
         keys = {k["key_id"]: k["public_key"] for k in clients[0].get("/v1/keys").json()["keys"]}
         assert len(keys) == 3  # every replica's key is published
         export = clients[1].get("/v1/tables/crowd/export").content.splitlines()
-        assert verify_entries(export, keys=keys, root=signer(1).key_id).ok
+        assert verify_entries(export, Trust(keys=keys, root=signer(1).key_id)).ok
         assert clients[2].get("/v1/tables/crowd/verification").json()["ok"] is True
     finally:
         for server in servers:
@@ -145,6 +145,8 @@ def test_rotated_keys_keep_old_entries_verifying_and_retirement_is_enforced(
     forged = seal(
         draft, Head(last["seq"], last["entry_hash"]), signer(7), "2000-01-01T00:00:00.000Z"
     )
-    report = verify_entries([*export, msgspec.json.encode(forged)], keys=None, root=old_key_id)
+    report = verify_entries(
+        [*export, msgspec.json.encode(forged)], Trust(keys=None, root=old_key_id)
+    )
     assert (report.ok, report.first_bad_seq) == (False, retired_at + 1)
     assert f"after its retirement at seq {retired_at}" in (report.reason or "")

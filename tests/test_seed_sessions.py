@@ -15,7 +15,7 @@ import httpx
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from fairroll.audit import AuditStore, load_signer, verify_entries
+from fairroll.audit import AuditStore, Trust, load_signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
 from fairroll.audit.sessions import IDLE_SECONDS, OPEN_SESSIONS, SeedSessions
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
@@ -203,11 +203,11 @@ def test_verifier_catches_reused_and_skipped_nonces_and_false_reveals(
         roll(client, table, seed_id, client_seed)
     client.post(f"/v1/tables/{table}/seeds/{seed_id}/reveal")
     entries = _export(client, table)  # commit, rolls 1..3, reveal
-    assert verify_entries(rechain(entries), keys=None).ok
+    assert verify_entries(rechain(entries), Trust(keys=None)).ok
 
     reused = _export(client, table)
     reused[3]["session"]["nonce"] = 2
-    report = verify_entries(rechain(reused), keys=None)
+    report = verify_entries(rechain(reused), Trust(keys=None))
     assert (report.ok, report.first_bad_seq) == (False, 4)
     assert "reused" in (report.reason or "")
 
@@ -219,13 +219,13 @@ def test_verifier_catches_reused_and_skipped_nonces_and_false_reveals(
             if e.get("session", {}) is None or e["session"]["nonce"] != 2
         ]
     )
-    report = verify_entries(rechain(skipped), keys=None)
+    report = verify_entries(rechain(skipped), Trust(keys=None))
     assert (report.ok, report.first_bad_seq) == (False, 3)
     assert "nonce 2 of seed session" in (report.reason or "") and "missing" in report.reason
 
     false = _export(client, table)
     false[4]["request"]["server_seed"] = "0" * 64
-    report = verify_entries(rechain(false), keys=None)
+    report = verify_entries(rechain(false), Trust(keys=None))
     assert (report.ok, report.first_bad_seq) == (False, 5)
     assert "commitment" in (report.reason or "")
 
@@ -233,14 +233,14 @@ def test_verifier_catches_reused_and_skipped_nonces_and_false_reveals(
     late = _export(client, table)
     late[3], late[4] = late[4], late[3]
     late[3]["request"]["rolls"] = 2
-    report = verify_entries(rechain(_renumber(late)), keys=None)
+    report = verify_entries(rechain(_renumber(late)), Trust(keys=None))
     assert (report.ok, report.first_bad_seq) == (False, 5)
     assert "after its reveal" in (report.reason or "")
 
     # A committed roll whose session was never committed in the log.
     orphan = _renumber(_export(client, table)[1:])
     orphan[0]["prev_hash"] = GENESIS_HASH
-    report = verify_entries(rechain(orphan), keys=None)
+    report = verify_entries(rechain(orphan), Trust(keys=None))
     assert (report.ok, report.first_bad_seq) == (False, 1)
     assert "no commitment" in (report.reason or "")
 
@@ -254,7 +254,7 @@ def test_dice_that_do_not_follow_from_the_revealed_seed_are_caught(
     entries = _export(client, table)
     die = entries[1]["dice"][0]
     die["face"] = die["face"] % 6 + 1
-    report = verify_entries(rechain(entries), keys=None)
+    report = verify_entries(rechain(entries), Trust(keys=None))
     # Found when the reveal makes the roll checkable, and named at the roll's seq.
     assert (report.ok, report.first_bad_seq) == (False, 2)
     assert "does not derive" in (report.reason or "")

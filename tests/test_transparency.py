@@ -20,7 +20,7 @@ import pytest
 import rfc8785
 from redis import Redis
 
-from fairroll.audit import Signer, merkle, verify_entries
+from fairroll.audit import Signer, Trust, merkle, verify_entries
 from fairroll.audit.checkpoint import note_key
 from fairroll.redis_server import RedisServer
 from support import LiveServer
@@ -253,6 +253,6 @@ def test_a_table_from_before_trees_gets_its_tree_built_from_its_entries(
     roll(client, table, 1)
     assert redis_client.strlen(f"fairroll:{{{table}}}:tree") == merkle.stored_count(4) * 32
     export = client.get(f"/v1/tables/{table}/export").content.splitlines()
-    report = verify_entries(export, keys=None)
+    report = verify_entries(export, Trust(keys=None))
     checkpoint = client.get(f"/v1/tables/{table}/checkpoint").json()
     assert report.ok and (checkpoint["size"], checkpoint["root_hash"]) == (4, report.root_hash)

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 import rfc8785
 
-from fairroll.audit import Checkpoint, merkle, verify_checkpoint, verify_entries
+from fairroll.audit import Checkpoint, Trust, merkle, verify_checkpoint, verify_entries
 from fairroll.audit.entry import jcs
 from fairroll.mechanics import replay_entry
 from support import run_node
@@ -41,12 +41,12 @@ def test_the_vectors_are_current(tmp_path: Path) -> None:
 
 
 def test_the_library_and_the_cli_verify_the_log_and_name_each_forgery(tmp_path: Path) -> None:
-    report = verify_entries(LOG.splitlines(), keys=None, root=PINNED, replay=replay_entry)
+    report = verify_entries(LOG.splitlines(), Trust(keys=None, root=PINNED), replay=replay_entry)
     assert report.ok and report.root_hash == ROOT_HASH and report.entries == 7
     assert report.sources == {"drawn": 1, "chosen": 1, "supplied": 1, "committed": 2}
     for name, want in EXPECTED.items():
         lines = (VECTORS / "bad" / f"{name}.ndjson").read_bytes().splitlines()
-        bad = verify_entries(lines, keys=None, root=PINNED, replay=replay_entry)
+        bad = verify_entries(lines, Trust(keys=None, root=PINNED), replay=replay_entry)
         assert (bad.ok, bad.first_bad_seq) == (False, want["first_bad_seq"]), name
         assert want["reason"] in (bad.reason or ""), (name, bad.reason)
     cli = [sys.executable, "-m", "fairroll.cli", "verify", "--root", PINNED]

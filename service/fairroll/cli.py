@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -325,7 +325,7 @@ def _archive(table: str, through: int, out: Path) -> int:
 
     import msgspec  # noqa: PLC0415
 
-    from fairroll.audit.verify import verify_entries  # noqa: PLC0415
+    from fairroll.audit.verify import Trust, verify_entries  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     opened = _operator_store()
@@ -345,10 +345,8 @@ def _archive(table: str, through: int, out: Path) -> int:
                 after = page[-1][0]
             report = verify_entries(
                 lines,
-                keys=keys,
+                Trust(keys=keys, table=table, base=(base.size, base.head_hash) if base else None),
                 replay=replay_entry,
-                table=table,
-                base=(base.size, base.head_hash) if base else None,
             )
             if not report.ok or report.last_seq != through:
                 print(f"FAIL: not archived: {report.reason or 'the log ends before that seq'}")
@@ -365,7 +363,7 @@ def _archive(table: str, through: int, out: Path) -> int:
     return asyncio.run(run())
 
 
-def _checkpoint(path: Path, keys: dict[str, str] | None, what: str) -> Checkpoint | int:
+def _checkpoint(path: Path, keys: Mapping[str, str] | None, what: str) -> Checkpoint | int:
     """A kept checkpoint (or an archive base), as JSON or as its signed note, read and,
     given keys, its signature checked; or an exit status, with the reason printed."""
     import msgspec  # noqa: PLC0415
@@ -387,7 +385,7 @@ def _checkpoint(path: Path, keys: dict[str, str] | None, what: str) -> Checkpoin
 
 
 def _note_checkpoint(
-    path: Path, data: bytes, keys: dict[str, str] | None, what: str
+    path: Path, data: bytes, keys: Mapping[str, str] | None, what: str
 ) -> Checkpoint | int:
     """A checkpoint kept as its signed note (``Accept: text/plain``): it needs --keys."""
     import base64  # noqa: PLC0415
@@ -432,22 +430,22 @@ def _verify(
     root: str | None = None,
 ) -> int:
 
-    from fairroll.audit import verify_entries  # noqa: PLC0415
+    import dataclasses  # noqa: PLC0415
+
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.audit import PublicKey, Trust, verify_entries  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
-    keys: dict[str, str] | None = None
-    windows: dict[str, tuple[str | None, str | None]] = {}
+    published = Trust(keys=None)
     if keys_file is not None:
         try:
             served = json.loads(keys_file.read_text())
-            keys = {key["key_id"]: key["public_key"] for key in served["keys"]}
-            windows = {
-                key["key_id"]: (key.get("not_before"), key.get("not_after"))
-                for key in served["keys"]
-            }
-        except (ValueError, KeyError, TypeError) as exc:
+            published = Trust.published(msgspec.convert(served["keys"], list[PublicKey]))
+        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
             print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
             return 2
+    keys = published.keys
     import base64  # noqa: PLC0415
 
     anchors: list[tuple[int, str]] = []
@@ -485,15 +483,16 @@ def _verify(
     with _lines(file) as lines:
         report = verify_entries(
             lines,
-            keys=keys,
+            dataclasses.replace(
+                published,
+                anchors=anchors,
+                roots=roots,
+                reveals=revealed,
+                base=start,
+                base_frontier=frontier,
+                root=root,
+            ),
             replay=replay_entry if replay else None,
-            anchors=anchors,
-            roots=roots,
-            reveals=revealed,
-            windows=windows,
-            base=start,
-            base_frontier=frontier,
-            root=root,
         )
     if report.ok:
         _print_ok(report, report.signatures_checked, replay, len(anchors), [s for s, _ in roots])

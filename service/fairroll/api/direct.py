@@ -4,9 +4,9 @@ A roll's route is declared, documented and validated as every route is (its hand
 ``api.controllers.systems``, its body decoded by ``strict.strict_body``, its errors by
 ``problems.exception_handlers``). What a routed request then goes through in Litestar
 (its route's exception layer, the signature model and its kwargs, the data handler
-wrapping the handler's bytes in a ``Response``, then an ``ASGIResponse``) cost a roll
-about 55 µs of CPU in process, 17 % of it (``docs/performance.md``). Here the same
-handler function is called with the same ``Request`` and its bytes are sent as they
+wrapping the handler's bytes in a ``Response``, then an ``ASGIResponse``) is a
+sixth of a roll's CPU in process (``docs/performance.md``, ``benchmarks/roll_cost.py``).
+Here the same handler function is called with the same ``Request`` and its bytes sent as they
 are, with what Litestar resolves for that handler from its layers: the same middleware
 (metrics, rate limit, timeout, compute relay), ``before_request`` hook and exception
 handlers; a handler that needs more is refused at startup (``_check``):

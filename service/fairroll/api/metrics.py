@@ -3,9 +3,9 @@
 The HTTP metrics (the domain series are ``play.metrics``'s), which keep the
 names and labels of Litestar's Prometheus plugin (``fairroll_http_requests_total``
 by app_name, method, route template, status code ...). The plugin's middleware cost
-about 100 µs a request (a ``Request`` object, label dicts and a ``labels()`` lookup
-per metric each time); ``http_metrics`` keeps the label children it has seen and
-does the same accounting in a few µs.
+more than a roll's own framework does (``docs/performance.md``): a ``Request`` object,
+label dicts and a ``labels()`` lookup per metric each time; ``http_metrics`` keeps the
+label children it has seen and does the same accounting for far less.
 """
 
 from __future__ import annotations

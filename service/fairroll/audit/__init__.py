@@ -10,7 +10,7 @@ from fairroll.audit.store import (
     StoreUnavailableError,
     connect_redis,
 )
-from fairroll.audit.verify import VerifyReport, verify_entries
+from fairroll.audit.verify import Trust, VerifyReport, verify_entries
 
 __all__ = [
     "AnyRedis",
@@ -25,6 +25,7 @@ __all__ = [
     "Signer",
     "Source",
     "StoreUnavailableError",
+    "Trust",
     "VerifyReport",
     "connect_redis",
     "load_signer",

