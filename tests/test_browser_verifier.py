@@ -27,7 +27,7 @@ from support import TEST_SIGNING_KEY, LiveServer, run_node
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULE = ROOT / "service" / "fairroll" / "api" / "static" / "verify.js"
+MODULE = ROOT / "service" / "fairroll" / "page" / "static" / "verify.js"
 SCRIPT = ROOT / "tests" / "js" / "verify_export.mjs"
 VECTOR_ROW = re.compile(
     r"^\| `(?P<seed>[^`]+)` \| (?P<sides>\d+) \| (?P<count>\d+) \| (?P<faces>[\d ]+) \|$"

@@ -99,7 +99,7 @@ def test_the_verify_endpoint_verifies_the_log_and_names_each_forgery(client: htt
 def test_the_page_verifier_gets_every_vector_right() -> None:
     seen = run_node(
         ROOT / "tests" / "js" / "verify_vectors.mjs",
-        ROOT / "service" / "fairroll" / "api" / "static" / "verify.js",
+        ROOT / "service" / "fairroll" / "page" / "static" / "verify.js",
         VECTORS,
     )
     assert seen["good"]["seq"] is None and seen["good"]["root"] == ROOT_HASH, seen["good"]

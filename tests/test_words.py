@@ -11,7 +11,7 @@ import pytest
 from support import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
-WORDS = ROOT / "service" / "fairroll" / "api" / "static" / "words.js"
+WORDS = ROOT / "service" / "fairroll" / "page" / "static" / "words.js"
 EXAMPLES = ROOT / "service" / "fairroll" / "api" / "examples.json"
 SCRIPT = ROOT / "tests" / "js" / "describe_examples.mjs"
 

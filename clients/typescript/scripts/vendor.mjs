@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(dirname(fileURLToPath(import.meta.url)));
-const statics = join(here, "..", "..", "service", "fairroll", "api", "static");
+const statics = join(here, "..", "..", "service", "fairroll", "page", "static");
 mkdirSync(join(here, "src", "vendor"), { recursive: true });
 for (const name of ["verify.js", "words.js"]) {
   copyFileSync(join(statics, name), join(here, "src", "vendor", name));
