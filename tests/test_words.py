@@ -12,7 +12,7 @@ from support import run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ROOT / "service" / "fairroll" / "page" / "static" / "words.js"
-EXAMPLES = ROOT / "service" / "fairroll" / "api" / "examples.json"
+EXAMPLES = ROOT / "service" / "fairroll" / "spec" / "examples.json"
 SCRIPT = ROOT / "tests" / "js" / "describe_examples.mjs"
 
 
