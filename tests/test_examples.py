@@ -103,3 +103,21 @@ def test_the_audit_examples_hang_together() -> None:
     assert entry["outcome"] == roll["outcome"]
     assert by_name["verifyExport", "export"].response["ok"] is True
     assert by_name["verifyTable", "default"].response["ok"] is True
+
+
+def test_the_served_spec_keeps_each_operations_examples_in_order(client: httpx.Client) -> None:
+    """The table page starts an operation's form from its first request example: the
+    served document keeps examples.json's order (the committed one sorts its keys)."""
+    served = client.get("/schema/openapi.json").json()
+    order: dict[str, list[str]] = {}
+    for example in load_examples():
+        order.setdefault(example.operation, []).append(example.name)
+    checked = 0
+    for methods in served["paths"].values():
+        for operation in methods.values():
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            names = list((content or {}).get("examples", {}))
+            if names and operation["operationId"] in order:
+                assert names == order[operation["operationId"]], operation["operationId"]
+                checked += 1
+    assert checked >= 10

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,8 +23,27 @@ SERVERS = ("granian", "uvicorn")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fairroll", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_serve,
+        _add_openapi,
+        _add_retire_key,
+        _add_archive,
+        _add_open_epoch,
+        _add_certify_key,
+        _add_verify,
+    ):
+        add(commands.add_parser)
+    args = parser.parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
 
-    serve = commands.add_parser("serve", help="run the HTTP service")
+
+#: ``add_parser`` of the subcommands: each ``_add_*`` declares one and what it runs.
+AddParser = Callable[..., argparse.ArgumentParser]
+
+
+def _add_serve(add_parser: AddParser) -> None:
+    serve = add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default=os.environ.get("FAIRROLL_HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("FAIRROLL_PORT", "8000")))
     serve.add_argument(
@@ -45,14 +64,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path(os.environ.get("FAIRROLL_DATA_DIR", ".fairroll")),
         help="embedded Redis data and the development signing key (without REDIS_URL)",
     )
+    serve.set_defaults(run=lambda a: _serve(a.host, a.port, a.server, a.data_dir, a.workers))
 
-    openapi = commands.add_parser("openapi", help="print or write the OpenAPI spec")
+
+def _add_openapi(add_parser: AddParser) -> None:
+    openapi = add_parser("openapi", help="print or write the OpenAPI spec")
     openapi.add_argument("--output", "-o", type=Path, help="write here instead of stdout")
+    openapi.set_defaults(run=lambda a: _openapi(a.output))
 
-    keys = commands.add_parser("retire-key", help="retire a signing key (uses REDIS_URL)")
+
+def _add_retire_key(add_parser: AddParser) -> None:
+    keys = add_parser("retire-key", help="retire a signing key (uses REDIS_URL)")
     keys.add_argument("key_id", help="the key id, e.g. ed25519:9f3a00cc8670da8e")
+    keys.set_defaults(run=lambda a: _retire_key(a.key_id))
 
-    archive = commands.add_parser(
+
+def _add_archive(add_parser: AddParser) -> None:
+    archive = add_parser(
         "archive",
         help="export a table's entries through a seq, verify them, then trim them from "
         "Redis behind a signed base (uses REDIS_URL and the signing key)",
@@ -62,8 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     archive.add_argument(
         "--out", type=Path, required=True, help="the NDJSON file (its base goes beside it)"
     )
+    archive.set_defaults(run=lambda a: _archive(a.table, a.through, a.out))
 
-    epoch = commands.add_parser(
+
+def _add_open_epoch(add_parser: AddParser) -> None:
+    epoch = add_parser(
         "open-epoch",
         help="after a loss no restore undoes: record in the table's log that the seqs up to "
         "--resume-after are lost, and go on after them (uses REDIS_URL and the signing key)",
@@ -76,16 +107,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the highest seq acknowledged (the stopped servers' log lines name it)",
     )
     epoch.add_argument("--reason", required=True, help="what happened, for the players")
+    epoch.set_defaults(run=lambda a: _open_epoch(a.table, a.resume_after, a.reason))
 
-    certify = commands.add_parser(
+
+def _add_certify_key(add_parser: AddParser) -> None:
+    certify = add_parser(
         "certify-key", help="certify a new signing key with the root key (a key rotation)"
     )
     certify.add_argument("public_key", help="the new key's public key (base64, GET /v1/keys)")
     certify.add_argument(
         "--root-key-file", type=Path, required=True, help="the root's private key (PEM or seed)"
     )
+    certify.set_defaults(run=lambda a: _certify_key(a.public_key, a.root_key_file))
 
-    verify = commands.add_parser("verify", help="verify an NDJSON export offline")
+
+def _add_verify(add_parser: AddParser) -> None:
+    verify = add_parser("verify", help="verify an NDJSON export offline")
     verify.add_argument(
         "--root",
         help="the pinned root key id (its fingerprint, published out of band): keys are "
@@ -135,20 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="a roll's receipt kept earlier (JSON with seq and entry_hash) (repeatable)",
     )
+    verify.set_defaults(run=_run_verify)
 
-    args = parser.parse_args(argv)
-    if args.command == "serve":
-        return _serve(args.host, args.port, args.server, args.data_dir, args.workers)
-    if args.command == "openapi":
-        return _openapi(args.output)
-    if args.command == "retire-key":
-        return _retire_key(args.key_id)
-    if args.command == "archive":
-        return _archive(args.table, args.through, args.out)
-    if args.command == "open-epoch":
-        return _open_epoch(args.table, args.resume_after, args.reason)
-    if args.command == "certify-key":
-        return _certify_key(args.public_key, args.root_key_file)
+
+def _run_verify(args: argparse.Namespace) -> int:
     return _verify(
         args.file,
         args.keys,

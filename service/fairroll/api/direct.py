@@ -4,10 +4,10 @@ A roll's route is declared, documented and validated as every route is (its hand
 ``api.controllers.systems``, its body decoded by ``strict.strict_body``, its errors by
 ``problems.exception_handlers``). What a routed request then goes through in Litestar
 (its route's exception layer, the signature model and its kwargs, the data handler
-wrapping the handler's bytes in a ``Response``, then an ``ASGIResponse``) is a
-sixth of a roll's CPU in process (``docs/performance.md``, ``benchmarks/roll_cost.py``).
-Here the same handler function is called with the same ``Request`` and its bytes sent as they
-are, with what Litestar resolves for that handler from its layers: the same middleware
+wrapping the handler's bytes in a ``Response``, then an ``ASGIResponse``) is a part
+of a roll's CPU worth saving (``benchmarks/roll_cost.py``, ``docs/performance.md``).
+Here the same handler function is called with the same ``Request`` and its bytes are
+sent as they are, with what Litestar resolves for that handler from its layers: the same middleware
 (metrics, rate limit, timeout, compute relay), ``before_request`` hook and exception
 handlers; a handler that needs more is refused at startup (``_check``):
 
@@ -40,9 +40,9 @@ __all__ = ["DIRECT", "DirectRoutes"]
 DIRECT = "direct"
 
 _JSON = (b"content-type", b"application/json")
-#: A host header Litestar's router takes (its ``_asgi.utils``, as of 2.25: RFC 3986's
-#: reg-name, IP literal and port characters); ``tests/test_direct_routes.py`` sends hosts
-#: both ways, so a router that draws the line elsewhere fails it.
+#: A host header Litestar's router takes (RFC 3986's reg-name, IP literal and port
+#: characters). Litestar's own check is private (``_asgi.utils``); a hypothesis test in
+#: ``tests/test_direct_routes.py`` holds this copy to it, and fails if it moves or changes.
 _HOST = re.compile(rb"\A[0-9A-Za-z!$&'()*+,;=\-._~:\[\]@%]*\Z", re.IGNORECASE)
 
 

@@ -3,7 +3,9 @@
 ``examples.json`` (next to this module) lists, per ``operationId``, named examples:
 the request written by hand from a seed (quoted in ``source``) and the response a
 live server gave to it (``scripts/refresh_examples.py`` fills those in, and
-``tests/test_examples.py`` fails when the server's answer drifts from them).
+``tests/test_examples.py`` fails when the server's answer drifts from them). The spec
+keeps their order, and an operation's first example is the one the table page's form
+starts from.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@
 // dependency. A field the API adds shows up here without a change to the page.
 
 const ENVELOPE = new Set(["table", "dice", "session", "seed"]);
-// Where an operation has several worked examples, the one a GM starts from.
-const PREFERRED = { rollTributeTest: "plus-five-on-d6", rollTftContest: "roth-vs-sheena", rollStatSkillCheck: "sharpshooter" };
 const WORDS = {
   st: "ST (strength)", qk: "QK (quickness)", in: "IN (intelligence)", ma: "MA (magical ability)",
   mr: "MR (magical resistance)", max_hp: "Max HP", hp: "HP now", xp: "XP", xp_gained: "XP gained",
@@ -290,7 +288,8 @@ export function rollOperations(spec) {
     const schema = deref(spec, content.schema);
     if (!schema.properties?.table) continue;
     const examples = content.examples ?? {};
-    const chosen = examples[PREFERRED[post.operationId]] ?? Object.values(examples)[0];
+    // An operation's first worked example (spec/examples.json's order) is where a GM starts.
+    const chosen = Object.values(examples)[0];
     const odds = spec.paths[`${path}/odds`]?.post;
     operations.push({
       id: post.operationId,
