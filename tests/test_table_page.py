@@ -177,6 +177,13 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     # Forms that change shape: Tribute's optional opponent switched on in place of a
     # difficulty; a third fighter added (odds cover two), rolled, and removed by keyboard.
     by_hand = seen["byHand"]
+    # The page names no system by hand: labels are the spec's titles, and a store item's
+    # field suggests the names the store operation (found in the spec) answers.
+    assert {"ST (strength)", "MR (magical resistance)", "Max HP", "HP now (optional)"} <= set(
+        by_hand["labels"]
+    ), by_hand["labels"]
+    store = client.get("/v1/fast-battle/store").json()
+    assert by_hand["weapons"] == [weapon["name"] for weapon in store["weapons"]]
     assert by_hand["opponentDisabled"]
     # Odds take the roll's own input: a Test against an opponent has its odds too.
     assert by_hand["tributeOdds"].startswith("Exact odds of the input")

@@ -139,6 +139,13 @@ async function rolledEntry(page) {
 // opponent instead of a difficulty) and fighters added and removed (a battle of three).
 async function formsByHand(page) {
   const seen = {};
+  // Labels are the spec's titles; an item field suggests what the server's catalogue lists.
+  await page.selectOption("#mechanic", "rollFastBattleAttack");
+  await oddsReady(page);
+  seen.labels = await page.$$eval('label[for^="f-attacker-"]', (labels) => labels.map((l) => l.textContent));
+  seen.weapons = await page.$eval("#f-attacker-weapon", (input) =>
+    Array.from(input.list?.options ?? [], (option) => option.value));
+
   await page.selectOption("#mechanic", "rollTributeTest");
   await oddsReady(page);
   seen.opponentDisabled = await page.$eval("#f-opponent-rank", (input) => input.disabled);

@@ -68,6 +68,7 @@ TN = Annotated[
     msgspec.Meta(
         ge=1,
         le=60,
+        title="TN (target number)",
         description="Target Number: 5 routine, 10 probable, 15 possible, 20 damned unlikely, "
         "25 all but impossible.",
     ),

@@ -61,7 +61,10 @@ Talents = Annotated[
 DiceCount = Annotated[
     int,
     msgspec.Meta(
-        ge=1, le=20, description="An explicit number of dice instead of an attribute's // 3."
+        ge=1,
+        le=20,
+        title="Dice (instead of an attribute)",
+        description="An explicit number of dice instead of an attribute's // 3.",
     ),
 ]
 

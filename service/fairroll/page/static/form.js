@@ -4,18 +4,10 @@
 // dependency. A field the API adds shows up here without a change to the page.
 
 const ENVELOPE = new Set(["table", "dice", "session", "seed"]);
-const WORDS = {
-  st: "ST (strength)", qk: "QK (quickness)", in: "IN (intelligence)", ma: "MA (magical ability)",
-  mr: "MR (magical resistance)", max_hp: "Max HP", hp: "HP now", xp: "XP", xp_gained: "XP gained",
-  tn: "TN (target number)", af: "AF", frw: "FRW", frm: "FRM", sp: "SP", min_ma: "Minimum MA",
-  a: "Side A", b: "Side B", style_as: "Style as", heal_below: "Heal below HP",
-  cast_spell: "Cast spell", dice_count: "Dice (instead of an attribute)",
-};
-// Items the store sells, by the schema that describes them: a name field suggests these.
-const SHELVES = { Weapon: "weapons", Armor: "armor", Spell: "spells", Potion: "potions", Trinket: "trinkets" };
-
-export function labelOf(name) {
-  return WORDS[name] ?? name.charAt(0).toUpperCase() + name.slice(1).replaceAll("_", " ");
+// A field's label is its title in the spec (the seed's words: "ST (strength)"), else its
+// name in words.
+export function labelOf(name, raw = {}) {
+  return raw.title ?? name.charAt(0).toUpperCase() + name.slice(1).replaceAll("_", " ");
 }
 
 function element(tag, attributes = {}, ...children) {
@@ -53,8 +45,8 @@ function classify(spec, raw) {
   if (schema.oneOf) {
     const options = schema.oneOf;
     const nullable = options.some((o) => o.type === "null");
-    const shelf = options.map(refName).find((name) => SHELVES[name]);
-    if (shelf && options.some((o) => o.type === "string")) return { kind: "item", shelf: SHELVES[shelf], nullable };
+    const shelf = options.map(refName).find(Boolean);
+    if (shelf && options.some((o) => o.type === "string")) return { kind: "item", shelf, nullable };
     const real = options.filter((o) => o.type !== "null");
     if (real.length === 1) {
       const inner = classify(spec, real[0]);
@@ -78,7 +70,7 @@ function classify(spec, raw) {
 function field(context, name, raw, value, { path, required, description }) {
   const kind = classify(context.spec, raw);
   const id = `f-${path.join("-")}`;
-  const label = labelOf(name);
+  const label = labelOf(name, raw);
   const hint = description ?? deref(context.spec, raw).description;
   const hintId = hint ? `${id}-hint` : undefined;
   const wrap = (control, { inline = false } = {}) => {
@@ -129,9 +121,9 @@ function field(context, name, raw, value, { path, required, description }) {
       return { node: wrap(input, { inline: true }), read: () => input.checked };
     }
     case "object":
-      return objectField(context, name, kind.schema, value, { path, required, hint });
+      return objectField(context, label, kind.schema, value, { path, required, hint });
     case "list":
-      return listField(context, name, kind, value, { path, required, hint });
+      return listField(context, label, kind, value, { path, required, hint });
     default:
       return null;  // not shown: the API takes it, the page leaves it at its default
   }
@@ -146,8 +138,8 @@ function validPattern(pattern) {
   }
 }
 
-function objectField(context, name, schema, value, { path, required, hint }) {
-  const legend = element("legend", {}, labelOf(name));
+function objectField(context, label, schema, value, { path, required, hint }) {
+  const legend = element("legend", {}, label);
   const box = element("fieldset", { class: "object" }, legend);
   if (hint) box.append(element("small", {}, hint));
   const inner = objectFields(context, schema, value ?? {}, path);
@@ -163,7 +155,7 @@ function objectField(context, name, schema, value, { path, required, hint }) {
     }
   };
   toggle.addEventListener("change", sync);
-  legend.replaceChildren(toggle, " ", element("label", { for: id }, `${labelOf(name)} (optional)`));
+  legend.replaceChildren(toggle, " ", element("label", { for: id }, `${label} (optional)`));
   queueMicrotask(sync);
   return { node: box, read: () => (toggle.checked ? inner.read() : undefined) };
 }
@@ -189,12 +181,11 @@ function objectFields(context, schema, value, path, skip = new Set()) {
   };
 }
 
-function listField(context, name, kind, value, { path, required, hint }) {
+function listField(context, label, kind, value, { path, required, hint }) {
   const items = deref(context.spec, kind.items);
   const itemKind = classify(context.spec, kind.items);
-  const label = labelOf(name);
   const start = Array.isArray(value) ? value : [];
-  if (itemKind.kind === "object") return repeatedField(context, name, kind, items, start, { path, hint });
+  if (itemKind.kind === "object") return repeatedField(context, label, kind, items, start, { path, hint });
   if (itemKind.kind === "choice" && kind.maxItems && kind.minItems === kind.maxItems && kind.maxItems <= 6) {
     // A fixed number of picks (three bonus attributes): one select each.
     const box = element("fieldset", { class: "picks" }, element("legend", {}, label));
@@ -232,8 +223,7 @@ function listField(context, name, kind, value, { path, required, hint }) {
   };
 }
 
-function repeatedField(context, name, kind, items, start, { path, hint }) {
-  const label = labelOf(name);
+function repeatedField(context, label, kind, items, start, { path, hint }) {
   const one = label.replace(/s$/, "").toLowerCase();
   const box = element("fieldset", { class: "repeated" }, element("legend", {}, label));
   if (hint) box.append(element("small", {}, hint));
@@ -307,19 +297,54 @@ export function rollOperations(spec) {
 
 // The fields of one mechanic's form, started from the seed's example (its supplied dice
 // and seed left out: the page rolls fresh dice unless the GM types a seed).
-export function mechanicForm(spec, operation, store) {
+export function mechanicForm(spec, operation, shelves) {
   const context = { spec, counter: 0 };
   const skip = new Set(ENVELOPE);
   for (const [name, needs] of Object.entries(operation.schema.dependentRequired ?? {})) {
     if (needs.some((other) => ENVELOPE.has(other))) skip.add(name);  // only with supplied dice
   }
   const fields = objectFields(context, operation.schema, operation.example, [], skip);
-  const shelves = Object.values(SHELVES).map((shelf) => {
-    const list = element("datalist", { id: `shelf-${shelf}` });
-    for (const item of store?.[shelf] ?? []) list.append(element("option", { value: item.name }));
+  const lists = Object.entries(shelves).map(([item, names]) => {
+    const list = element("datalist", { id: `shelf-${item}` });
+    for (const name of names) list.append(element("option", { value: name }));
     return list;
   });
-  return { nodes: [...fields.nodes, ...shelves], read: fields.read };
+  return { nodes: [...fields.nodes, ...lists], read: fields.read };
+}
+
+// The names a field that takes an item or its name suggests: { Weapon: ["Dagger", ...] }.
+// An item schema's names come from the catalogue the server publishes for it, found in the
+// spec: a GET without parameters whose answer lists items of that schema (as the Fast
+// Battle store lists weapons under `weapons`). Each catalogue is fetched once.
+export async function loadShelves(spec) {
+  const wanted = new Set();
+  const visit = (node) => {
+    if (!node || typeof node !== "object") return;
+    const options = node.oneOf ?? [];
+    if (options.some((o) => o.type === "string")) for (const o of options) if (refName(o)) wanted.add(refName(o));
+    for (const child of Object.values(node)) visit(child);
+  };
+  visit(spec.components?.schemas);
+  const found = [];
+  for (const [path, methods] of Object.entries(spec.paths)) {
+    const get = methods.get;
+    const schema = get?.responses?.["200"]?.content?.["application/json"]?.schema;
+    if (!schema || get.parameters?.length) continue;
+    for (const [property, raw] of Object.entries(deref(spec, schema).properties ?? {})) {
+      const item = raw.type === "array" ? refName(raw.items ?? {}) : undefined;
+      if (item && wanted.has(item)) found.push({ path, property, item });
+    }
+  }
+  const answers = new Map();
+  for (const { path } of found) {
+    if (!answers.has(path)) answers.set(path, fetch(path).then((r) => (r.ok ? r.json() : {})).catch(() => ({})));
+  }
+  const shelves = {};
+  for (const { path, property, item } of found) {
+    const listed = (await answers.get(path))[property] ?? [];
+    shelves[item] = [...(shelves[item] ?? []), ...listed.map((entry) => entry.name).filter(Boolean)];
+  }
+  return shelves;
 }
 
 // The odds request for a roll body: the fields the odds operation takes, nothing else.

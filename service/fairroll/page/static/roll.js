@@ -1,7 +1,7 @@
 // The roll panel: pick a mechanic, fill its form (built from the spec, started from the
 // seed's example), see the exact odds of the current input beside it, and roll on this
 // page's table. The new entry arrives in the list below like any other, verified.
-import { controlFor, mechanicForm, oddsBody, rollOperations } from "./form.js";
+import { controlFor, loadShelves, mechanicForm, oddsBody, rollOperations } from "./form.js";
 import { charts, drawCharts } from "./odds.js";
 import { describe } from "./words.js";
 
@@ -17,11 +17,11 @@ export async function startRollPanel({ table, onRolled }) {
   const button = form.querySelector("button[type=submit]");
 
   // The systems and their mechanics as the server declares them (GET /v1/systems).
-  const [spec, store, listed] = await Promise.all([
+  const [spec, listed] = await Promise.all([
     fetch("/schema/openapi.json").then((r) => r.json()),
-    fetch("/v1/fast-battle/store").then((r) => (r.ok ? r.json() : null)),
     fetch("/v1/systems").then((r) => r.json()),
   ]);
+  const shelves = await loadShelves(spec);
   const operations = rollOperations(spec);
   for (const system of listed.systems) {
     const group = document.createElement("optgroup");
@@ -39,7 +39,7 @@ export async function startRollPanel({ table, onRolled }) {
   function choose(id) {
     current = operations.find((o) => o.id === id) ?? operations[0];
     select.value = current.id;
-    const made = mechanicForm(spec, current, store);
+    const made = mechanicForm(spec, current, shelves);
     current.read = made.read;
     fields.replaceChildren(...made.nodes);
     said.replaceChildren();

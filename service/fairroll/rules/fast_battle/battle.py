@@ -41,8 +41,8 @@ class Tactic(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     """What a fighter does each turn: drink a healing potion below ``heal_below`` HP; else
     cast ``cast_spell`` when able; else attack with the weapon."""
 
-    heal_below: Annotated[int, msgspec.Meta(ge=1, le=999)] | None = None
-    cast_spell: SpellRef | None = None
+    heal_below: Annotated[int, msgspec.Meta(ge=1, le=999, title="Heal below HP")] | None = None
+    cast_spell: Annotated[SpellRef, msgspec.Meta(title="Cast spell")] | None = None
 
 
 class Combatant(Fighter, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -11,9 +11,13 @@ from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle.sheet import (
     Attribute,
     Fighter,
+    Intelligence,
+    MagicalAbility,
+    MagicalResistance,
     PotionRef,
-    Score,
+    Quickness,
     SpellRef,
+    Strength,
     TrinketRef,
     _flip,
     _spell_item,
@@ -24,11 +28,11 @@ from fairroll.rules.vocabulary import Name
 
 
 class Allocation(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    st: Score = 0
-    qk: Score = 0
-    in_: Score = msgspec.field(name="in", default=0)
-    ma: Score = 0
-    mr: Score = 0
+    st: Strength = 0
+    qk: Quickness = 0
+    in_: Intelligence = msgspec.field(name="in", default=0)
+    ma: MagicalAbility = 0
+    mr: MagicalResistance = 0
 
     def total(self) -> int:
         return self.st + self.qk + self.in_ + self.ma + self.mr

@@ -34,7 +34,7 @@ class Weapon(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     """AF: attack flips. Some need ST, QK or a level; two-handed ones stop spellcasting."""
 
     name: ItemName
-    af: Flips
+    af: Annotated[Flips, msgspec.Meta(title="AF (attack flips)")]
     hands: Literal[1, 2] = 1
     min_st: Small = 0
     min_qk: Small = 0
@@ -46,8 +46,8 @@ class Armor(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     """FRW/FRM: flips resisting weapons and magic; it slows (QK) and dulls magic (MA)."""
 
     name: ItemName
-    frw: Flips
-    frm: Flips
+    frw: Annotated[Flips, msgspec.Meta(title="FRW (flips resisting weapons)")]
+    frm: Annotated[Flips, msgspec.Meta(title="FRM (flips resisting magic)")]
     qk_penalty: Small = 0
     ma_penalty: Small = 0
     price: Price = 0
@@ -103,7 +103,7 @@ class Spell(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     """SP: spell penetration flips. Needs MA >= min_ma; its effect here is damage."""
 
     name: ItemName
-    sp: Annotated[int, msgspec.Meta(ge=1, le=20)]
-    min_ma: Small
+    sp: Annotated[int, msgspec.Meta(ge=1, le=20, title="SP (spell penetration)")]
+    min_ma: Annotated[Small, msgspec.Meta(title="Minimum MA")]
     damage: Annotated[int, msgspec.Meta(ge=0, le=100)]
     price: Price = 0

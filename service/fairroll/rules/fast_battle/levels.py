@@ -26,7 +26,7 @@ class LevelUp(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     across all levels gained), +3 HP and one flip per ST for extra HP."""
 
     character: Sheet
-    xp_gained: XpText = "0"
+    xp_gained: Annotated[XpText, msgspec.Meta(title="XP gained")] = "0"
     assign: Annotated[list[Attribute], msgspec.Meta(max_length=400)] = msgspec.field(
         default_factory=list
     )

@@ -30,8 +30,14 @@ MAX_HP = 999
 #: most 40 a turn, so about a hundred turns of the hardest hitters, a reply of ~200 KB.
 MAX_BATTLE_COINS = 4000
 Score = Annotated[int, msgspec.Meta(ge=0, le=MAX_SCORE)]
+#: The five attributes, each titled in the seed's words (the page labels its fields so).
+Strength = Annotated[Score, msgspec.Meta(title="ST (strength)")]
+Quickness = Annotated[Score, msgspec.Meta(title="QK (quickness)")]
+Intelligence = Annotated[Score, msgspec.Meta(title="IN (intelligence)")]
+MagicalAbility = Annotated[Score, msgspec.Meta(title="MA (magical ability)")]
+MagicalResistance = Annotated[Score, msgspec.Meta(title="MR (magical resistance)")]
 Level = Annotated[int, msgspec.Meta(ge=1, le=MAX_LEVEL)]
-HP = Annotated[int, msgspec.Meta(ge=0, le=MAX_HP)]
+HP = Annotated[int, msgspec.Meta(ge=0, le=MAX_HP, title="HP now")]
 XpText = Annotated[
     str,
     msgspec.Meta(
@@ -52,13 +58,13 @@ class Sheet(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
     name: Name
     level: Level = 1
-    xp: XpText = "0"
-    st: Score
-    qk: Score
-    in_: Score = msgspec.field(name="in")
-    ma: Score
-    mr: Score
-    max_hp: Annotated[int, msgspec.Meta(ge=1, le=MAX_HP)]
+    xp: Annotated[XpText, msgspec.Meta(title="XP")] = "0"
+    st: Strength
+    qk: Quickness
+    in_: Intelligence = msgspec.field(name="in")
+    ma: MagicalAbility
+    mr: MagicalResistance
+    max_hp: Annotated[int, msgspec.Meta(ge=1, le=MAX_HP, title="Max HP")]
 
 
 class Fighter(Sheet, frozen=True, kw_only=True, forbid_unknown_fields=True):
