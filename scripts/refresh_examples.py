@@ -92,7 +92,7 @@ def first_events(http: httpx.Client, url: str, query: dict[str, Any], count: int
 
 def main() -> None:
     examples: list[dict[str, Any]] = json.loads(EXAMPLES_PATH.read_text())
-    spec = create_app(Settings()).openapi_schema
+    spec = create_app(Settings(ephemeral_key=True)).openapi_schema
     operations = {op: (method, path) for op, (method, path, _) in operations_by_id(spec).items()}
     with (
         tempfile.TemporaryDirectory() as tmp,

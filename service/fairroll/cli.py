@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fairroll.audit import AuditStore, Checkpoint, VerifyReport
+    from fairroll.api.settings import Settings
+    from fairroll.audit import AuditStore, Checkpoint, Signer, VerifyReport
 
 __all__ = ["main"]
 
@@ -29,6 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _add_retire_key,
         _add_archive,
         _add_open_epoch,
+        _add_new_key,
         _add_certify_key,
         _add_verify,
     ):
@@ -108,6 +110,14 @@ def _add_open_epoch(add_parser: AddParser) -> None:
     )
     epoch.add_argument("--reason", required=True, help="what happened, for the players")
     epoch.set_defaults(run=lambda a: _open_epoch(a.table, a.resume_after, a.reason))
+
+
+def _add_new_key(add_parser: AddParser) -> None:
+    new = add_parser("new-key", help="make an Ed25519 signing key; print its key id and public key")
+    new.add_argument(
+        "--out", type=Path, help="write the private key (PEM) here, mode 0600 (else stdout)"
+    )
+    new.set_defaults(run=lambda a: _new_key(a.out))
 
 
 def _add_certify_key(add_parser: AddParser) -> None:
@@ -192,6 +202,15 @@ def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) 
     from fairroll.redis_server import RedisServer  # noqa: PLC0415 - only serve needs it
 
     if os.environ.get("REDIS_URL"):
+        from fairroll.api.settings import Settings  # noqa: PLC0415
+
+        try:
+            signer = server_signer(Settings.from_env())
+        except ValueError as exc:  # a setting that does not parse names itself
+            signer = str(exc)
+        if isinstance(signer, str):
+            print(f"fairroll: cannot start: {signer}", file=sys.stderr)
+            return 2
         run_server(APP_FACTORY, host, port, server, workers)
         return 0
     embedded = RedisServer(data_dir / "redis").start()
@@ -269,6 +288,31 @@ def _retire_key(key_id: str) -> int:
     return asyncio.run(retire())
 
 
+def _new_key(out: Path | None) -> int:
+    """A new key: its PEM to ``out`` (never over a file) or stdout, what to pin to stderr."""
+    from fairroll.audit.checkpoint import note_key  # noqa: PLC0415
+    from fairroll.audit.signing import Signer  # noqa: PLC0415
+
+    signer = Signer.generate()
+    pem = signer.private_pem()
+    if out is None:
+        sys.stdout.write(pem.decode())
+    else:
+        try:
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            print(f"error: {out} exists; a key is never written over", file=sys.stderr)
+            return 2
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+    log_name = os.environ.get("FAIRROLL_LOG_NAME", "fairroll").strip() or "fairroll"
+    public = signer.public_key.public_key
+    print(f"key_id: {signer.key_id}", file=sys.stderr)
+    print(f"public_key: {public}", file=sys.stderr)
+    print(f"note_key: {note_key(log_name, public)}", file=sys.stderr)
+    return 0
+
+
 def _certify_key(public_key: str, root_key_file: Path) -> int:
     """Print the root's certificate of a new signing key: FAIRROLL_KEY_CERTIFICATE."""
     import msgspec  # noqa: PLC0415
@@ -296,7 +340,7 @@ def openapi_text() -> str:
     from fairroll.spec.openapi import finished_document  # noqa: PLC0415
 
     # The document create_app finished (spec.openapi.publish), as /schema/openapi.json serves it.
-    spec = finished_document(create_app(Settings()))
+    spec = finished_document(create_app(Settings(ephemeral_key=True)))
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -304,19 +348,42 @@ def _operator_store() -> AuditStore | int:
     """The audit store named by REDIS_URL, signing with the server's key (for operator
     commands); or the exit status 2 with a message, without REDIS_URL."""
     from fairroll.api.settings import Settings  # noqa: PLC0415
-    from fairroll.audit import AuditStore, connect_redis, load_signer  # noqa: PLC0415
+    from fairroll.audit import AuditStore, connect_redis  # noqa: PLC0415
 
     if not os.environ.get("REDIS_URL"):
         print("error: set REDIS_URL to the audit store", file=sys.stderr)
         return 2
     settings = Settings.from_env()
-    signer = load_signer(
-        key=settings.signing_key,
-        key_file=settings.signing_key_file,
-        dev_dir=settings.dev_key_dir,
-        certificate=settings.key_certificate,
-    )
+    signer = server_signer(settings)
+    if isinstance(signer, str):
+        print(f"error: {signer}", file=sys.stderr)
+        return 2
     return AuditStore(connect_redis(settings.redis_url, 10.0), signer)
+
+
+def server_signer(settings: Settings) -> Signer | str:
+    """The server's signer as its settings name it, or why it cannot be loaded (naming the
+    variable to mend): every process of one server, and every operator command that
+    writes to its log, signs with that one key."""
+    from fairroll.audit import load_signer  # noqa: PLC0415
+    from fairroll.audit.signing import KeyNotConfiguredError  # noqa: PLC0415
+
+    try:
+        return load_signer(
+            key=settings.signing_key,
+            key_file=settings.signing_key_file,
+            dev_dir=settings.dev_key_dir,
+            certificate=settings.key_certificate,
+        )
+    except KeyNotConfiguredError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"FAIRROLL_SIGNING_KEY_FILE {settings.signing_key_file}: {exc.strerror or exc}"
+    except (ValueError, TypeError) as exc:
+        if settings.key_certificate and "certificate" in str(exc):
+            return f"FAIRROLL_KEY_CERTIFICATE: {exc}"
+        where = "FAIRROLL_SIGNING_KEY" if settings.signing_key else "FAIRROLL_SIGNING_KEY_FILE"
+        return f"{where} holds no Ed25519 key (PEM, or a 32-byte seed in base64): {exc}"
 
 
 def _open_epoch(table: str, resume_after: int, reason: str) -> int:

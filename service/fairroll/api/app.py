@@ -106,6 +106,7 @@ def create_app(settings: Settings) -> Litestar:
         key_file=settings.signing_key_file,
         dev_dir=settings.dev_key_dir,
         certificate=settings.key_certificate,
+        ephemeral=settings.ephemeral_key,
     )
     app = FairrollApp(
         route_handlers=_routes(systems),

@@ -20,6 +20,8 @@ class Settings:
     ``redis_url``: the audit store (``redis://``, ``rediss://`` or ``unix://``).
     ``signing_key`` / ``signing_key_file``: the Ed25519 key (PEM or base64 seed).
     ``dev_key_dir``: where a development key is created and kept when no key is given.
+    ``ephemeral_key``: without any of them, sign with a key of this process's own instead
+    of refusing to start (only for an app that signs nothing the log keeps: the spec).
     ``max_body_bytes``: the largest request body accepted (413 beyond).
     ``default_table_open``: anonymous rolls may use the ``default`` table.
     ``rate_limit``: a client's token bucket: its size, and what it refills a minute (0:
@@ -55,6 +57,7 @@ class Settings:
     signing_key: str | None = None
     signing_key_file: Path | None = None
     dev_key_dir: Path | None = None
+    ephemeral_key: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redis_timeout_seconds: float = 2.0
     default_table_open: bool = True

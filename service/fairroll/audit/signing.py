@@ -25,7 +25,9 @@ from fairroll.audit.entry import (
 
 __all__ = [
     "CERTIFICATE_CONTEXT",
+    "NO_KEY",
     "KeyCertificate",
+    "KeyNotConfiguredError",
     "PublicKey",
     "Signer",
     "certificate_message",
@@ -51,6 +53,9 @@ class PublicKey(msgspec.Struct, frozen=True, kw_only=True):
     not_after: str | None = None
     #: The key as signed-note tools take it (checkpoints): ``name+hash+base64``.
     note_key: str | None = None
+    #: The root's certificate of the key (a root certifies itself), so a verifier trusts a
+    #: rotated key from the pinned root alone, even on a table that has not logged it yet.
+    certificate: KeyCertificate | None = None
 
 
 #: What a root key signs to certify a signing key: this, the key id, a newline, the base64
@@ -140,20 +145,37 @@ def key_id_of(raw_public_key: bytes) -> str:
     return "ed25519:" + hashlib.sha256(raw_public_key).hexdigest()[:16]
 
 
+#: Why a process without a key refuses to start (or to write to the log).
+NO_KEY = (
+    "no signing key: set FAIRROLL_SIGNING_KEY (an Ed25519 key: PEM, or its 32-byte seed in "
+    "base64) or FAIRROLL_SIGNING_KEY_FILE (a file holding one); every process of one server "
+    "signs and verifies with that one key. 'fairroll new-key' makes one."
+)
+
+
+class KeyNotConfiguredError(ValueError):
+    """No signing key is configured, and an ephemeral one was not asked for: each process
+    would sign under its own root, and none of them could verify the others' entries."""
+
+    def __init__(self) -> None:
+        super().__init__(NO_KEY)
+
+
 def load_signer(
     *,
     key: str | None,
     key_file: Path | None,
     dev_dir: Path | None,
     certificate: str | None = None,
+    ephemeral: bool = False,
 ) -> Signer:
     """Load the signing key, in this order of preference.
 
     ``key``: a PEM (PKCS#8) private key, or the 32-byte Ed25519 seed in base64.
     ``key_file``: a file holding either form. ``dev_dir``: read or create
     ``signing-key.pem`` there (development: beside the embedded Redis data).
-    With none of them, an ephemeral key is generated: it is still published in
-    Redis, so entries it signed keep verifying after a restart. ``certificate``: the
+    With none of them, ``KeyNotConfiguredError``; or, with ``ephemeral`` (a process
+    that signs nothing the log keeps, as writing the spec), a key of its own. ``certificate``: the
     JSON of a root's ``KeyCertificate`` of the key (a rotated key); without it the key
     is a root, certified by itself.
     """
@@ -172,7 +194,9 @@ def load_signer(
         with os.fdopen(fd, "wb") as handle:
             handle.write(signer.private_pem())
         return signer
-    return Signer.generate()
+    if ephemeral:
+        return Signer.generate()
+    raise KeyNotConfiguredError
 
 
 def seal(draft: Draft, head: Head, signer: Signer, time: str, *, publish: bool = False) -> Entry:

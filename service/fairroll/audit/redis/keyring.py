@@ -26,9 +26,18 @@ class KeyRing:
         self.published = False
 
     async def publish(self) -> None:
-        """Publish this server's public key so any replica can serve it (first use kept)."""
-        key = msgspec.structs.replace(self.signer.public_key, not_before=now_rfc3339())
-        await self.redis.hsetnx(KEYS_HASH, self.signer.key_id, _encoder.encode(key))
+        """Publish this server's public key and its root's certificate so any replica can
+        serve them (first use kept; a key published before certificates were gains its)."""
+        certificate = self.signer.certificate
+        key = msgspec.structs.replace(
+            self.signer.public_key, not_before=now_rfc3339(), certificate=certificate
+        )
+        if not await self.redis.hsetnx(KEYS_HASH, self.signer.key_id, _encoder.encode(key)):
+            raw = await self.redis.hget(KEYS_HASH, self.signer.key_id)
+            kept = msgspec.json.decode(raw, type=PublicKey) if raw is not None else key
+            if kept.certificate is None:
+                kept = msgspec.structs.replace(kept, certificate=certificate)
+                await self.redis.hset(KEYS_HASH, self.signer.key_id, _encoder.encode(kept))
         self.published = True
 
     async def retire(self, key_id: str) -> PublicKey | None:
