@@ -8,7 +8,9 @@ deterministic, so the files come out byte for byte the same each time:
 
     keys.json             GET /v1/keys as a server with the vector key answers it
     log.ndjson            a table's log, format 2: a drawn, a chosen and a supplied roll;
-                          a seed session's commitment, two committed rolls and its reveal
+                          a seed session's commitment, two committed rolls and its reveal;
+                          a hash-chain session of two links for Roth, two rolls, its
+                          renewal and a third roll on the next chain
     checkpoint.json       the signed checkpoint of the whole log (its "text" is the note)
     proofs.json           inclusion proofs of every entry in that tree, consistency
                           proofs from every smaller size, and the root at every size
@@ -31,6 +33,7 @@ from fairroll.audit import merkle
 from fairroll.audit.checkpoint import note_key, sign_checkpoint
 from fairroll.audit.entry import (
     COMMIT_MECHANIC,
+    RENEW_MECHANIC,
     REVEAL_MECHANIC,
     Draft,
     Entry,
@@ -42,6 +45,7 @@ from fairroll.audit.entry import (
     leaf_hash,
 )
 from fairroll.audit.signing import load_signer, seal
+from fairroll.chain import HashChain
 from fairroll.randomness import SeededDice, SuppliedDice, commitment_of, committed_seed
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
 
@@ -53,6 +57,9 @@ TIME = "2026-12-01T00:00:00.000Z"
 DRAWN = "6fc8e2f6f33f369a144f83c10ade9c8d3a8096bc2038012a4e064e700abd6403"
 SERVER_SEED = "a3f1c0de" * 8
 SEED_ID = "sVectorsSession01"
+#: The hash-chain session: two chains of two links, from these last links.
+CHAIN_ID = "sVectorsChain0001"
+CHAIN_LASTS = ("c4a1" * 16, "5eed" * 16)
 
 
 def contest(source: SeededDice | SuppliedDice) -> tuple[Contest, Any]:
@@ -107,12 +114,58 @@ def build() -> list[Entry]:
             },
         )
     )
+    drafts += chain_drafts()
     entries, head = [], Head.empty()
     for index, draft in enumerate(drafts):
         entry = seal(draft, head, signer, TIME, publish=index == 0)
         entries.append(entry)
         head = Head(entry.seq, entry.entry_hash)
     return entries
+
+
+def chain_drafts() -> list[Draft]:
+    """A hash-chain session: its commitment, two rolls, its renewal, one more roll."""
+    first, second = (HashChain(last, 2) for last in CHAIN_LASTS)
+    drafts = [
+        statement(
+            COMMIT_MECHANIC,
+            {
+                "seed_id": CHAIN_ID,
+                "kind": "chain",
+                "commitment": first.anchor,
+                "length": 2,
+                "first_nonce": 1,
+                "player": "Roth",
+            },
+        )
+    ]
+    for nonce, chain, start in ((1, first, 1), (2, first, 1), (3, second, 3)):
+        if nonce == 3:
+            drafts.append(
+                statement(
+                    RENEW_MECHANIC,
+                    {
+                        "seed_id": CHAIN_ID,
+                        "kind": "chain",
+                        "commitment": second.anchor,
+                        "length": 2,
+                        "first_nonce": 3,
+                        "previous": first.anchor,
+                    },
+                )
+            )
+        link = chain.link(nonce - start + 1)
+        session = Session(
+            seed_id=CHAIN_ID,
+            commitment=chain.anchor,
+            client_seed="roth-device",
+            nonce=nonce,
+            link=link,
+            first_nonce=start,
+        )
+        dice = SeededDice(committed_seed(link, "roth-device", nonce))
+        drafts.append(roll_draft(dice, "committed", session=session))
+    return drafts
 
 
 def resigned(entries: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
@@ -140,6 +193,8 @@ def tampered(log: list[dict[str, Any]]) -> dict[str, tuple[list[Any], int, str]]
     duplicated[2] = duplicated[2][:-1] + ',"seq":3}'
     not_drawn = copy.deepcopy(log)
     not_drawn[1]["source"] = "drawn"  # a chosen seed passed off as drawn
+    ground = copy.deepcopy(log)  # the operator's own link for Roth's second chain roll
+    ground[9]["session"]["link"] = "ab" * 32
     return {
         "edited-outcome": (edited, 2, "entry_hash does not match"),
         "die-rehashed-and-resigned": (resigned(rehashed_die, 1), 2, "does not derive"),
@@ -147,6 +202,7 @@ def tampered(log: list[dict[str, Any]]) -> dict[str, tuple[list[Any], int, str]]
         "nonce-skipped-and-resigned": (resigned(skipped, 4), 5, "nonce 1 of seed session"),
         "chosen-relabelled-drawn": (resigned(not_drawn, 1), 2, "not drawn"),
         "duplicate-key": (duplicated, 3, "twice"),
+        "chain-link-ground-and-resigned": (resigned(ground, 9), 10, "does not hash"),
     }
 
 
@@ -162,6 +218,7 @@ def main() -> None:
             {
                 **msgspec.to_builtins(signer.public_key),
                 "note_key": note_key("fairroll", signer.public_key.public_key),
+                "certificate": msgspec.to_builtins(signer.certificate),
             }
         ],
     }

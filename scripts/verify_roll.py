@@ -59,6 +59,40 @@ SESSION_ROW = re.compile(
 )
 
 
+#: What each source proves, and what a refusing server can do: the words of
+#: fairroll.audit.verify (tests/test_verify_roll_script.py holds the two equal).
+WHAT_IT_PROVES = {
+    "drawn": "fair if the operator is honest: the server drew the seed after it saw the "
+    "request, so a dishonest operator could have drawn again until it liked the dice, "
+    "unseen; roll in a seed session to take that power away",
+    "chosen": "reproducible, not fair: the caller chose the seed and could have tried "
+    "many before this one",
+    "committed": "fair: the server committed to its seeds (a hash chain's anchor, or a "
+    "server seed's SHA-256) before the player's client seed was known, and the nonces "
+    "run without a gap",
+    "supplied": "rolled elsewhere: fairroll only adjudicated these dice",
+    "seeded": "version 1: drawn or chosen (who chose the seed is not recorded)",
+}
+SELECTIVE_REFUSAL = (
+    "a server can refuse a roll in a seed session, but not change its dice: refused, the "
+    "same nonce and client seed give the same dice when it is made; a selective refusal "
+    "shows as the same nonce and client seed refused again and again"
+)
+CHAIN_DOMAIN = b"fairroll/chain/v1"
+
+
+def chain_previous(link: str, steps: int = 1) -> str:
+    """A hash chain's link ``steps`` before ``link``: SHA-256(domain || link bytes), again."""
+    raw = bytes.fromhex(link)
+    for _ in range(steps):
+        raw = hashlib.sha256(CHAIN_DOMAIN + raw).digest()
+    return raw.hex()
+
+
+def is_link(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and not set(value) - set("0123456789abcdef")
+
+
 def committed_seed(server_seed: str, client_seed: str, nonce: int) -> str:
     return f"{server_seed}:{client_seed}:{nonce}"
 
@@ -165,9 +199,10 @@ def check_export(path: Path) -> int:
         f"OK: {summary['entries']} entries; Merkle root {summary['merkle_root']}; "
         f"head {summary['head']}"
     )
-    print("sources: " + ", ".join(f"{n} {k}" for k, n in sorted(sources.items())))
-    if sources.get("chosen"):
-        print("chosen seeds: reproducible, not fair (the caller could have ground them)")
+    for source, count in sorted(sources.items()):
+        print(f"{count} {source} roll(s): {WHAT_IT_PROVES.get(source, source)}")
+    if sources.get("committed"):
+        print(f"refusals: {SELECTIVE_REFUSAL}")
     if summary["pending"]:
         print(f"{summary['pending']} committed roll(s) wait for their session's reveal")
     print("signatures NOT checked (the standard library has no Ed25519): use fairroll verify")
@@ -234,7 +269,10 @@ def check_v2(
     if entry["v"] == 1:
         return
     check_keys(entry, published, retired)
-    if entry["mechanic"] in ("session.commit", "session.reveal") or entry["source"] == "committed":
+    if (
+        entry["mechanic"] in ("session.commit", "session.renew", "session.reveal")
+        or entry["source"] == "committed"
+    ):
         check_session(entry, sessions)
     else:
         check_roll(entry, policy)
@@ -263,49 +301,104 @@ def check_keys(entry: dict[str, Any], published: set[str], retired: dict[str, in
 
 
 def check_session(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
-    """Commitment first, nonces 1, 2, 3 ... without a gap, then the reveal re-derives."""
-    seq, mechanic = entry["seq"], entry["mechanic"]
-    request = entry.get("request") or {}
-    if mechanic == "session.commit":
-        if request["seed_id"] in sessions:
-            raise LogError(seq, "a seed session is committed twice")
-        sessions[request["seed_id"]] = {
-            "commitment": request["commitment"],
-            "nonce": 0,
-            "revealed": False,
-            "pending": [],
-        }
-    elif mechanic == "session.reveal":
-        session = sessions.get(request["seed_id"])
-        if session is None or session["revealed"]:
-            raise LogError(seq, "a reveal of a session not committed (or already revealed)")
-        server_seed = request["server_seed"]
-        if hashlib.sha256(server_seed.encode()).hexdigest() != session["commitment"]:
-            raise LogError(seq, "the revealed server seed does not match the commitment")
-        if request["rolls"] != session["nonce"]:
-            raise LogError(seq, "the reveal counts another number of rolls than the log holds")
-        session["revealed"] = True
-        for roll in session["pending"]:
-            ref = roll["session"]
-            key = committed_seed(server_seed, ref["client_seed"], ref["nonce"]).encode()
-            check_dice(roll["seq"], key, roll["dice"])
-        session["pending"] = []
+    """Commitment first, nonces 1, 2, 3 ... without a gap; a hash chain's rolls each
+    reveal the link before the last one revealed, a commit-reveal's re-derive at the reveal."""
+    check = {
+        "session.commit": check_commit,
+        "session.renew": check_renew,
+        "session.reveal": check_reveal,
+    }.get(entry["mechanic"], check_session_roll)
+    check(entry, sessions)
+
+
+def check_commit(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
+    seq, request = entry["seq"], entry.get("request") or {}
+    if request["seed_id"] in sessions:
+        raise LogError(seq, "a seed session is committed twice")
+    chain = request.get("kind") == "chain"
+    if chain and (not is_link(request["commitment"]) or request.get("first_nonce") != 1):
+        raise LogError(seq, "a chain's commitment is a link, from nonce 1")
+    sessions[request["seed_id"]] = {
+        "commitment": request["commitment"],
+        "nonce": 0,
+        "revealed": False,
+        "pending": [],
+        # A hash chain: its length, first nonce and the link revealed last.
+        "length": request["length"] if chain else 0,
+        "first": 1,
+        "last": request["commitment"],
+    }
+
+
+def check_renew(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
+    seq, request = entry["seq"], entry.get("request") or {}
+    session = sessions.get(request["seed_id"])
+    if session is None or session["revealed"] or not session["length"]:
+        raise LogError(seq, "a renewal of a session that is not an open hash chain")
+    if request.get("previous") != session["commitment"] or not is_link(request["commitment"]):
+        raise LogError(seq, "the renewal does not follow the session's chain")
+    used_up = session["nonce"] == session["first"] + session["length"] - 1
+    if request.get("first_nonce") != session["nonce"] + 1 or not used_up:
+        raise LogError(seq, "a chain renewed before it is used up")
+    session.update(
+        commitment=request["commitment"],
+        last=request["commitment"],
+        length=request["length"],
+        first=request["first_nonce"],
+    )
+
+
+def check_reveal(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
+    seq, request = entry["seq"], entry.get("request") or {}
+    session = sessions.get(request["seed_id"])
+    if session is None or session["revealed"]:
+        raise LogError(seq, "a reveal of a session not committed (or already revealed)")
+    server_seed = request["server_seed"]
+    if session["length"]:
+        opens = chain_previous(server_seed, session["length"]) if is_link(server_seed) else ""
     else:
-        ref = entry["session"]
-        session = sessions.get(ref["seed_id"])
-        if session is None:
-            raise LogError(
-                seq, "a committed roll whose session has no commitment earlier in the log"
-            )
-        if session["revealed"] or ref["commitment"] != session["commitment"]:
-            raise LogError(seq, "a roll after its session's reveal, or with another commitment")
-        if ref["nonce"] <= session["nonce"]:
-            raise LogError(seq, f"nonce {ref['nonce']} of seed session {ref['seed_id']} is reused")
-        if ref["nonce"] != session["nonce"] + 1:
-            want = session["nonce"] + 1
-            raise LogError(seq, f"nonce {want} of seed session {ref['seed_id']} is missing")
-        session["nonce"] = ref["nonce"]
+        opens = hashlib.sha256(server_seed.encode()).hexdigest()
+    if opens != session["commitment"] or request["commitment"] != session["commitment"]:
+        raise LogError(seq, "the revealed server seed does not match the commitment")
+    if request["rolls"] != session["nonce"]:
+        raise LogError(seq, "the reveal counts another number of rolls than the log holds")
+    session["revealed"] = True
+    for roll in session["pending"]:
+        ref = roll["session"]
+        key = committed_seed(server_seed, ref["client_seed"], ref["nonce"]).encode()
+        check_dice(roll["seq"], key, roll["dice"])
+    session["pending"] = []
+
+
+def check_session_roll(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
+    seq = entry["seq"]
+    ref = entry["session"]
+    session = sessions.get(ref["seed_id"])
+    if session is None:
+        raise LogError(seq, "a committed roll whose session has no commitment earlier in the log")
+    if session["revealed"] or ref["commitment"] != session["commitment"]:
+        raise LogError(seq, "a roll after its session's reveal, or with another commitment")
+    if ref["nonce"] <= session["nonce"]:
+        raise LogError(seq, f"nonce {ref['nonce']} of seed session {ref['seed_id']} is reused")
+    if ref["nonce"] != session["nonce"] + 1:
+        want = session["nonce"] + 1
+        raise LogError(seq, f"nonce {want} of seed session {ref['seed_id']} is missing")
+    session["nonce"] = ref["nonce"]
+    if not session["length"]:
         session["pending"].append(entry)
+        return
+    # A hash chain: the roll's link hashes to the one before, and its dice derive now.
+    link = ref.get("link")
+    if not is_link(link) or ref.get("first_nonce") != session["first"]:
+        raise LogError(seq, "a hash-chain roll reveals its link and its chain's start")
+    if ref["nonce"] > session["first"] + session["length"] - 1:
+        raise LogError(seq, f"nonce {ref['nonce']} is past its chain's links")
+    if chain_previous(link) != session["last"]:
+        raise LogError(
+            seq, "the revealed link does not hash to the one before: the seed was changed"
+        )
+    session["last"] = link
+    check_dice(seq, committed_seed(link, ref["client_seed"], ref["nonce"]).encode(), entry["dice"])
 
 
 def check_roll(entry: dict[str, Any], policy: dict[str, Any]) -> None:
@@ -346,6 +439,20 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
             if face(key, position, die["sides"]) != die["face"]:
                 print(f"seq {entry['seq']}: die {position} does not derive from the seed")
                 ok = False
+    elif entry["source"] == "committed" and "link" in entry["session"]:
+        # A hash-chain roll checks alone: its link hashes to its chain's anchor in as many
+        # steps as it stands from the chain's start (that anchor's session.commit or
+        # session.renew entry, earlier in the log, is what the export check ties it to).
+        session = entry["session"]
+        steps = session["nonce"] - session["first_nonce"] + 1
+        if chain_previous(session["link"], steps) != session["commitment"]:
+            print(f"seq {entry['seq']}: the revealed link does not hash to its chain's anchor")
+            return 1
+        key = committed_seed(session["link"], session["client_seed"], session["nonce"]).encode()
+        for position, die in enumerate(entry["dice"]):
+            if face(key, position, die["sides"]) != die["face"]:
+                print(f"seq {entry['seq']}: die {position} does not derive from the link")
+                ok = False
     elif entry["source"] == "committed":
         session = entry["session"]
         if server_seed is None:
@@ -363,6 +470,7 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
         print(f"seq {entry['seq']}: dice were supplied by the caller, not derived from a seed")
     if ok:
         print(f"seq {entry['seq']}: ok ({len(entry['dice'])} dice, hash {recomputed})")
+        print(f"{entry['source']}: {WHAT_IT_PROVES.get(entry['source'], entry['source'])}")
     return 0 if ok else 1
 
 

@@ -64,7 +64,7 @@ def campaign(client: httpx.Client, table: str) -> Log:
     post = client.post
     assert post("/v1/tft/contests", json={**BODY, "table": table}).is_success
     assert post("/v1/tft/contests", json={**BODY, "table": table, "seed": "ground"}).is_success
-    seed_id = post(f"/v1/tables/{table}/seeds").json()["seed_id"]
+    seed_id = post(f"/v1/tables/{table}/seeds", json={"kind": "commit"}).json()["seed_id"]
     for player in ("p1", "p2", "p3"):
         ref = {"seed_id": seed_id, "client_seed": player}
         assert post("/v1/tft/contests", json={**BODY, "table": table, "session": ref}).is_success

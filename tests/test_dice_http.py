@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from fairroll.chain import previous
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import committed_seed, derive_faces
 from support import chances
@@ -152,8 +153,11 @@ def test_a_formula_rolls_in_a_seed_session_with_its_nonce(client: httpx.Client, 
     ).json()
     assert answer["source"] == "committed"
     assert answer["session"]["nonce"] == 1
-    revealed = client.post(f"/v1/tables/{table}/seeds/{session['seed_id']}/reveal").json()
-    seed = committed_seed(revealed["server_seed"], "player-1", 1)
+    # A hash-chain session (the default): the roll reveals its link, which hashes to the
+    # committed anchor, and the dice derive from it at once.
+    link = answer["session"]["link"]
+    assert previous(link) == session["commitment"]
+    seed = committed_seed(link, "player-1", 1)
     assert [d["face"] for d in answer["dice"]] == list(derive_faces(seed, sides=20, count=2))
 
 

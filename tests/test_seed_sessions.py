@@ -25,7 +25,8 @@ BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}}
 
 
 def start(client: httpx.Client, table: str) -> dict[str, Any]:
-    response = client.post(f"/v1/tables/{table}/seeds")
+    """A commit-reveal session (this file's subject; hash chains: test_chain_sessions)."""
+    response = client.post(f"/v1/tables/{table}/seeds", json={"kind": "commit"})
     assert response.status_code == 201, response.text
     return response.json()
 
@@ -265,7 +266,7 @@ def test_a_session_idle_for_a_day_is_revealed_by_the_server(
 ) -> None:
     """No session stays open and secret for ever: idle past IDLE_SECONDS, the sweeper
     reveals it (here its clock is moved, not waited for), and its rolls verify."""
-    session = client.post(f"/v1/tables/{table}/seeds").json()
+    session = client.post(f"/v1/tables/{table}/seeds", json={"kind": "commit"}).json()
     body = {"a": {"attribute": 12}, "b": {"attribute": 12}, "table": table}
     ref = {"seed_id": session["seed_id"], "client_seed": "player"}
     assert client.post("/v1/tft/contests", json={**body, "session": ref}).status_code == 200
@@ -289,7 +290,7 @@ def test_a_session_idle_for_a_day_is_revealed_by_the_server(
 def test_a_session_used_recently_is_not_revealed(
     client: httpx.Client, redis_client: Redis, table: str
 ) -> None:
-    session = client.post(f"/v1/tables/{table}/seeds").json()
+    session = client.post(f"/v1/tables/{table}/seeds", json={"kind": "commit"}).json()
     member = f"{table}\n{session['seed_id']}"
     old = int(time.time() * 1000) - IDLE_SECONDS * 1000 - 1
     redis_client.zadd(OPEN_SESSIONS, {member: old})  # created long ago, used just now

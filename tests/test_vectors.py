@@ -28,7 +28,7 @@ KEYS = json.loads((VECTORS / "keys.json").read_text())
 PINNED = KEYS["root"]
 EXPECTED = json.loads((VECTORS / "bad" / "expected.json").read_text())
 LOG = (VECTORS / "log.ndjson").read_bytes()
-ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["7"]
+ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["12"]
 
 
 def test_the_vectors_are_current(tmp_path: Path) -> None:
@@ -42,8 +42,8 @@ def test_the_vectors_are_current(tmp_path: Path) -> None:
 
 def test_the_library_and_the_cli_verify_the_log_and_name_each_forgery(tmp_path: Path) -> None:
     report = verify_entries(LOG.splitlines(), Trust(keys=None, root=PINNED), replay=replay_entry)
-    assert report.ok and report.root_hash == ROOT_HASH and report.entries == 7
-    assert report.sources == {"drawn": 1, "chosen": 1, "supplied": 1, "committed": 2}
+    assert report.ok and report.root_hash == ROOT_HASH and report.entries == 12
+    assert report.sources == {"drawn": 1, "chosen": 1, "supplied": 1, "committed": 5}
     for name, want in EXPECTED.items():
         lines = (VECTORS / "bad" / f"{name}.ndjson").read_bytes().splitlines()
         bad = verify_entries(lines, Trust(keys=None, root=PINNED), replay=replay_entry)
@@ -51,7 +51,7 @@ def test_the_library_and_the_cli_verify_the_log_and_name_each_forgery(tmp_path: 
         assert want["reason"] in (bad.reason or ""), (name, bad.reason)
     cli = [sys.executable, "-m", "fairroll.cli", "verify", "--root", PINNED]
     ok = subprocess.run([*cli, VECTORS / "log.ndjson"], capture_output=True, text=True, check=False)
-    assert ok.returncode == 0 and f"Merkle root at size 7: {ROOT_HASH}" in ok.stdout, ok.stdout
+    assert ok.returncode == 0 and f"Merkle root at size 12: {ROOT_HASH}" in ok.stdout, ok.stdout
     assert "1 chosen roll(s): reproducible, not fair" in ok.stdout
     for name, want in EXPECTED.items():
         failed = subprocess.run(
@@ -107,7 +107,7 @@ def test_the_page_verifier_gets_every_vector_right() -> None:
     for name, want in EXPECTED.items():
         assert seen["bad"][name]["seq"] == want["first_bad_seq"], (name, seen["bad"][name])
         assert want["reason"] in seen["bad"][name]["reason"], (name, seen["bad"][name])
-    assert seen["size"] == 7 and set(seen["consistency"]) == {""}
+    assert seen["size"] == 12 and set(seen["consistency"]) == {""}
     assert "does not verify" in seen["forged"]
     assert all(seen["jcs"])
 

@@ -610,10 +610,10 @@ def _print_ok(
     if roots:
         sizes = ", ".join(str(size) for size in roots)
         print(f"consistent with the kept checkpoint(s) of size {sizes}")
-    from fairroll.audit.verify import WHAT_IT_PROVES  # noqa: PLC0415
-
     for source, count in sorted(report.sources.items()):
-        print(f"{count} {source} roll(s): {WHAT_IT_PROVES.get(source, source)}")
+        print(f"{count} {source} roll(s): {report.proves.get(source, source)}")
+    if report.refusals:
+        print(f"refusals: {report.refusals}")
     if not signed:
         print("warning: signatures NOT checked; pass --keys keys.json from GET /v1/keys")
     if report.unrevealed:

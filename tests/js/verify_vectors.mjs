@@ -50,7 +50,7 @@ for (const item of proofs.consistency) {
 }
 let forged = "";
 try {
-  await v.verifyCheckpoint({ ...checkpoint, text: checkpoint.text.replace("\n7\n", "\n8\n"), size: 8 }, keys);
+  await v.verifyCheckpoint({ ...checkpoint, text: checkpoint.text.replace("\n12\n", "\n13\n"), size: 13 }, keys);
 } catch (error) {
   forged = error.message;
 }

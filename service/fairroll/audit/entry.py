@@ -15,8 +15,8 @@ drew it), ``chosen`` (the caller gave it: reproducible, and grindable, so it pro
 nothing about fairness), ``committed`` (a commit-reveal session) or ``supplied``
 (dice rolled elsewhere). Version 1 entries said ``seeded`` for the first two.
 Entries that are not rolls are *statements* (``source: statement``, no dice):
-``session.commit``, ``session.reveal``, ``table.policy``, ``key.retire`` and
-``audit.epoch``.
+``session.commit``, ``session.renew``, ``session.reveal``, ``table.policy``,
+``key.retire`` and ``audit.epoch``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ __all__ = [
     "KEY_RETIRE_MECHANIC",
     "MAX_SAFE_INTEGER",
     "POLICY_MECHANIC",
+    "RENEW_MECHANIC",
     "REVEAL_MECHANIC",
     "SIGNATURE_CONTEXT",
     "Body",
@@ -65,6 +66,8 @@ MAX_SAFE_INTEGER = 2**53 - 1
 #: table's policy (what kinds of roll it refuses).
 COMMIT_MECHANIC = "session.commit"
 REVEAL_MECHANIC = "session.reveal"
+#: A hash-chain session's next chain, committed when the one before is used up.
+RENEW_MECHANIC = "session.renew"
 POLICY_MECHANIC = "table.policy"
 #: Keys in the log: a key's retirement in a table (no entry it signs may follow). A key is
 #: published by the ``certificate`` of its first entry in the table.
@@ -76,14 +79,19 @@ Source = Literal["drawn", "chosen", "committed", "supplied", "statement", "seede
 _ENCODER = msgspec.json.Encoder(order="sorted")
 
 
-class Session(msgspec.Struct, frozen=True, kw_only=True):
-    """A committed roll's seed material, without the server seed until it is revealed:
-    the dice derive from ``committed_seed(server_seed, client_seed, nonce)``."""
+class Session(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A committed roll's seed material. In a commit-reveal session, without the server
+    seed until it is revealed: the dice derive from ``committed_seed(server_seed,
+    client_seed, nonce)``. In a hash-chain session (``link`` set), the roll reveals its
+    link: the dice derive from ``committed_seed(link, client_seed, nonce)`` at once, and
+    ``commitment`` is the anchor of the chain that ``first_nonce`` starts."""
 
     seed_id: str
     commitment: str
     client_seed: str
     nonce: int
+    link: str | None = None
+    first_nonce: int | None = None
 
 
 class TablePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -98,9 +106,11 @@ class Claim(msgspec.Struct, frozen=True, kw_only=True):
     """What an entry does to its seed session, checked and done by the same atomic append
     that stores the entry (so a refused roll consumes nothing, and no roll can follow a
     reveal): ``commit`` creates the session (``nonce`` 0), ``roll`` takes ``nonce`` (the
-    session must be at ``nonce - 1`` and open), ``reveal`` closes it (at ``nonce``)."""
+    session must be at ``nonce - 1``, open, and its chain not used up), ``renew`` gives a
+    hash-chain session its next chain (at ``nonce``, the last one's end), ``reveal`` closes
+    it (at ``nonce``)."""
 
-    kind: Literal["commit", "roll", "reveal", "retire"]
+    kind: Literal["commit", "renew", "roll", "reveal", "retire"]
     seed_id: str = ""
     nonce: int = 0
     #: retire: the key the entry retires in the table's log.
@@ -108,6 +118,8 @@ class Claim(msgspec.Struct, frozen=True, kw_only=True):
     #: commit: the secret server seed and its commitment, kept in the session's record.
     server_seed: str = ""
     commitment: str = ""
+    #: commit and renew of a hash-chain session: its chain's length (0: commit-reveal).
+    length: int = 0
     #: reveal: ``request`` (POST .../reveal) or ``expiry`` (idle for a day).
     revealed_by: str = ""
 

@@ -1,4 +1,10 @@
-"""Commit-reveal seed sessions: the commitment, every roll and the reveal are log entries.
+"""Seed sessions: the commitment, every roll and the reveal are log entries.
+
+A session is a *hash chain* (the default: ``fairroll.chain``) or *commit-reveal*. A
+chain session commits its chain's anchor (``session.commit``, ``kind: chain``) and each
+roll reveals its own link, so it verifies the moment it is answered; when a chain is
+used up, the next roll first appends the next chain's anchor (``session.renew``). A
+commit-reveal session commits one server seed's SHA-256 and reveals the seed at the end.
 
 The server draws a secret seed and publishes only its SHA-256 (the commitment), in a
 signed ``session.commit`` entry appended before any roll can use the session. Each
@@ -9,9 +15,12 @@ entry: on request, or when the session has been idle for ``IDLE_SECONDS`` (24 h)
 ``revealed_by: expiry``; so an export carries everything a verifier needs, and no
 committed roll stays unverifiable.
 
-    fairroll:{<table>}:seed:<seed_id>   hash: server_seed, commitment, nonce, revealed,
+    fairroll:{<table>}:seed:<seed_id>   hash: server_seed (a chain's last link),
+                                        commitment (a chain's anchor), nonce, revealed,
                                         used (ms, last roll or creation), revealed_by,
-                                        commit_seq, reveal_seq
+                                        commit_seq, reveal_seq, start and length (the
+                                        current chain's first nonce and length; 0: a
+                                        commit-reveal session), renew_seq
     fairroll:sessions:open              sorted set "<table>\\n<seed_id>" by creation time
                                         (ms): the sweeper's work list (``sweep``)
 """
@@ -21,13 +30,16 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Literal
 
 import msgspec
 
 from fairroll.audit.entry import (
     COMMIT_MECHANIC,
+    RENEW_MECHANIC,
     REVEAL_MECHANIC,
     Claim,
     Draft,
@@ -36,9 +48,23 @@ from fairroll.audit.entry import (
 )
 from fairroll.audit.keyspace import OPEN_SESSIONS, session_key
 from fairroll.audit.store import AuditStore, ClaimRefusedError
+from fairroll.chain import HashChain
 from fairroll.randomness import commitment_of, new_seed
 
-__all__ = ["IDLE_SECONDS", "SeedSessions", "SessionError", "SessionState", "SessionStatus"]
+__all__ = [
+    "DEFAULT_CHAIN_LENGTH",
+    "IDLE_SECONDS",
+    "SeedSessions",
+    "SessionError",
+    "SessionKind",
+    "SessionState",
+    "SessionStatus",
+]
+
+SessionKind = Literal["chain", "commit"]
+DEFAULT_CHAIN_LENGTH = 1000
+#: Chains kept per process (their marks: about 2 KB each at the default length).
+CACHED_CHAINS = 4096
 
 IDLE_SECONDS = 24 * 3600
 SWEEP_BATCH = 100
@@ -59,10 +85,19 @@ class SessionStatus(msgspec.Struct, frozen=True, kw_only=True):
 
     table: str
     seed_id: str
+    #: ``chain`` (each roll reveals its link) or ``commit`` (commit-reveal).
+    kind: SessionKind = "commit"
+    #: The anchor of the current chain, or the SHA-256 of the server seed.
     commitment: str
     rolls: int
     revealed: bool
+    #: After the reveal: the server seed, or the current chain's last link.
     server_seed: str | None
+    #: A chain session: its current chain's first nonce and length (null: commit-reveal).
+    first_nonce: int | None = None
+    length: int | None = None
+    #: Who the session is for, as its commitment names them.
+    player: str | None = None
     #: ``request`` (POST .../reveal) or ``expiry`` (idle for 24 h); None while open.
     revealed_by: str | None = None
     #: The seqs of the session's ``session.commit`` and ``session.reveal`` entries.
@@ -80,6 +115,14 @@ class SessionState(msgspec.Struct, frozen=True, kw_only=True):
     commitment: str
     revealed: bool
     used: int
+    #: The current chain's first nonce and length (length 0: commit-reveal).
+    start: int = 1
+    length: int = 0
+
+    @property
+    def spent(self) -> bool:
+        """A chain session whose chain is used up: the next roll renews it first."""
+        return self.length > 0 and self.nonce >= self.start + self.length - 1
 
 
 class SeedSessions:
@@ -88,6 +131,8 @@ class SeedSessions:
         self.redis = store.redis
         #: Per session in use here: its lock and how many steps hold or await it.
         self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
+        #: Chains in use here, by (table, seed_id, anchor): immutable, so safe to keep.
+        self._chains: OrderedDict[tuple[str, str, str], HashChain] = OrderedDict()
 
     @asynccontextmanager
     async def hold(self, table: str, seed_id: str) -> AsyncIterator[None]:
@@ -106,42 +151,110 @@ class SeedSessions:
             else:
                 self._locks[key] = (lock, users - 1)
 
-    async def create(self, table: str) -> SessionStatus:
-        """Draw a server seed and append its commitment; the session exists once that
-        entry is stored (the same atomic step)."""
+    async def create(
+        self,
+        table: str,
+        kind: SessionKind = "chain",
+        *,
+        length: int = DEFAULT_CHAIN_LENGTH,
+        player: str | None = None,
+    ) -> SessionStatus:
+        """Draw a server seed (a chain's last link) and append its commitment (a chain's
+        anchor); the session exists once that entry is stored (the same atomic step)."""
         seed_id = "s" + secrets.token_urlsafe(12)
         server_seed = new_seed()
-        commitment = commitment_of(server_seed)
-        draft = Draft.statement(
-            table,
-            COMMIT_MECHANIC,
-            {"seed_id": seed_id, "commitment": commitment},
-            Claim(
-                kind="commit",
-                seed_id=seed_id,
-                nonce=0,
-                server_seed=server_seed,
-                commitment=commitment,
-            ),
+        request: dict[str, object] = {"seed_id": seed_id}
+        if kind == "chain":
+            chain = HashChain(server_seed, length)
+            commitment = chain.anchor
+            request |= {"kind": "chain", "commitment": commitment, "length": length}
+            request["first_nonce"] = 1
+            self._remember(table, seed_id, commitment, chain)
+        else:
+            length = 0
+            commitment = commitment_of(server_seed)
+            request["commitment"] = commitment
+        if player is not None:
+            request["player"] = player
+        claim = Claim(
+            kind="commit",
+            seed_id=seed_id,
+            nonce=0,
+            server_seed=server_seed,
+            commitment=commitment,
+            length=length,
         )
-        entry = await self.store.append(draft)
+        entry = await self.store.append(Draft.statement(table, COMMIT_MECHANIC, request, claim))
         await self.redis.zadd(OPEN_SESSIONS, {f"{table}\n{seed_id}": _now_ms()})
         return SessionStatus(
             table=table,
             seed_id=seed_id,
+            kind=kind,
             commitment=commitment,
             rolls=0,
             revealed=False,
             server_seed=None,
+            first_nonce=1 if kind == "chain" else None,
+            length=length or None,
+            player=player,
             commit_seq=entry.seq,
             receipt=receipt_of(entry),
         )
 
+    def link(self, table: str, seed_id: str, state: SessionState, nonce: int) -> str:
+        """The link a chain session's roll with ``nonce`` reveals."""
+        chain = self._chain(table, seed_id, state)
+        return chain.link(nonce - state.start + 1)
+
+    async def renew(self, table: str, seed_id: str, state: SessionState) -> None:
+        """Commit a used-up chain session's next chain (``session.renew``), from the nonce
+        it is at; refused (``ClaimRefusedError``) if another process renewed it first."""
+        server_seed = new_seed()
+        chain = HashChain(server_seed, state.length)
+        request = {
+            "seed_id": seed_id,
+            "kind": "chain",
+            "commitment": chain.anchor,
+            "length": state.length,
+            "first_nonce": state.nonce + 1,
+            "previous": state.commitment,
+        }
+        claim = Claim(
+            kind="renew",
+            seed_id=seed_id,
+            nonce=state.nonce,
+            server_seed=server_seed,
+            commitment=chain.anchor,
+            length=state.length,
+        )
+        await self.store.append(Draft.statement(table, RENEW_MECHANIC, request, claim))
+        self._remember(table, seed_id, chain.anchor, chain)
+
+    def _chain(self, table: str, seed_id: str, state: SessionState) -> HashChain:
+        key = (table, seed_id, state.commitment)
+        chain = self._chains.get(key)
+        if chain is None:
+            chain = HashChain(state.server_seed, state.length)
+            if chain.anchor != state.commitment:
+                raise SessionError(
+                    f"seed session {seed_id}'s chain does not hash to its anchor", revealed=False
+                )
+            self._remember(table, seed_id, state.commitment, chain)
+        else:
+            self._chains.move_to_end(key)
+        return chain
+
+    def _remember(self, table: str, seed_id: str, anchor: str, chain: HashChain) -> None:
+        self._chains[(table, seed_id, anchor)] = chain
+        while len(self._chains) > CACHED_CHAINS:
+            self._chains.popitem(last=False)
+
     async def state(self, table: str, seed_id: str) -> SessionState:
         raw = await self.redis.hmget(
-            session_key(table, seed_id), ["nonce", "server_seed", "commitment", "revealed", "used"]
+            session_key(table, seed_id),
+            ["nonce", "server_seed", "commitment", "revealed", "used", "start", "length"],
         )
-        nonce, server_seed, commitment, revealed, used = (
+        nonce, server_seed, commitment, revealed, used, start, length = (
             None if v is None else _text(v) for v in raw
         )
         if nonce is None or server_seed is None or commitment is None:
@@ -152,6 +265,8 @@ class SeedSessions:
             commitment=commitment,
             revealed=revealed == "1",
             used=int(used or 0),
+            start=int(start or 1),
+            length=int(length or 0),
         )
 
     async def reveal(
@@ -194,9 +309,13 @@ class SeedSessions:
             raise SessionError(f"table {table!r} has no seed session {seed_id}", revealed=False)
         fields = {_text(k): _text(v) for k, v in raw.items()}
         revealed = fields.get("revealed") == "1"
+        length = int(fields.get("length") or 0)
         return SessionStatus(
             table=table,
             seed_id=seed_id,
+            kind="chain" if length else "commit",
+            first_nonce=int(fields.get("start") or 1) if length else None,
+            length=length or None,
             commitment=fields["commitment"],
             rolls=int(fields["nonce"]),
             revealed=revealed,

@@ -44,6 +44,7 @@ from fairroll.audit.entry import (
     GENESIS_HASH,
     KEY_RETIRE_MECHANIC,
     POLICY_MECHANIC,
+    RENEW_MECHANIC,
     REVEAL_MECHANIC,
     NotCanonicalError,
     chain_hash,
@@ -52,10 +53,12 @@ from fairroll.audit.entry import (
 )
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.signing import KeyCertificate, verify_certificate, verify_signature
+from fairroll.chain import MAX_LENGTH, previous, steps_to
 from fairroll.randomness import MAX_SIDES, commitment_of, committed_seed, derive_face
 
 __all__ = [
     "EPOCH_MECHANIC",
+    "SELECTIVE_REFUSAL",
     "WHAT_IT_PROVES",
     "DuplicateKeyError",
     "Replay",
@@ -72,14 +75,24 @@ EPOCH_MECHANIC = "audit.epoch"
 
 #: What a roll of each source proves, in words every verifier prints.
 WHAT_IT_PROVES = {
-    "drawn": "fair if the operator is honest: the server drew the seed",
+    "drawn": "fair if the operator is honest: the server drew the seed after it saw the "
+    "request, so a dishonest operator could have drawn again until it liked the dice, "
+    "unseen; roll in a seed session to take that power away",
     "chosen": "reproducible, not fair: the caller chose the seed and could have tried "
     "many before this one",
-    "committed": "fair: the server committed to its seed before the player's client seed "
-    "was known, and the nonces run without a gap",
+    "committed": "fair: the server committed to its seeds (a hash chain's anchor, or a "
+    "server seed's SHA-256) before the player's client seed was known, and the nonces "
+    "run without a gap",
     "supplied": "rolled elsewhere: fairroll only adjudicated these dice",
     "seeded": "version 1: drawn or chosen (who chose the seed is not recorded)",
 }
+#: What a server that refuses rolls can and cannot do, in words every verifier prints
+#: beside committed rolls.
+SELECTIVE_REFUSAL = (
+    "a server can refuse a roll in a seed session, but not change its dice: refused, the "
+    "same nonce and client seed give the same dice when it is made; a selective refusal "
+    "shows as the same nonce and client seed refused again and again"
+)
 
 #: Re-resolve an entry from its request and its seed (None: its recorded dice) ->
 #: (dice, outcome) as JSON values.
@@ -102,6 +115,7 @@ _SOURCES_V2 = frozenset({"drawn", "chosen", "committed", "supplied", "statement"
 _STATEMENTS = frozenset(
     {
         COMMIT_MECHANIC,
+        RENEW_MECHANIC,
         REVEAL_MECHANIC,
         POLICY_MECHANIC,
         EPOCH_MECHANIC,
@@ -133,6 +147,10 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: Rolls by source (``drawn``, ``chosen``, ``committed``, ``supplied``; ``seeded``
     #: for version 1): what each proves is ``WHAT_IT_PROVES``.
     sources: dict[str, int] = msgspec.field(default_factory=dict)
+    #: For each source in ``sources``, what its rolls prove, in words (and, with
+    #: committed rolls, ``refusals``: what a server refusing rolls can and cannot do).
+    proves: dict[str, str] = msgspec.field(default_factory=dict)
+    refusals: str | None = None
 
 
 class DuplicateKeyError(ValueError):
@@ -152,14 +170,35 @@ class _BadEntryError(Exception):
 
 
 class _Session:
-    __slots__ = ("commitment", "nonce", "pending", "revealed")
+    __slots__ = (
+        "commitment",
+        "first_nonce",
+        "last",
+        "length",
+        "nonce",
+        "partial",
+        "pending",
+        "revealed",
+    )
 
-    def __init__(self, commitment: str, nonce: int) -> None:
+    def __init__(self, commitment: str, nonce: int, *, length: int = 0, first: int = 1) -> None:
         self.commitment = commitment
         self.nonce = nonce
         self.revealed = False
         #: Rolls waiting for the reveal: (seq, entry).
         self.pending: list[tuple[int, dict[str, Any]]] = []
+        #: A hash chain (length > 0): its current chain's first nonce and length, and the
+        #: link revealed last (the anchor before the chain's first roll).
+        self.length = length
+        self.first_nonce = first
+        self.last = commitment
+        #: Met mid-log (a range or an archive): its chain's length is not known.
+        self.partial = False
+
+    def chain(self, commitment: str, length: int, first: int) -> None:
+        self.commitment = self.last = commitment
+        self.length = length
+        self.first_nonce = first
 
 
 class _Verifier:
@@ -343,7 +382,14 @@ class _Verifier:
                 raise _BadEntryError(seq, "a commitment names its seed_id and commitment")
             if seed_id in self.sessions:
                 raise _BadEntryError(seq, f"seed session {seed_id} is committed twice")
-            self.sessions[seed_id] = _Session(commitment, 0)
+            session = self.sessions[seed_id] = _Session(commitment, 0)
+            if request.get("kind") == "chain":
+                length = _chain_length(seq, request)
+                if request.get("first_nonce") != 1 or not _is_link(commitment):
+                    raise _BadEntryError(seq, "a chain's commitment is a link, from nonce 1")
+                session.chain(commitment, length, 1)
+        elif mechanic == RENEW_MECHANIC:
+            self._renew(seq, request)
         elif mechanic == REVEAL_MECHANIC:
             self._reveal(seq, request)
 
@@ -358,10 +404,62 @@ class _Verifier:
             session = self.sessions[seed_id] = _Session(commitment, nonce)
         return session
 
+    def _renew(self, seq: int, request: dict[str, Any]) -> None:
+        seed_id, commitment = request.get("seed_id"), request.get("commitment")
+        first, previous_anchor = request.get("first_nonce"), request.get("previous")
+        if not (
+            isinstance(seed_id, str)
+            and _is_link(commitment)
+            and isinstance(first, int)
+            and not isinstance(first, bool)
+            and isinstance(previous_anchor, str)
+        ):
+            raise _BadEntryError(seq, "a renewal names seed_id, commitment, first_nonce, previous")
+        length = _chain_length(seq, request)
+        session = self.sessions.get(seed_id)
+        if session is None:
+            if not self.partial:
+                raise _BadEntryError(
+                    seq, f"seed session {seed_id} has no commitment earlier in the log"
+                )
+            session = self.sessions[seed_id] = _Session(previous_anchor, first - 1)
+            session.chain(previous_anchor, length, first - length)
+            session.partial = True
+        if session.length == 0 or session.revealed:
+            raise _BadEntryError(seq, f"seed session {seed_id} is not an open hash chain")
+        if previous_anchor != session.commitment:
+            raise _BadEntryError(seq, f"the renewal does not follow seed session {seed_id}'s chain")
+        used_up = session.partial or session.nonce == session.first_nonce + session.length - 1
+        if first != session.nonce + 1 or not used_up:
+            raise _BadEntryError(
+                seq, f"seed session {seed_id} is renewed before its chain is used up"
+            )
+        session.chain(str(commitment), length, first)
+        session.partial = False
+
+    def _chained(self, seq: int, entry: dict[str, Any], ref: dict[str, Any], s: _Session) -> None:
+        """A hash-chain roll: its link hashes to the link revealed before it (or the
+        anchor), and its dice derive from it now."""
+        link, first, nonce = ref.get("link"), ref.get("first_nonce"), ref["nonce"]
+        if not _is_link(link) or first != s.first_nonce:
+            raise _BadEntryError(seq, "a hash-chain roll reveals its link and its chain's start")
+        if nonce > s.first_nonce + s.length - 1:
+            raise _BadEntryError(seq, f"nonce {nonce} is past its chain's {s.length} links")
+        if previous(str(link)) != s.last:
+            raise _BadEntryError(
+                seq, "the revealed link does not hash to the one before: the seed was changed"
+            )
+        s.last = str(link)
+        seed = committed_seed(str(link), ref["client_seed"], nonce)
+        _check_seeded_dice(seq, seed, entry["dice"])
+        self._replay(entry, seed)
+
     def _committed(self, entry: dict[str, Any]) -> None:
         seq: int = entry["seq"]
         ref = _session_ref(entry)
         seed_id, nonce = ref["seed_id"], ref["nonce"]
+        if seed_id not in self.sessions and self.partial and "link" in ref:
+            self._chain_from_here(seq, ref)
         session = self._session_of(seq, seed_id, ref["commitment"], nonce - 1)
         if ref["commitment"] != session.commitment:
             raise _BadEntryError(seq, f"the roll's commitment is not seed session {seed_id}'s")
@@ -375,12 +473,35 @@ class _Verifier:
                 f"nonce {session.nonce + 1} of seed session {seed_id} is missing: found "
                 f"nonce {nonce} (a roll was made and left out)",
             )
+        if (session.length > 0) != ("link" in ref):
+            raise _BadEntryError(
+                seq, f"the roll and seed session {seed_id} disagree on whether it is a hash chain"
+            )
+        if session.length > 0:
+            self._chained(seq, entry, ref, session)
+            session.nonce = nonce
+            return
         session.nonce = nonce
         server_seed = self.reveals.get(seed_id)
         if server_seed is not None:
             self._check_committed(seq, entry, server_seed, session.commitment)
         else:
             session.pending.append((seq, entry))
+
+    def _chain_from_here(self, seq: int, ref: dict[str, Any]) -> None:
+        """A chain committed before the first entry read: its roll's link must hash to the
+        anchor in as many steps as it stands from the chain's start; take it from there."""
+        link, first, nonce = ref.get("link"), ref.get("first_nonce"), ref["nonce"]
+        if not _is_link(link) or not isinstance(first, int) or not 1 <= first <= nonce:
+            raise _BadEntryError(seq, "a hash-chain roll reveals its link and its chain's start")
+        if steps_to(str(link), nonce - first + 1) != ref["commitment"]:
+            raise _BadEntryError(seq, "the revealed link does not hash to its chain's anchor")
+        session = self.sessions[ref["seed_id"]] = _Session(ref["commitment"], nonce - 1)
+        # Its length is unknown from here: the most a chain may have, and a renewal is
+        # taken wherever the log shows one.
+        session.chain(ref["commitment"], MAX_LENGTH, first)
+        session.last = previous(str(link))
+        session.partial = True
 
     def _reveal(self, seq: int, request: dict[str, Any]) -> None:
         seed_id, server_seed = request.get("seed_id"), request.get("server_seed")
@@ -395,7 +516,15 @@ class _Verifier:
         session = self._session_of(seq, seed_id, commitment, rolls)
         if session.revealed:
             raise _BadEntryError(seq, f"seed session {seed_id} is revealed twice")
-        if commitment != session.commitment or commitment_of(server_seed) != commitment:
+        if session.length and not _is_link(server_seed):
+            raise _BadEntryError(seq, "a chain's revealed last link is 64 hex digits")
+        if not session.length:
+            opens = commitment_of(server_seed)
+        elif session.partial:  # the chain's length is not known from here: at most this
+            opens = _reaches(server_seed, commitment, MAX_LENGTH)
+        else:
+            opens = steps_to(server_seed, session.length)
+        if commitment != session.commitment or opens != commitment:
             raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
         if rolls != session.nonce:
             raise _BadEntryError(
@@ -610,7 +739,7 @@ def verify_entries(
             outcomes_replayed=replay is not None,
             unrevealed=check.unrevealed() if check else 0,
             epochs=epochs,
-            sources=check.sources if check else {},
+            **_words(check.sources if check else {}),
         )
     return VerifyReport(
         ok=True,
@@ -623,8 +752,17 @@ def verify_entries(
         unrevealed=check.unrevealed() if check else 0,
         epochs=epochs,
         root_hash=base64.b64encode(frontier.root()).decode() if frontier is not None else None,
-        sources=check.sources if check else {},
+        **_words(check.sources if check else {}),
     )
+
+
+def _words(sources: dict[str, int]) -> dict[str, Any]:
+    """A report's counts by source with what each proves, in words."""
+    return {
+        "sources": sources,
+        "proves": {source: WHAT_IT_PROVES.get(source, source) for source in sources},
+        "refusals": SELECTIVE_REFUSAL if sources.get("committed") else None,
+    }
 
 
 def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
@@ -671,6 +809,26 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _reaches(link: str, anchor: str, most: int) -> str:
+    """``anchor`` if ``link`` hashes to it in at most ``most`` steps, else where it got."""
+    for _ in range(most):
+        link = previous(link)
+        if link == anchor:
+            break
+    return link
+
+
+def _is_link(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+def _chain_length(seq: int, request: dict[str, Any]) -> int:
+    length = request.get("length")
+    if not isinstance(length, int) or isinstance(length, bool) or not 1 <= length <= MAX_LENGTH:
+        raise _BadEntryError(seq, f"a chain has 1 to {MAX_LENGTH} links")
+    return length
 
 
 def _session_ref(entry: dict[str, Any]) -> dict[str, Any]:

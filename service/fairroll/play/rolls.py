@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
@@ -215,14 +216,23 @@ class Roller:
                 nonce = state.nonce + 1
                 if not isinstance(ref.nonce, UnsetType) and ref.nonce != nonce:
                     raise NonceConflictError(ref.seed_id, ref.nonce, nonce)
-                source = SeededDice(committed_seed(state.server_seed, ref.client_seed, nonce))
+                if state.spent:  # the chain is used up: commit the next one, then roll
+                    with contextlib.suppress(ClaimRefusedError):  # renewed elsewhere first
+                        await self.sessions.renew(table, ref.seed_id, state)
+                    continue
+                link = None
+                server_seed = state.server_seed
+                if state.length:  # a hash chain: this roll reveals its own link
+                    link = server_seed = self.sessions.link(table, ref.seed_id, state, nonce)
+                source = SeededDice(committed_seed(server_seed, ref.client_seed, nonce))
                 outcome = mechanic.resolve(mechanic_input, source)
                 draft = Draft(
                     table=table,
                     mechanic=mechanic.name,
                     request=mechanic_input,
                     source="committed",
-                    # The seed embeds the server seed: it stays out until the reveal.
+                    # The seed embeds the server seed (commit-reveal): it stays out until
+                    # the reveal. A chain's link is in the session.
                     seed=None,
                     dice=source.dice,
                     outcome=outcome,
@@ -231,6 +241,8 @@ class Roller:
                         commitment=state.commitment,
                         client_seed=ref.client_seed,
                         nonce=nonce,
+                        link=link,
+                        first_nonce=state.start if link is not None else None,
                     ),
                     claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
                 )
@@ -243,6 +255,8 @@ class Roller:
                         raise NotFoundError(
                             f"table {table!r} has no seed session {ref.seed_id}"
                         ) from None
+                    if exc.why == "spent":
+                        continue
                     if not isinstance(ref.nonce, UnsetType):
                         raise NonceConflictError(ref.seed_id, ref.nonce, exc.nonce + 1) from None
         raise StoreUnavailableError(

@@ -33,11 +33,19 @@ from fairroll.audit import (
 )
 from fairroll.audit.checkpoint import note_key
 from fairroll.audit.entry import TablePolicy
-from fairroll.audit.sessions import SeedSessions, SessionError, SessionStatus
+from fairroll.audit.sessions import (
+    DEFAULT_CHAIN_LENGTH,
+    SeedSessions,
+    SessionError,
+    SessionKind,
+    SessionStatus,
+)
+from fairroll.chain import MAX_LENGTH
 from fairroll.mechanics import Words, replay_entry, words_or_none
 from fairroll.play.events import TableEvents, TooManySubscribersError, stream
 from fairroll.play.rolls import Roller
 from fairroll.rules import RuleError
+from fairroll.rules.vocabulary import Name
 
 __all__ = ["KeysController", "NewTableController", "TablesController", "VerifyController"]
 
@@ -78,6 +86,32 @@ class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
     write_key: str
     policy: TablePolicy
     note: str
+
+
+class NewSession(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A seed session to start; the body may be left out (a hash chain of the default
+    length, for no one in particular)."""
+
+    kind: SessionKind = "chain"
+    length: (
+        Annotated[
+            int,
+            msgspec.Meta(
+                ge=1,
+                le=MAX_LENGTH,
+                description="Links in each chain: rolls before the session commits its next "
+                f"chain (default {DEFAULT_CHAIN_LENGTH}; hash chains only).",
+            ),
+        ]
+        | None
+    ) = None
+    player: (
+        Annotated[
+            Name,
+            msgspec.Meta(description="Whom the session is for: a player rolls in their own."),
+        ]
+        | None
+    ) = None
 
 
 class NewTable(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -320,15 +354,39 @@ class TablesController(Controller):
     @post(
         "/seeds",
         operation_id="createSeedSession",
-        summary="Start a commit-reveal seed session: only the server seed's SHA-256 is shown",
+        summary="Start a seed session for a player: a hash chain (each roll reveals its link) "
+        "or commit-reveal",
+        description="A hash-chain session (the default) commits its chain's anchor in the "
+        "log before any roll; each roll reveals its own link, which hashes to the one "
+        "before, so the roll verifies the moment it is answered. A commit-reveal session "
+        "(`kind: commit`) shows only its server seed's SHA-256 until it is revealed. Open "
+        "one session per player (docs/randomness.md).",
         status_code=201,
-        responses=problem_responses(400, 401, 403, 422, 429, 503),
+        responses=problem_responses(400, 401, 403, 415, 422, 429, 503),
+        operation_class=_OptionalBody,
     )
     async def create_seed_session(
-        self, table: TablePath, sessions: SeedSessions, roller: Roller
+        self,
+        request: Request[Any, Any, Any],
+        table: TablePath,
+        sessions: SeedSessions,
+        roller: Roller,
+        data: Annotated[
+            NewSession | None, Body(description="The kind of session (optional).")
+        ] = None,
     ) -> SessionStatus:
+        if data is None and (await request.body()).strip():
+            raise RuleError("the body is a session (a JSON object), or nothing", field="body")
         await roller.authorize(table)
-        return await sessions.create(table)
+        asked = data or NewSession()
+        if asked.kind == "commit" and asked.length is not None:
+            raise RuleError("a commit-reveal session has no chain length", field="length")
+        return await sessions.create(
+            table,
+            asked.kind,
+            length=asked.length or DEFAULT_CHAIN_LENGTH,
+            player=asked.player,
+        )
 
     @get(
         "/seeds/{seed_id:str}",

@@ -99,7 +99,9 @@ def _claim_args(claim: Claim | None) -> tuple[str, str]:
     if claim.kind == "retire":
         return "x", claim.key_id
     if claim.kind == "commit":
-        return "c", f"{claim.server_seed} {claim.commitment}"
+        return "c", f"{claim.server_seed} {claim.commitment} {claim.length}"
+    if claim.kind == "renew":
+        return "n", f"{claim.nonce} {claim.server_seed} {claim.commitment} {claim.length}"
     if claim.kind == "roll":
         return "r", str(claim.nonce)
     return "v", f"{claim.nonce} {claim.revealed_by}"

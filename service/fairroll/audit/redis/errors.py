@@ -36,8 +36,9 @@ class TableFencedError(StoreUnavailableError):
 class ClaimRefusedError(Exception):
     """A draft's seed-session claim was refused by the append: nothing was stored.
     ``why``: ``unknown`` (no such session), ``exists`` (a commitment's id is taken),
-    ``revealed`` (closed to rolls) or ``moved`` (another roll took the nonce; the session
-    is at ``nonce``)."""
+    ``revealed`` (closed to rolls), ``spent`` (a hash-chain session's chain is used up:
+    renew it first) or ``moved`` (another roll took the nonce, or another process renewed
+    the chain; the session is at ``nonce``)."""
 
     def __init__(self, why: str, nonce: int) -> None:
         super().__init__(f"seed session claim refused: {why} (at nonce {nonce})")

@@ -12,9 +12,11 @@
 //   - source:    who chose the seed (drawn, chosen, committed, supplied) and what that
 //                proves (PROVES); the table's policy (table.policy) is kept;
 //   - dice:      a drawn or chosen roll's dice are re-derived from its seed; a committed
-//                roll's nonce must follow its session's last one (no gap, no reuse), and
-//                when the session.reveal entry comes, its server seed must match the
-//                commitment and every roll of the session is re-derived;
+//                roll's nonce must follow its session's last one (no gap, no reuse); a
+//                hash-chain roll's link must hash to the link before it (and, alone, to
+//                its chain's anchor) and its dice are re-derived from it at once; in a
+//                commit-reveal session, when the session.reveal entry comes, its server
+//                seed must match the commitment and every roll of the session is re-derived;
 //   - tree:      each entry is a leaf, SHA-256(0x00 || RFC 8785 JSON of the entry), of
 //                the RFC 6962 Merkle tree; checkpoints (C2SP signed notes) are checked
 //                with verifyCheckpoint and kept ones with verifyConsistency.
@@ -363,6 +365,19 @@ export async function verifyEntry(entry, keys, previousHash = null) {
       problems.push(wrong);
       checks.dice = "wrong";
     }
+  } else if (entry.source === "committed" && entry.session?.link !== undefined) {
+    // A hash-chain roll checks alone: its link hashes to its chain's anchor in as many steps
+    // as it stands from the chain's start, and its dice derive from it now.
+    const ref = entry.session;
+    const steps = ref.nonce - ref.first_nonce + 1;
+    if (!LINK.test(ref.link) || !(steps >= 1) || (await chainPrevious(ref.link, steps)) !== ref.commitment) {
+      problems.push("the revealed link does not hash to its chain's anchor");
+      checks.dice = "wrong";
+    } else {
+      const wrong = await wrongDie(`${ref.link}:${ref.client_seed}:${ref.nonce}`, entry.dice);
+      checks.dice = wrong ? "wrong" : "re-derived from the revealed link";
+      if (wrong) problems.push(wrong);
+    }
   } else if (entry.source === "committed") {
     checks.dice = "committed (checkable after the reveal)";
   } else if (entry.source === "supplied") {
@@ -374,14 +389,41 @@ export async function verifyEntry(entry, keys, previousHash = null) {
   return { seq: entry.seq, ok: problems.length === 0, problems, checks, proves: PROVES[entry.source] ?? null };
 }
 
-/** What a roll of each source proves. */
+/** What a roll of each source proves (fairroll.audit.verify's words, held equal by a test). */
 export const PROVES = {
-  drawn: "fair if the operator is honest: the server drew the seed",
-  chosen: "reproducible, not fair: the caller chose the seed and could have tried many",
-  committed: "fair: the server committed to its seed before the client seed was known",
+  drawn:
+    "fair if the operator is honest: the server drew the seed after it saw the request, so a " +
+    "dishonest operator could have drawn again until it liked the dice, unseen; roll in a seed " +
+    "session to take that power away",
+  chosen: "reproducible, not fair: the caller chose the seed and could have tried many before this one",
+  committed:
+    "fair: the server committed to its seeds (a hash chain's anchor, or a server seed's SHA-256) " +
+    "before the player's client seed was known, and the nonces run without a gap",
   supplied: "rolled elsewhere: fairroll only adjudicated these dice",
   seeded: "version 1: drawn or chosen (who chose the seed is not recorded)",
 };
+
+/** What a server that refuses rolls in a seed session can and cannot do. */
+export const SELECTIVE_REFUSAL =
+  "a server can refuse a roll in a seed session, but not change its dice: refused, the same " +
+  "nonce and client seed give the same dice when it is made; a selective refusal shows as the " +
+  "same nonce and client seed refused again and again";
+
+const CHAIN_DOMAIN = encoder.encode("fairroll/chain/v1");
+const LINK = /^[0-9a-f]{64}$/;
+
+/** A hash chain's link `steps` before `link` (docs/randomness.md, "Hash-chain seed sessions"). */
+export async function chainPrevious(link, steps = 1) {
+  let raw = hexToBytes(link);
+  for (let i = 0; i < steps; i++) raw = await sha256(concat(CHAIN_DOMAIN, raw));
+  return bytesToHex(raw);
+}
+
+async function chainReaches(link, anchor, most) {
+  let at = link;
+  for (let i = 0; i < most && at !== anchor; i++) at = await chainPrevious(at);
+  return at;
+}
 
 async function wrongDie(seed, dice) {
   for (let i = 0; i < dice.length; i++) {
@@ -475,12 +517,37 @@ export class LogVerifier {
       this.policy = request;
     } else if (entry.mechanic === "session.commit") {
       if (this.sessions.has(request.seed_id)) problems.push(`seed session ${request.seed_id} is committed twice`);
-      this.sessions.set(request.seed_id, { commitment: request.commitment, nonce: 0, revealed: false, pending: [] });
+      const chain = request.kind === "chain";
+      if (chain && (!LINK.test(request.commitment ?? "") || request.first_nonce !== 1)) {
+        problems.push("a chain's commitment is a link, from nonce 1");
+      }
+      this.sessions.set(request.seed_id, {
+        commitment: request.commitment, nonce: 0, revealed: false, pending: [],
+        length: chain ? request.length : 0, first: 1, last: request.commitment,
+      });
       result.checks.dice = `commitment of seed session ${request.seed_id}`;
+    } else if (entry.mechanic === "session.renew") {
+      const session = this.sessions.get(request.seed_id);
+      if (!session || session.revealed || !session.length) {
+        problems.push(`seed session ${request.seed_id} is not an open hash chain`);
+      } else if (request.previous !== session.commitment || !LINK.test(request.commitment ?? "")) {
+        problems.push(`the renewal does not follow seed session ${request.seed_id}'s chain`);
+      } else if (request.first_nonce !== session.nonce + 1 || (!session.partial && session.nonce !== session.first + session.length - 1)) {
+        problems.push(`seed session ${request.seed_id} is renewed before its chain is used up`);
+      } else {
+        Object.assign(session, { commitment: request.commitment, last: request.commitment, length: request.length, first: request.first_nonce, partial: false });
+        result.checks.dice = `next chain of seed session ${request.seed_id}, from nonce ${request.first_nonce}`;
+      }
     } else if (entry.mechanic === "session.reveal") {
       const session = this.#session(request.seed_id, request.commitment, request.rolls, problems);
       if (!session) return;
-      const digest = bytesToHex(await sha256(encoder.encode(request.server_seed ?? "")));
+      const digest = !session.length
+        ? bytesToHex(await sha256(encoder.encode(request.server_seed ?? "")))
+        : LINK.test(request.server_seed ?? "")
+          ? session.partial
+            ? await chainReaches(request.server_seed, session.commitment, 10000)
+            : await chainPrevious(request.server_seed, session.length)
+          : "";
       if (session.revealed) problems.push(`seed session ${request.seed_id} is revealed twice`);
       else if (digest !== session.commitment || request.commitment !== session.commitment) {
         problems.push("the revealed server seed does not match the commitment");
@@ -501,13 +568,26 @@ export class LogVerifier {
       }
     } else if (entry.source === "committed") {
       const ref = entry.session ?? {};
-      const session = this.#session(ref.seed_id, ref.commitment, ref.nonce - 1, problems);
+      const session = this.#session(ref.seed_id, ref.commitment, ref.nonce - 1, problems, ref.link, ref.first_nonce);
+      if (session?.last === null) session.last = await chainPrevious(ref.link);
       if (!session) return;
       if (ref.commitment !== session.commitment) problems.push(`the roll's commitment is not seed session ${ref.seed_id}'s`);
       else if (session.revealed) problems.push(`a roll in seed session ${ref.seed_id} after its reveal`);
       else if (ref.nonce <= session.nonce) problems.push(`nonce ${ref.nonce} of seed session ${ref.seed_id} is reused`);
       else if (ref.nonce !== session.nonce + 1) {
         problems.push(`nonce ${session.nonce + 1} of seed session ${ref.seed_id} is missing: found nonce ${ref.nonce}`);
+      } else if (Boolean(session.length) !== (ref.link !== undefined)) {
+        problems.push(`the roll and seed session ${ref.seed_id} disagree on whether it is a hash chain`);
+      } else if (session.length) {
+        // A hash chain: the link hashes to the one revealed before it (entryChecks re-derived the dice).
+        if (ref.first_nonce !== session.first) problems.push("a hash-chain roll reveals its link and its chain's start");
+        else if (ref.nonce > session.first + session.length - 1) problems.push(`nonce ${ref.nonce} is past its chain's ${session.length} links`);
+        else if ((await chainPrevious(ref.link)) !== session.last) {
+          problems.push("the revealed link does not hash to the one before: the seed was changed");
+        } else {
+          session.nonce = ref.nonce;
+          session.last = ref.link;
+        }
       } else {
         session.nonce = ref.nonce;
         session.pending.push([entry, result]);
@@ -560,10 +640,13 @@ export class LogVerifier {
     return null;
   }
 
-  #session(seedId, commitment, nonce, problems) {
+  #session(seedId, commitment, nonce, problems, link = undefined, firstNonce = 1) {
     let session = this.sessions.get(seedId);
     if (!session && this.partial) {  // committed before the first entry read
-      session = { commitment, nonce, revealed: false, pending: [] };
+      session = { commitment, nonce, revealed: false, pending: [], length: 0, first: 1, last: commitment };
+      if (link !== undefined) {  // a chain met mid-log: its length is not known from here
+        Object.assign(session, { length: 10000, first: firstNonce, last: null, partial: true });
+      }
       this.sessions.set(seedId, session);
     }
     if (!session) problems.push(`seed session ${seedId} has no commitment earlier in the log`);

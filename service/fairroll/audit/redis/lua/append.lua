@@ -10,14 +10,17 @@
 -- the batch adds to it, the key id the batch publishes in the table (its first entry
 -- carries the certificate; "" none), then eight values per entry: stream id, JCS bytes
 -- deflated, hash prefix, marker key index (0: none), request fingerprint, session key
--- index (0: none), claim kind (c commit, r roll, v reveal, p key published, x key retired)
--- and claim value (commit: "<server seed> <commitment>", roll: the nonce, reveal:
--- "<nonce> <revealed_by>", x: the key id).
+-- index (0: none), claim kind (c commit, n renew, r roll, v reveal, p key published, x key
+-- retired) and claim value (commit: "<server seed> <commitment> <chain length>", 0 for a
+-- commit-reveal session; renew: "<nonce> <last link> <anchor> <chain length>"; roll: the
+-- nonce; reveal: "<nonce> <revealed_by>"; x: the key id). A hash-chain session's current
+-- chain covers nonces start .. start + length - 1: a roll past it is refused (spent), and
+-- a renew is taken only at its end.
 --
 -- Replies: {1, head} stored; {0, head, key states, frontier...} the head moved (re-chain
 -- on it); {2, head} the anchor is gone or changed (the log went back or was forked: stop);
 -- {3, i, marker} entry i's Idempotency-Key is already done; {4, i, why, nonce} entry i's
--- claim is refused (unknown, exists, revealed or moved: the session is at nonce); {5,
+-- claim is refused (unknown, exists, revealed, spent or moved: the session is at nonce); {5,
 -- head} the tree does not match the head (a table from before trees). Nothing is stored
 -- unless the reply is 1. (A batch never carries one key twice.)
 local head = redis.call('GET', KEYS[2]) or ''
@@ -51,8 +54,9 @@ for i = 10, #ARGV, 8 do
   if s > 0 and kind ~= 'p' and kind ~= 'x' then
     local state = sessions[s]
     if not state then
-      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed')
-      state = {nonce = tonumber(f[1]), revealed = f[2] == '1'}
+      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed', 'start', 'length')
+      state = {nonce = tonumber(f[1]), revealed = f[2] == '1', start = tonumber(f[3] or '1'),
+        length = tonumber(f[4] or '0')}
       sessions[s] = state
     end
     if kind == 'c' then
@@ -64,7 +68,17 @@ for i = 10, #ARGV, 8 do
       local want = tonumber(string.match(ARGV[i + 7], '^(%d+)'))
       if kind == 'r' then
         if state.nonce ~= want - 1 then return {4, n, 'moved', state.nonce} end
+        if state.length > 0 and want > state.start + state.length - 1 then
+          return {4, n, 'spent', state.nonce}
+        end
         state.nonce = want
+      elseif kind == 'n' then
+        if state.length == 0 then return {4, n, 'unknown', state.nonce} end
+        if state.nonce ~= want or want ~= state.start + state.length - 1 then
+          return {4, n, 'moved', state.nonce}
+        end
+        state.start = want + 1
+        state.length = tonumber(string.match(ARGV[i + 7], '(%d+)$'))
       else
         if state.nonce ~= want then return {4, n, 'moved', state.nonce} end
         state.revealed = true
@@ -87,9 +101,14 @@ for i = 10, #ARGV, 8 do
     elseif kind == 'x' then
       redis.call('HSET', KEYS[s], value, 'retired')
     elseif kind == 'c' then
-      local server, commitment = string.match(value, '^(%S+) (%S+)$')
+      local server, commitment, length = string.match(value, '^(%S+) (%S+) (%d+)$')
       redis.call('HSET', KEYS[s], 'server_seed', server, 'commitment', commitment,
-        'nonce', 0, 'revealed', 0, 'used', ARGV[6], 'commit_seq', seq)
+        'nonce', 0, 'revealed', 0, 'used', ARGV[6], 'commit_seq', seq, 'start', 1,
+        'length', length)
+    elseif kind == 'n' then
+      local at, server, anchor, length = string.match(value, '^(%d+) (%S+) (%S+) (%d+)$')
+      redis.call('HSET', KEYS[s], 'server_seed', server, 'commitment', anchor,
+        'start', tonumber(at) + 1, 'length', length, 'used', ARGV[6], 'renew_seq', seq)
     elseif kind == 'r' then
       redis.call('HSET', KEYS[s], 'nonce', value, 'used', ARGV[6])
     else
