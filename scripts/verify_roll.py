@@ -54,13 +54,17 @@ def faces(seed: str, sides: int, count: int) -> list[int]:
 
 
 SESSION_ROW = re.compile(
-    r"^\| commit \| `(?P<server>[^`]+)` \| `(?P<client>[^`]+)` \| (?P<nonce>\d+) \| "
+    r"^\| (?:commit|chain) \| `(?P<server>[^`]+)` \| `(?P<client>[^`]+)` \| (?P<nonce>\d+) \| "
     r"(?P<sides>\d+) \| (?P<count>\d+) \| (?P<faces>[\d ]+) \|$"
+)
+#: A hash chain's link and the one before it (docs/randomness.md).
+LINK_ROW = re.compile(
+    r"^\| link (?P<j>\d+) \| `(?P<link>[0-9a-f]{64})` \| `(?P<previous>[0-9a-f]{64})` \|$"
 )
 
 
 #: What each source proves, and what a refusing server can do: the words of
-#: fairroll.audit.verify (tests/test_verify_roll_script.py holds the two equal).
+#: fairroll.audit.verify (tests/test_chain_sessions.py holds the three verifiers equal).
 WHAT_IT_PROVES = {
     "drawn": "fair if the operator is honest: the server drew the seed after it saw the "
     "request, so a dishonest operator could have drawn again until it liked the dice, "
@@ -119,7 +123,13 @@ def check_vectors(document: Path) -> int:
         status = "ok" if got == expected else "MISMATCH"
         failures += got != expected
         print(f"{status:8} session {row['client']!r} nonce {row['nonce']}: {got}")
-    total = len(vectors) + len(sessions)
+    links = [row for row in (LINK_ROW.match(line) for line in lines) if row]
+    for row in links:
+        good = chain_previous(row["link"]) == row["previous"]
+        failures += not good
+        status = "ok" if good else "MISMATCH"
+        print(f"{status:8} chain link {row['j']} hashes to link {int(row['j']) - 1}")
+    total = len(vectors) + len(sessions) + len(links)
     print(f"vectors: {total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,23 @@ def test_every_link_hashes_to_the_one_before_and_the_anchor(
     assert previous(chain.link(j)) == chain.link(j - 1)
     assert steps_to(chain.link(j), j) == chain.anchor == chain.link(0)
     assert chain.link(j) == steps_to(last.hex(), length - j)
+
+
+def test_the_published_chain_vectors() -> None:
+    """docs/randomness.md's chain: the library makes the links it lists from the last."""
+    text = (ROOT / "docs" / "randomness.md").read_text()
+    rows = re.findall(r"^\| link (\d) \| `([0-9a-f]{64})` \| `([0-9a-f]{64})` \|$", text, re.M)
+    assert len(rows) == 3
+    chain = HashChain(rows[-1][1], 3)
+    for j, link, before in rows:
+        assert (chain.link(int(j)), chain.link(int(j) - 1)) == (link, before)
+    rolls = re.findall(
+        r"^\| chain \| `([0-9a-f]{64})` \| `([^`]+)` \| (\d+) \| 6 \| 6 \| ([\d ]+) \|$", text, re.M
+    )
+    assert len(rolls) == 3
+    for link, client_seed, nonce, faces in rolls:
+        seed = committed_seed(link, client_seed, int(nonce))
+        assert list(derive_faces(seed, sides=6, count=6)) == [int(f) for f in faces.split()]
 
 
 def test_a_chain_refuses_lengths_and_links_it_has_not() -> None:
