@@ -422,6 +422,8 @@ def check_roll(entry: dict[str, Any], policy: dict[str, Any]) -> None:
         seed = entry["seed"]
         if source == "drawn" and (len(seed) != 64 or set(seed) - set("0123456789abcdef")):
             raise LogError(seq, "a drawn seed is 64 hex digits: this one was not drawn")
+        if source == "drawn" and policy.get("drawn_seeds") is False:
+            raise LogError(seq, "the table's policy refuses server-drawn seeds")
         if source == "chosen" and policy.get("chosen_seeds") is False:
             raise LogError(seq, "the table's policy refuses caller-chosen seeds")
         check_dice(seq, seed.encode(), entry["dice"])

@@ -166,7 +166,9 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     assert keyboard["first"] == "mechanic"
     assert keyboard["second"] == "f-a-name"
     assert keyboard["result"]["ok"], keyboard
-    assert keyboard["result"]["text"].startswith("Rolled #1: ")
+    # Fair by default: the page opened this browser's hash-chain seed session (seq 1) and
+    # rolled in it.
+    assert keyboard["result"]["text"].startswith("Rolled #2 in your seed session (nonce 1): ")
     assert (
         keyboard["asked"] == "Keyboard Roth (attribute 16, 2 talents) against Sheena (attribute 12)"
     )
@@ -227,7 +229,9 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
 
     # What the page wrote is what the server holds: one entry per roll, a sound chain.
     verdict = client.get(f"/v1/tables/{table}/verification").json()
-    assert verdict["ok"] and verdict["entries"] == 1 + len(rolled) + 2, verdict
+    assert verdict["ok"] and verdict["entries"] == 1 + 1 + len(rolled) + 2, verdict
+    assert verdict["sources"] == {"committed": 1 + len(rolled) + 2}, verdict
+    assert verdict["unrevealed"] == 0  # every roll verified as it came
 
 
 def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(

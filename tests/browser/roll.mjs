@@ -90,8 +90,9 @@ async function byKeyboard(page) {
   await page.keyboard.type("Keyboard Roth");
   await page.keyboard.press("Enter");
   steps.result = await settled(page);
-  await page.waitForSelector('li[data-seq="1"] .mark');
-  steps.asked = await page.textContent('li[data-seq="1"] .asked');
+  // Seq 1 is this browser's seed session, opened for its first roll (seq 2).
+  await page.waitForSelector('li[data-seq="2"] .mark');
+  steps.asked = await page.textContent('li[data-seq="2"] .asked');
   await page.fill("#f-a-attribute", "");
   await page.focus("#f-a-name");
   await page.keyboard.press("Enter");

@@ -100,6 +100,9 @@ class TablePolicy(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     chosen_seeds: bool = msgspec.field(default=True)
     supplied_dice: bool = msgspec.field(default=True)
+    #: False: every roll is in a seed session (a server-drawn seed is fair only if the
+    #: operator is honest, so a table that trusts no operator refuses it).
+    drawn_seeds: bool = msgspec.field(default=True)
 
 
 class Claim(msgspec.Struct, frozen=True, kw_only=True):

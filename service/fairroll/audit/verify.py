@@ -356,6 +356,8 @@ class _Verifier:
             raise _BadEntryError(seq, f"a {source} entry has no seed")
         if source == "drawn" and (len(seed) != 64 or not set(seed) <= _HEX):
             raise _BadEntryError(seq, "a drawn seed is 64 hex digits: this one was not drawn")
+        if source == "drawn" and self.policy.get("drawn_seeds") is False:
+            raise _BadEntryError(seq, "the table's policy refuses server-drawn seeds")
         if source == "chosen" and self.policy.get("chosen_seeds") is False:
             raise _BadEntryError(seq, "the table's policy refuses caller-chosen seeds")
         _check_seeded_dice(seq, seed, entry["dice"])

@@ -128,8 +128,19 @@ def words_or_none(mechanic_name: str, request: Any, outcome: Any) -> Words | Non
 def statement_words(kind: str, request: Any) -> Words:
     """A signed statement of the log (not a roll) in words."""
     said = request if isinstance(request, dict) else {}
-    if kind == "session.commit":
+    if kind == "session.commit" and said.get("kind") == "chain":
+        whose = f" for {said['player']}" if said.get("player") else ""
+        text = (
+            f"Hash-chain seed session {said['seed_id']}{whose}: {said['length']} links "
+            f"committed to anchor {said['commitment'][:16]}…"
+        )
+    elif kind == "session.commit":
         text = f"Seed session {said['seed_id']} committed to {said['commitment'][:16]}…"
+    elif kind == "session.renew":
+        text = (
+            f"Seed session {said['seed_id']}'s next chain, from nonce {said['first_nonce']}: "
+            f"committed to anchor {said['commitment'][:16]}…"
+        )
     elif kind == "session.reveal":
         text = (
             f"Seed session {said['seed_id']} revealed after {said['rolls']} roll(s) "
@@ -138,7 +149,11 @@ def statement_words(kind: str, request: Any) -> Words:
     elif kind == "table.policy":
         chosen = "refused" if said.get("chosen_seeds") is False else "allowed"
         supplied = "refused" if said.get("supplied_dice") is False else "allowed"
-        text = f"Table policy: chosen seeds {chosen}, supplied dice {supplied}"
+        drawn = "refused" if said.get("drawn_seeds") is False else "allowed"
+        text = (
+            f"Table policy: chosen seeds {chosen}, supplied dice {supplied}, "
+            f"server-drawn seeds {drawn}"
+        )
     elif kind == "audit.epoch":
         text = f"Seqs {said['lost_after'] + 1}..{said['resume_after']} were lost: {said['reason']}"
     elif kind == "key.retire":

@@ -169,6 +169,13 @@ class Roller:
             )
         if not isinstance(request.session, UnsetType):
             return await self._committed(mechanic, request, request.session, marker)
+        if not given and not policy.drawn_seeds:
+            raise RuleError(
+                f"table {request.table!r} takes no server-drawn seed (its policy): a drawn "
+                "seed is fair only if the operator is honest. Roll in a seed session "
+                f"(POST /v1/tables/{request.table}/seeds)",
+                field="session",
+            )
         source: SeededDice | SuppliedDice
         kind: Source
         if not isinstance(request.dice, UnsetType):

@@ -31,6 +31,7 @@ from litestar.openapi.spec import (
 )
 from litestar.openapi.spec.enums import OpenAPIType
 
+from fairroll.chain import MAX_LENGTH
 from fairroll.mechanics import MECHANICS
 from fairroll.mechanics.declare import Mechanic
 
@@ -464,15 +465,43 @@ def _statements(schemas: dict[str, Any]) -> dict[str, tuple[dict[str, Any], dict
             "The table's policy.",
             chosen_seeds={"type": "boolean"},
             supplied_dice={"type": "boolean"},
+            drawn_seeds={"type": "boolean"},
         )
     )
     null = {"type": "null"}
+    link = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+    length = {"type": "integer", "minimum": 1, "maximum": MAX_LENGTH}
+    chain_commit = closed(
+        "A hash-chain session for a player (player is optional).",
+        seed_id=text,
+        kind={"type": "string", "const": "chain"},
+        commitment=link,
+        length=length,
+        first_nonce={"type": "integer", "const": 1},
+        player=text,
+    )
+    chain_commit["required"].remove("player")
     return {
         "session.commit": (
+            {
+                "description": "A seed session opens: a hash chain committed to its anchor, "
+                "or a commit-reveal session committed to SHA-256 of its server seed.",
+                "oneOf": [
+                    chain_commit,
+                    closed("A commit-reveal session.", seed_id=text, commitment=text),
+                ],
+            },
+            null,
+        ),
+        "session.renew": (
             closed(
-                "A seed session opens, committed to SHA-256 of its server seed.",
+                "A hash-chain session's next chain, committed once the one before is used up.",
                 seed_id=text,
-                commitment=text,
+                kind={"type": "string", "const": "chain"},
+                commitment=link,
+                length=length,
+                first_nonce={"type": "integer", "minimum": 1},
+                previous=link,
             ),
             null,
         ),

@@ -36,9 +36,9 @@ PAGE = """<!doctype html>
     <p id="status" role="status" aria-live="polite">Reading the table…</p>
     <p id="trust" role="status" aria-live="polite"></p>
     <p>Every roll below is checked in this browser: its hash, its link to the one before,
-       the server's Ed25519 signature, every die from its seed (a committed roll's once its
-       session is revealed), and the table's signed checkpoint against the one this
-       browser kept from your last visit.</p>
+       the server's Ed25519 signature, every die from its seed (a roll in a hash-chain seed
+       session at once, a commit-reveal one's once its session is revealed), and the
+       table's signed checkpoint against the one this browser kept from your last visit.</p>
   </header>
   <section aria-labelledby="roll-title">
     <h2 id="roll-title">Roll</h2>
@@ -56,8 +56,10 @@ PAGE = """<!doctype html>
             <label for="seed">Seed <span class="optional">(optional)</span></label>
             <input id="seed" type="text" maxlength="256" autocomplete="off"
                    aria-describedby="seed-hint">
-            <small id="seed-hint">The same seed and the same request give the same dice.
-              Leave it empty for fresh dice.</small>
+            <small id="seed-hint">Leave it empty (fair): your rolls are in your own seed
+              session, a hash chain the server committed to before your first roll, mixed
+              with a secret this browser drew. A seed you type is replayable but not fair:
+              it can be ground.</small>
           </div>
           <div class="field">
             <label for="write-key">Table write key <span class="optional">(optional)</span></label>

@@ -57,6 +57,44 @@ export async function startRollPanel({ table, onRolled }) {
     return value;
   }
 
+  // Fair by default: unless a seed is typed, every roll is in this player's own hash-chain
+  // seed session (docs/randomness.md). The client seed is drawn here by the browser's
+  // CSPRNG and kept, with the session and the next nonce, in this browser; a roll that
+  // did not go through is sent again with the same nonce, client seed and Idempotency-Key,
+  // so a server that refuses it can only refuse it again, never change its dice.
+  const sessionKey = `fairroll:session:${table}`;
+  let pending = null;  // { nonce, idempotencyKey, asked } of a roll that did not go through
+
+  function authorized(headers) {
+    if (key.value) headers.authorization = `Bearer ${key.value}`;
+    return headers;
+  }
+
+  async function playerSession() {
+    const kept = JSON.parse(localStorage.getItem(sessionKey) ?? "null");
+    if (kept?.seed_id && kept?.client_seed) return kept;
+    const response = await fetch(`/v1/tables/${encodeURIComponent(table)}/seeds`, {
+      method: "POST",
+      headers: authorized({ "content-type": "application/json" }),
+      body: JSON.stringify({ player: "this browser" }),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw Object.assign(new Error(answer.detail), { problem: answer });
+    const secret = crypto.getRandomValues(new Uint8Array(16));
+    const made = {
+      seed_id: answer.seed_id,
+      client_seed: Array.from(secret, (b) => b.toString(16).padStart(2, "0")).join(""),
+      nonce: 1,
+      anchor: answer.commitment,
+    };
+    localStorage.setItem(sessionKey, JSON.stringify(made));
+    return made;
+  }
+
+  function keep(session) {
+    localStorage.setItem(sessionKey, JSON.stringify(session));
+  }
+
   function updateOdds() {
     clearTimeout(oddsTimer);
     oddsRequest?.abort();
@@ -101,22 +139,53 @@ export async function startRollPanel({ table, onRolled }) {
     event.preventDefault();
     for (const bad of form.querySelectorAll("[aria-invalid=true]")) bad.removeAttribute("aria-invalid");
     const request = { ...body(), table };
-    const headers = { "content-type": "application/json", "idempotency-key": crypto.randomUUID() };
-    if (key.value) headers.authorization = `Bearer ${key.value}`;
     button.disabled = true;
     said.className = "";
     said.textContent = "Rolling…";
     try {
-      const response = await fetch(current.path, { method: "POST", headers, body: JSON.stringify(request) });
-      const answer = await response.json();
-      if (!response.ok) {
-        showProblem(answer);
+      let session = null;
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        if (request.seed === undefined) {
+          session = await playerSession();
+          const nonce = pending?.nonce ?? session.nonce;
+          request.session = { seed_id: session.seed_id, client_seed: session.client_seed, nonce };
+          // The same request again keeps its Idempotency-Key; another one takes a new key
+          // (but the same nonce and client seed, so the same dice).
+          const asked = JSON.stringify({ ...request, session: undefined });
+          const again = pending?.asked === asked ? pending.idempotencyKey : crypto.randomUUID();
+          pending = { nonce, idempotencyKey: again, asked };
+        }
+        const idempotencyKey = pending?.idempotencyKey ?? crypto.randomUUID();
+        const headers = authorized({ "content-type": "application/json", "idempotency-key": idempotencyKey });
+        const response = await fetch(current.path, { method: "POST", headers, body: JSON.stringify(request) });
+        const answer = await response.json();
+        if (response.status === 409 && session && Number.isInteger(answer.nonce)) {
+          // The session is further on (another tab of this browser rolled): take its nonce.
+          keep({ ...session, nonce: answer.nonce });
+          pending = null;
+          continue;
+        }
+        if (session && (response.status === 404 || (response.status === 409 && /revealed/.test(answer.detail ?? "")))) {
+          localStorage.removeItem(sessionKey);  // closed or gone: open a new one
+          pending = null;
+          continue;
+        }
+        if (response.status >= 500) throw new Error(answer.detail ?? `HTTP ${response.status}`);
+        pending = null;
+        if (!response.ok) {
+          showProblem(answer);
+          return;
+        }
+        if (session) keep({ ...session, nonce: answer.session.nonce + 1 });
+        const [, came] = describe(answer.words);
+        said.className = "ok";
+        const where = session ? ` in your seed session (nonce ${answer.session.nonce})` : "";
+        said.textContent = `Rolled #${answer.receipt.seq}${where}: ${came}`;
+        onRolled(answer.receipt.seq);
         return;
       }
-      const [, came] = describe(answer.words);
-      said.className = "ok";
-      said.textContent = `Rolled #${answer.receipt.seq}: ${came}`;
-      onRolled(answer.receipt.seq);
+      said.className = "bad";
+      said.textContent = "The roll did not go through: the seed session kept moving; try again.";
     } catch (error) {
       said.className = "bad";
       said.textContent = `The roll did not go through: ${error.message}`;

@@ -592,6 +592,8 @@ export class LogVerifier {
         session.nonce = ref.nonce;
         session.pending.push([entry, result]);
       }
+    } else if (entry.source === "drawn" && this.policy.drawn_seeds === false) {
+      problems.push("the table's policy refuses server-drawn seeds");
     } else if (entry.source === "chosen" && this.policy.chosen_seeds === false) {
       problems.push("the table's policy refuses caller-chosen seeds");
     } else if (entry.source === "supplied" && this.policy.supplied_dice === false) {
