@@ -96,8 +96,10 @@ def test_the_readme_plugin_runs_under_node(project: Project, live_server: LiveSe
     project.env["FAIRROLL_URL"] = live_server.url
     said = project.run(shutil.which("node") or "node", script).splitlines()
     assert said[0].startswith("Strength: 4d6kh3 → "), said
-    assert said[1].startswith("#1: "), said
-    assert said[2] == "verified 1 entries", said
+    assert said[1].startswith("#1: Hash-chain seed session "), said  # fair by default
+    assert said[1].endswith("committed to anchor " + said[1].rsplit(" ", 1)[1]), said
+    assert said[2].startswith("#2: "), said
+    assert said[3] == "verified 2 entries", said
 
 
 def test_the_readme_plugin_runs_in_python(project: Project, live_server: LiveServer) -> None:
@@ -106,8 +108,10 @@ def test_the_readme_plugin_runs_in_python(project: Project, live_server: LiveSer
     project.env["FAIRROLL_URL"] = live_server.url
     said = project.run(project.python, script).splitlines()
     assert said[0].startswith("Longsword: 1d20+5 → "), said
-    assert said[1].startswith("#1: "), said
-    assert said[2] == "verified 1 entries", said
+    assert said[1].startswith("#1: Hash-chain seed session "), said  # fair by default
+    assert " for Roth: 1000 links " in said[1], said
+    assert said[2].startswith("#2: "), said
+    assert said[3] == "verified 2 entries", said
 
 
 PAGES_AND_FORGERY = """
@@ -151,6 +155,132 @@ def test_the_python_package_pages_and_catches_a_forgery_without_the_server(
     names = {p["name"].lower() for p in json.loads(listed)}
     assert "fairroll-client" in names
     assert not names & {"fairroll", "litestar", "redis", "msgspec"}
+
+
+FAIR_BY_DEFAULT = """
+import json, os
+import httpx
+from fairroll_client import Fairroll, UnfairRollError, verify_export
+
+url = os.environ["FAIRROLL_URL"]
+dice = Fairroll(url, player="Roth")
+table = dice.create_table()
+writer = dice.with_key(table["write_key"])
+session = writer.session(table["table"], length=2)
+seeds = []
+rolls = []
+for _ in range(5):
+    rolls.append(writer.roll_formula("1d20", table=table["table"]))
+    seeds.append(session.state().client_seed)
+export = dice.export(table["table"])
+report = verify_export(export, dice.keys(), root=dice.keys()["root"])
+
+
+class Lying(httpx.BaseTransport):
+    # A server that answers a die of its own choosing (the entry it keeps is another
+    # matter: the client checks the answer against the chain before it is believed).
+    def __init__(self) -> None:
+        self.real = httpx.HTTPTransport()
+
+    def handle_request(self, request):
+        answer = self.real.handle_request(request)
+        if request.url.path != "/v1/dice/rolls":
+            return answer
+        answer.read()
+        body = json.loads(answer.content)
+        body["dice"][0]["face"] = body["dice"][0]["face"] % 20 + 1
+        return httpx.Response(answer.status_code, headers={"content-type": "application/json"},
+                              content=json.dumps(body).encode())
+
+
+liar = Fairroll(url, table["write_key"], transport=Lying())
+try:
+    liar.roll_formula("1d20", table=table["table"])
+    caught = None
+except UnfairRollError as error:
+    caught = str(error)
+print(json.dumps({
+    "sources": [r["source"] for r in rolls],
+    "nonces": [r["session"]["nonce"] for r in rolls],
+    "chains": [r["session"]["first_nonce"] for r in rolls],
+    "seeds": seeds,
+    "ok": report.ok, "reason": report.reason,
+    "caught": caught,
+    "drawn": writer.roll_formula("1d20", table=table["table"], fair=False)["source"],
+}))
+"""
+
+
+def test_the_python_package_rolls_fair_by_default_and_catches_a_lying_answer(
+    project: Project, live_server: LiveServer
+) -> None:
+    """Every roll without a seed is in the client's own hash-chain session: the answer
+    is checked against the chain before it is returned; each chain gets a new client seed
+    (drawn after its anchor was committed); the log verifies; a server answering a die the
+    chain does not give is caught; ``fair=False`` asks for a drawn seed."""
+    script = project.folder / "fair.py"
+    script.write_text(FAIR_BY_DEFAULT)
+    project.env["FAIRROLL_URL"] = live_server.url
+    said = json.loads(project.run(project.python, script))
+    assert said["sources"] == ["committed"] * 5
+    assert said["nonces"] == [1, 2, 3, 4, 5]
+    assert said["chains"] == [1, 1, 3, 3, 5]
+    assert len(set(said["seeds"])) == 3  # one client seed per chain
+    assert said["ok"], said["reason"]
+    assert said["caught"] == "die 0 does not derive from the link"
+    assert said["drawn"] == "drawn"
+
+
+FAIR_BY_DEFAULT_JS = """
+import { createFairroll, UnfairRollError } from "@fairroll/client";
+const baseUrl = process.env.FAIRROLL_URL;
+const dice = createFairroll({ baseUrl, player: "Sheena" });
+const { table, write_key } = await dice.createTable();
+const writer = dice.withKey(write_key);
+const session = await writer.session(table, { length: 2 });
+const rolls = [], seeds = [];
+for (let i = 0; i < 5; i++) {
+  rolls.push(await writer.rollFormula({ table, formula: "1d20" }));
+  seeds.push(session.state().clientSeed);
+}
+const verdict = await dice.verifyExport(await dice.exportTable(table));
+// A server answering a die of its own choosing: the client checks the chain first.
+const lying = async (url, init) => {
+  const response = await fetch(url, init);
+  if (!String(url).endsWith("/v1/dice/rolls")) return response;
+  const body = await response.json();
+  body.dice[0].face = (body.dice[0].face % 20) + 1;
+  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+};
+let caught = null;
+try {
+  await createFairroll({ baseUrl, writeKey: write_key, fetch: lying }).rollFormula({ table, formula: "1d20" });
+} catch (error) {
+  caught = error instanceof UnfairRollError ? error.message : String(error);
+}
+const drawn = await writer.rollFormula({ table, formula: "1d20" }, undefined, false);
+console.log(JSON.stringify({
+  sources: rolls.map((r) => r.source), nonces: rolls.map((r) => r.session.nonce),
+  chains: rolls.map((r) => r.session.first_nonce), seeds, ok: verdict.ok, problems: verdict.problems,
+  caught, drawn: drawn.source,
+}));
+"""
+
+
+def test_the_npm_package_rolls_fair_by_default_and_catches_a_lying_answer(
+    project: Project, live_server: LiveServer
+) -> None:
+    script = project.folder / "fair.mjs"
+    script.write_text(FAIR_BY_DEFAULT_JS)
+    project.env["FAIRROLL_URL"] = live_server.url
+    said = json.loads(project.run(shutil.which("node") or "node", script))
+    assert said["sources"] == ["committed"] * 5
+    assert said["nonces"] == [1, 2, 3, 4, 5]
+    assert said["chains"] == [1, 1, 3, 3, 5]
+    assert len(set(said["seeds"])) == 3  # one client seed per chain
+    assert said["ok"], said["problems"]
+    assert said["caught"] == "die 0 does not derive from the link"
+    assert said["drawn"] == "drawn"
 
 
 PAGE = """<!doctype html>

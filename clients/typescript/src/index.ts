@@ -26,12 +26,15 @@ export {
   LogVerifier,
   parseStrict,
   PROVES,
+  SELECTIVE_REFUSAL,
   verifyCheckpoint,
   verifyConsistency,
   verifyEntries,
   verifyEntry,
 } from "./vendor/verify.js";
 import { tableEvents, type EventOptions, type TableEvent } from "./events.js";
+import { PlayerSession, type Call, type SessionState } from "./session.js";
+export { PlayerSession, type SessionState, UnfairRollError } from "./session.js";
 
 /** The version of the API spec this client was generated from (and its own). */
 export const SPEC_VERSION = "0.1.0";
@@ -40,6 +43,8 @@ export interface FairrollOptions {
   baseUrl: string;
   /** A table's write key (from `createTable`), sent as `Authorization: Bearer`. */
   writeKey?: string;
+  /** Whom this client rolls for: named in its seed sessions. */
+  player?: string;
   fetch?: typeof fetch;
 }
 
@@ -82,6 +87,29 @@ export function createFairroll(options: FairrollOptions) {
     return data;
   }
 
+  // Fair by default: a roll without seed, dice or session is made in this client's own
+  // hash-chain seed session on its table (see PlayerSession), opened on first use.
+  const call: Call = async (method, path, body, extra = {}) => {
+    const response = await (options.fetch ?? fetch)(`${options.baseUrl.replace(/\/$/, "")}${path}`, {
+      method,
+      headers: { ...headers, ...extra, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return [response.status, text ? JSON.parse(text) : null];
+  };
+  const sessions = new Map<string, Promise<PlayerSession>>();
+  function session(table: string, start?: { state?: SessionState; length?: number }): Promise<PlayerSession> {
+    if (start?.state) sessions.set(table, Promise.resolve(PlayerSession.resume(call, start.state)));
+    if (!sessions.has(table)) {
+      const opening = PlayerSession.open(call, table, options.player, start?.length);
+      opening.catch(() => sessions.delete(table));
+      sessions.set(table, opening);
+    }
+    return sessions.get(table)!;
+  }
+  const unseeded = (body: object) => !["seed", "dice", "session"].some((k) => k in body);
+
   return {
     /** The whole typed API (openapi-fetch): `api.POST("/v1/tft/contests", { body })`. */
     api,
@@ -95,8 +123,17 @@ export function createFairroll(options: FairrollOptions) {
     systems() {
       return answer(api.GET("/v1/systems"));
     },
-    /** Roll a dice formula; `idempotencyKey` makes a retry answer the same roll. */
-    rollFormula(body: FormulaRequest, idempotencyKey?: string): Promise<FormulaRoll> {
+    /** This client's seed session on `table` (opened on first use, or resumed from a kept
+     * `state`); `session(table).roll(path, body)` rolls any mechanic in it. */
+    session,
+    /** Roll a dice formula, in this client's seed session unless the body names a seed,
+     * dice or a session, or `fair` is false; `idempotencyKey` makes a retry answer the same
+     * roll. */
+    async rollFormula(body: FormulaRequest, idempotencyKey?: string, fair = true): Promise<FormulaRoll> {
+      if (fair && unseeded(body)) {
+        const mine = await session(body.table ?? "default");
+        return mine.roll("/v1/dice/rolls", body as Record<string, unknown>, idempotencyKey);
+      }
       return answer(
         api.POST("/v1/dice/rolls", {
           body,

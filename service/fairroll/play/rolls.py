@@ -254,7 +254,7 @@ class Roller:
                     claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
                 )
                 try:
-                    return Rolled(outcome, *await self._append(mechanic, draft, marker))
+                    rolled = Rolled(outcome, *await self._append(mechanic, draft, marker))
                 except ClaimRefusedError as exc:
                     if exc.why == "revealed":
                         raise _revealed(ref.seed_id) from None
@@ -266,6 +266,15 @@ class Roller:
                         continue
                     if not isinstance(ref.nonce, UnsetType):
                         raise NonceConflictError(ref.seed_id, ref.nonce, exc.nonce + 1) from None
+                    continue
+                if link is not None and nonce == state.start + state.length - 1:
+                    # The chain's last link is used: commit the next chain now, before any
+                    # request for it is seen, so a client can draw its next client seed
+                    # after the anchor is in the log (if this fails, the next roll renews).
+                    used = msgspec.structs.replace(state, nonce=nonce)
+                    with contextlib.suppress(ClaimRefusedError, StoreUnavailableError):
+                        await self.sessions.renew(table, ref.seed_id, used)
+                return rolled
         raise StoreUnavailableError(
             f"seed session {ref.seed_id} is too busy: other rolls kept taking its next nonce; "
             "nothing was recorded"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from fairroll_client.client import Fairroll, FairrollError
 from fairroll_client.events import Event, parse_events
+from fairroll_client.sessions import PlayerSession, SessionState, UnfairRollError
 from fairroll_client.verify import Verified, verify_export
 
 __all__ = [
@@ -22,6 +23,9 @@ __all__ = [
     "Event",
     "Fairroll",
     "FairrollError",
+    "PlayerSession",
+    "SessionState",
+    "UnfairRollError",
     "Verified",
     "parse_events",
     "verify_export",

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from fairroll_client.events import Event, parse_events
+from fairroll_client.sessions import PlayerSession, SessionState
 from fairroll_client.verify import Verified, verify_export
 
 __all__ = ["Fairroll", "FairrollError"]
@@ -25,26 +26,48 @@ class FairrollError(Exception):
 
 
 class Fairroll:
-    """A fairroll server at ``base_url``; ``write_key`` is a table's (``create_table``)."""
+    """A fairroll server at ``base_url``; ``write_key`` is a table's (``create_table``).
+
+    Fair by default: a roll without ``seed``, ``dice`` or ``session`` is made in this
+    client's own hash-chain seed session on its table (``session``), opened for
+    ``player`` on first use and checked against the chain as it is answered; pass
+    ``fair=False`` for a server-drawn seed (fair only if the operator is honest)."""
 
     def __init__(
         self,
         base_url: str,
         write_key: str | None = None,
         *,
+        player: str | None = None,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.write_key = write_key
+        self.player = player
+        self._sessions: dict[str, PlayerSession] = {}
         headers = {"Authorization": f"Bearer {write_key}"} if write_key else {}
         self._http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
 
     def with_key(self, write_key: str) -> Fairroll:
-        """The same server, writing with a table's key."""
-        return Fairroll(self.base_url, write_key, timeout=self._http.timeout.read or 30.0)
+        """The same server, writing with a table's key (the same player)."""
+        return Fairroll(
+            self.base_url, write_key, player=self.player, timeout=self._http.timeout.read or 30.0
+        )
+
+    def session(
+        self, table: str, *, state: SessionState | None = None, length: int | None = None
+    ) -> PlayerSession:
+        """This client's seed session on ``table``: opened on first use (chains of
+        ``length`` links, else the server's default), or taken up from a kept ``state``
+        (``PlayerSession.state()``)."""
+        if state is not None:
+            self._sessions[table] = PlayerSession(self, state)
+        if table not in self._sessions:
+            self._sessions[table] = PlayerSession.open(self, table, self.player, length)
+        return self._sessions[table]
 
     def close(self) -> None:
         self._http.close()
@@ -66,9 +89,18 @@ class Fairroll:
         return self._json("GET", "/v1/systems")
 
     def roll(
-        self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        fair: bool = True,
     ) -> dict[str, Any]:
-        """Roll any mechanic: ``roll("/v1/tft/contests", {...})``."""
+        """Roll any mechanic: ``roll("/v1/tft/contests", {...})``, in this client's seed
+        session on the body's table unless the body names a seed, dice or a session."""
+        if fair and not {"seed", "dice", "session"} & body.keys():
+            table = body.get("table", "default")
+            return self.session(table).roll(path, body, idempotency_key=idempotency_key)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._json("POST", path, json=body, headers=headers)
 
@@ -81,11 +113,13 @@ class Fairroll:
         dice: dict[str, list[int]] | None = None,
         session: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        fair: bool = True,
     ) -> dict[str, Any]:
-        """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``)."""
+        """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``), in this
+        client's seed session unless ``seed``, ``dice`` or ``session`` is given."""
         body: dict[str, Any] = {"formula": formula, "table": table}
         body.update((k, v) for k, v in (("seed", seed), ("dice", dice), ("session", session)) if v)
-        return self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key)
+        return self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair)
 
     def odds(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """Exact odds of any mechanic's input: ``odds("/v1/dice/rolls", {"formula": "2d6"})``."""
