@@ -254,14 +254,16 @@ const lying = async (url, init) => {
 };
 let caught = null;
 try {
-  await createFairroll({ baseUrl, writeKey: write_key, fetch: lying }).rollFormula({ table, formula: "1d20" });
+  const liar = createFairroll({ baseUrl, writeKey: write_key, fetch: lying });
+  await liar.rollFormula({ table, formula: "1d20" });
 } catch (error) {
   caught = error instanceof UnfairRollError ? error.message : String(error);
 }
 const drawn = await writer.rollFormula({ table, formula: "1d20" }, undefined, false);
 console.log(JSON.stringify({
   sources: rolls.map((r) => r.source), nonces: rolls.map((r) => r.session.nonce),
-  chains: rolls.map((r) => r.session.first_nonce), seeds, ok: verdict.ok, problems: verdict.problems,
+  chains: rolls.map((r) => r.session.first_nonce), seeds,
+  ok: verdict.ok, problems: verdict.problems,
   caught, drawn: drawn.source,
 }));
 """

@@ -75,7 +75,7 @@ class PlayerSession:
         ``length`` links, else the server's default)."""
         asked = {"player": player, "length": length}
         body = {k: v for k, v in asked.items() if v is not None} or None
-        made = client._json("POST", f"/v1/tables/{table}/seeds", json=body)  # noqa: SLF001
+        made = client._json("POST", f"/v1/tables/{table}/seeds", json=body)
         if made.get("kind") != "chain" or not stdlib.is_link(made.get("commitment")):
             raise UnfairRollError("the server did not open a hash-chain session", made)
         state = SessionState(
@@ -140,7 +140,7 @@ class PlayerSession:
         last link) before this client asks for a roll on it, and draw a new client seed
         for it; or, if the server has not committed one, open a new session."""
         s = self._state
-        status = self.client._json("GET", f"/v1/tables/{s.table}/seeds/{s.seed_id}")  # noqa: SLF001
+        status = self.client._json("GET", f"/v1/tables/{s.table}/seeds/{s.seed_id}")
         if status.get("first_nonce") == s.nonce and stdlib.is_link(status.get("commitment")):
             s.anchor, s.first_nonce, s.length = status["commitment"], s.nonce, status["length"]
             s.client_seed, s.last_link = secrets.token_hex(16), None
