@@ -6,11 +6,13 @@ server's promise never to sign a checkpoint inconsistent with the last one."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,12 @@ import pytest
 import rfc8785
 from redis import Redis
 
-from fairroll.audit import Signer, Trust, merkle, verify_entries
-from fairroll.audit.checkpoint import note_key
+from fairroll.audit import Signer, Trust, load_signer, merkle, verify_entries
+from fairroll.audit.checkpoint import note_key, sign_checkpoint
+from fairroll.audit.keyspace import log_key
+from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll.redis_server import RedisServer
-from support import LiveServer
+from support import TEST_SIGNING_KEY, LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "tests" / "go" / "fairrollcheck"
@@ -256,3 +260,149 @@ def test_a_table_from_before_trees_gets_its_tree_built_from_its_entries(
     report = verify_entries(export, Trust(keys=None))
     checkpoint = client.get(f"/v1/tables/{table}/checkpoint").json()
     assert report.ok and (checkpoint["size"], checkpoint["root_hash"]) == (4, report.root_hash)
+
+
+def concurrent_rolls(url: str, table: str, count: int) -> list[dict[str, Any]]:
+    """``count`` rolls sent at once, so rounds group several entries under one note."""
+
+    async def run() -> list[dict[str, Any]]:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            body = {**BODY, "table": table}
+            answers = await asyncio.gather(
+                *(http.post("/v1/tft/contests", json=body) for _ in range(count))
+            )
+        assert all(a.status_code == 200 for a in answers)
+        return [a.json() for a in answers]
+
+    return asyncio.run(run())
+
+
+def test_every_receipt_is_a_checkpoint_checked_alone_by_go_and_by_us(
+    go_checker: Path, live_server: LiveServer, client: httpx.Client, table: str, tmp_path: Path
+) -> None:
+    """Each roll's receipt carries its round's signed note and its inclusion proof: with
+    the entry, the keys and the pinned root it checks alone, in Go's sumdb code, in the
+    library and in ``fairroll verify --entry``; one note signs a whole round."""
+    answers = concurrent_rolls(live_server.url, table, 24)
+    served = client.get("/v1/keys").json()
+    keys = trusted_keys(served, served["root"])
+    entries = {
+        e["seq"]: e
+        for e in map(json.loads, client.get(f"/v1/tables/{table}/export").content.splitlines())
+    }
+    inclusion, notes = [], []
+    for answer in answers:
+        receipt = answer["receipt"]
+        entry = entries[receipt["seq"]]
+        assert verify_receipt(entry, receipt, keys)[0] == receipt["tree_size"]
+        notes.append(receipt["checkpoint"])
+        inclusion.append(
+            {
+                "size": receipt["tree_size"],
+                "index": receipt["seq"] - 1,
+                "record": base64.b64encode(rfc8785.dumps(entry)).decode(),
+                "proof": receipt["proof"],
+            }
+        )
+    distinct = sorted(set(notes), key=notes.index)
+    assert len(distinct) < len(answers)  # rounds of several rolls, one signature each
+    key_id = answers[0]["receipt"]["key_id"]
+    vkey = next(k["note_key"] for k in served["keys"] if k["key_id"] == key_id)
+    # Go's checker takes one checkpoint per size: the rounds' notes, each its own size.
+    seen = go_check(go_checker, {"vkey": vkey, "checkpoints": distinct, "inclusion": inclusion})
+    assert seen["checkpoints"] == [""] * len(distinct)
+    assert seen["inclusion"] == [""] * len(inclusion)
+    # The CLI, from files a player kept.
+    (tmp_path / "keys.json").write_text(json.dumps(served))
+    (tmp_path / "answer.json").write_text(json.dumps(answers[0]))
+    (tmp_path / "entry.json").write_text(json.dumps(entries[answers[0]["receipt"]["seq"]]))
+    ran = fairroll_cli(
+        "verify",
+        "--entry",
+        tmp_path / "entry.json",
+        "--receipt",
+        tmp_path / "answer.json",
+        "--keys",
+        tmp_path / "keys.json",
+        "--root",
+        served["root"],
+    )
+    assert ran.returncode == 0 and ran.stdout.startswith("OK: entry "), ran.stdout
+
+
+def test_a_receipt_tampered_with_or_under_another_root_fails(
+    live_server: LiveServer, client: httpx.Client, table: str
+) -> None:
+    answer = concurrent_rolls(live_server.url, table, 1)[0]
+    served = client.get("/v1/keys").json()
+    keys = trusted_keys(served, served["root"])
+    entry = client.get(f"/v1/tables/{table}/entries/{answer['receipt']['seq']}").json()
+    receipt = answer["receipt"]
+    changed = {**entry, "time": "2020-01-01T00:00:00.000Z"}  # any byte of the entry
+    wrong_proof = {**receipt, "proof": [base64.b64encode(b"\x00" * 32).decode()]}
+    size = receipt["tree_size"]
+    wrong_note = {
+        **receipt,
+        "checkpoint": receipt["checkpoint"].replace(f"\n{size}\n", f"\n{size + 1}\n"),
+    }
+    for bad_entry, bad_receipt, phrase in (
+        (changed, receipt, "entry was changed"),
+        (entry, wrong_proof, "proof"),
+        (entry, wrong_note, "signature does not verify"),
+    ):
+        with pytest.raises(ReceiptError, match=phrase):
+            verify_receipt(bad_entry, bad_receipt, keys)
+    stranger = Signer.generate().key_id
+    assert trusted_keys(served, stranger) == {}
+    with pytest.raises(ReceiptError, match="not certified by the pinned root"):
+        verify_receipt(entry, receipt, {})
+
+
+def test_two_notes_of_one_size_prove_equivocation_to_anyone(
+    client: httpx.Client, table: str, tmp_path: Path
+) -> None:
+    """The operator, holding the key, shows two players two trees of the same size: the
+    two signed notes they received are a portable proof (exit 3, both notes printed)."""
+    served = client.get("/v1/keys").json()
+    honest = client.post("/v1/tft/contests", json={**BODY, "table": table}).json()["receipt"]
+    operator = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    other = sign_checkpoint(operator, table, honest["tree_size"], b"\x07" * 32, "ab" * 32)
+    (tmp_path / "keys.json").write_text(json.dumps(served))
+    (tmp_path / "a.json").write_text(json.dumps({"receipt": honest}))
+    (tmp_path / "b.txt").write_text(other.text)
+    (tmp_path / "same.json").write_text(
+        json.dumps(client.get(f"/v1/tables/{table}/checkpoint").json())
+    )
+    common = ("--keys", tmp_path / "keys.json", "--root", served["root"])
+    caught = fairroll_cli(
+        "verify", "--equivocation", tmp_path / "a.json", tmp_path / "b.txt", *common
+    )
+    assert caught.returncode == 3 and caught.stdout.startswith("EQUIVOCATION: "), caught.stdout
+    assert honest["checkpoint"] in caught.stdout and other.text in caught.stdout
+    agreed = fairroll_cli(
+        "verify", "--equivocation", tmp_path / "a.json", tmp_path / "same.json", *common
+    )
+    assert agreed.returncode == 0 and agreed.stdout.startswith("consistent"), agreed.stdout
+
+
+def test_an_append_after_a_larger_signed_checkpoint_stops_the_table(
+    client: httpx.Client, redis_client: Redis, table: str
+) -> None:
+    """Every round records its checkpoint as the table's last signed: if Redis holds a
+    larger one (the head went back after it was signed), the append refuses and the
+    table stops, so no second tree of a signed size is ever signed."""
+    assert client.post("/v1/tft/contests", json={**BODY, "table": table}).status_code == 200
+    redis_client.set(f"fairroll:{{{table}}}:signed", f"5 {'00' * 32}")
+    refused = client.post("/v1/tft/contests", json={**BODY, "table": table})
+    assert refused.status_code == 503 and "stopped" in refused.json()["detail"], refused.text
+    assert redis_client.xlen(log_key(table)) == 1  # nothing was appended
+
+
+def fairroll_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fairroll.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )

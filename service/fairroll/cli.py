@@ -138,7 +138,26 @@ def _add_verify(add_parser: AddParser) -> None:
         help="the pinned root key id (its fingerprint, published out of band): keys are "
         "then trusted only as the log publishes them under that root",
     )
-    verify.add_argument("file", type=Path, help="export of one table (NDJSON), or - for stdin")
+    verify.add_argument(
+        "file",
+        type=Path,
+        nargs="?",
+        help="export of one table (NDJSON), or - for stdin (not with --entry or --equivocation)",
+    )
+    verify.add_argument(
+        "--entry",
+        type=Path,
+        help="one entry (JSON of GET .../entries/{seq}): check its --receipt alone, with "
+        "--keys and --root (the receipt's checkpoint and inclusion proof)",
+    )
+    verify.add_argument(
+        "--equivocation",
+        type=Path,
+        nargs=2,
+        metavar=("A", "B"),
+        help="two receipts, roll answers or checkpoints of one table (JSON, or the notes): "
+        "exit 3 and print both notes if they sign two trees of one size (with --keys, --root)",
+    )
     verify.add_argument(
         "--keys",
         type=Path,
@@ -186,6 +205,23 @@ def _add_verify(add_parser: AddParser) -> None:
 
 
 def _run_verify(args: argparse.Namespace) -> int:
+    from fairroll import cli_evidence  # noqa: PLC0415
+
+    alone = args.entry is not None or args.equivocation is not None
+    if alone and (args.keys is None or not args.root):
+        print("error: --entry and --equivocation need --keys and --root", file=sys.stderr)
+        return 2
+    if args.equivocation is not None:
+        first, second = args.equivocation
+        return cli_evidence.check_equivocation(first, second, args.keys, args.root)
+    if args.entry is not None:
+        if len(args.receipt) != 1:
+            print("error: --entry checks exactly one --receipt", file=sys.stderr)
+            return 2
+        return cli_evidence.check_receipt(args.entry, args.receipt[0], args.keys, args.root)
+    if args.file is None:
+        print("error: give an export to verify (or --entry, or --equivocation)", file=sys.stderr)
+        return 2
     return _verify(
         args.file,
         args.keys,

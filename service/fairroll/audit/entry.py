@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -206,9 +207,12 @@ class Entry(Body, frozen=True, kw_only=True):
 
 
 class Receipt(msgspec.Struct, frozen=True, kw_only=True):
-    """Identifies the audit entry that records a roll or a statement: keep it, and check
-    it later against any checkpoint by its inclusion proof (``leaf_hash`` is the entry's
-    RFC 6962 leaf hash, base64)."""
+    """Identifies the audit entry that records a roll or a statement, and is a checkpoint:
+    ``checkpoint`` is the C2SP signed note of a tree that holds the entry (its round's,
+    signed once for every entry of the round) and ``proof`` the entry's RFC 9162 inclusion
+    proof in it (base64 hashes), so the receipt checks alone: entry, proof, note, pinned
+    root. ``leaf_hash`` is the entry's RFC 6962 leaf hash (base64). Two receipts whose
+    notes disagree on a tree are a portable proof of equivocation."""
 
     table: str
     seq: int
@@ -217,13 +221,28 @@ class Receipt(msgspec.Struct, frozen=True, kw_only=True):
     key_id: str
     source: Source
     leaf_hash: str
+    #: The signed note (C2SP tlog-checkpoint) and the tree size it states.
+    checkpoint: str | None = None
+    tree_size: int | None = None
+    proof: list[str] | None = None
 
 
-def receipt_of(entry: Entry, leaf: bytes | None = None) -> Receipt:
-    """The receipt of ``entry``; ``leaf``, its leaf hash if the caller has it already."""
+def receipt_of(
+    entry: Entry,
+    leaf: bytes | None = None,
+    *,
+    checkpoint: tuple[str, int] | None = None,
+    proof: Sequence[bytes] = (),
+) -> Receipt:
+    """The receipt of ``entry``; ``leaf``, its leaf hash if the caller has it already;
+    ``checkpoint`` (note text, tree size) and ``proof``, a tree that holds it."""
     if leaf is None:
         leaf = leaf_hash(canonical(entry))
+    b64 = base64.b64encode
     return Receipt(
+        checkpoint=checkpoint[0] if checkpoint else None,
+        tree_size=checkpoint[1] if checkpoint else None,
+        proof=[b64(h).decode() for h in proof] if checkpoint else None,
         table=entry.table,
         seq=entry.seq,
         entry_hash=entry.entry_hash,

@@ -86,7 +86,7 @@ class AuditStore(LogReader):
         self.tips = Tips(redis, self, on_fence)
         self.directory = Tables(redis)
         self.commit = GroupCommit(
-            redis, signer, self.tips, self.keyring, self.watch, cluster=cluster
+            redis, signer, self.tips, self.keyring, self.watch, cluster=cluster, log_name=log_name
         )
         self.upkeep = Maintenance(redis, signer, self.tips, self, log_name)
 

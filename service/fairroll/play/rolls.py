@@ -11,7 +11,15 @@ import msgspec
 from msgspec import UnsetType
 from redis.exceptions import RedisError
 
-from fairroll.audit import AuditStore, Draft, Entry, Session, Source, StoreUnavailableError
+from fairroll.audit import (
+    AuditStore,
+    Checkpoint,
+    Draft,
+    Entry,
+    Session,
+    Source,
+    StoreUnavailableError,
+)
 from fairroll.audit.entry import Claim
 from fairroll.audit.sessions import SeedSessions, SessionError
 from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker, Recorded
@@ -44,6 +52,10 @@ class Rolled(Generic[OutcomeT]):
     #: The entry's leaf hash, as the append computed it for the tree (None: a retry's
     #: roll, read back from the log).
     leaf: bytes | None = None
+    #: A signed checkpoint of a tree holding the entry (its round's; a retry's: the
+    #: table's now) and the entry's inclusion proof in it.
+    checkpoint: Checkpoint | None = None
+    proof: tuple[bytes, ...] = ()
 
     def envelope(self) -> dict[str, Any]:
         """The shared response fields, ready to splat into a mechanic's response."""
@@ -53,7 +65,14 @@ class Rolled(Generic[OutcomeT]):
             "seed": self.entry.seed,
             "session": self.entry.session,
             "dice": self.entry.dice,
-            "receipt": receipt_of(self.entry, self.leaf),
+            "receipt": receipt_of(
+                self.entry,
+                self.leaf,
+                checkpoint=(self.checkpoint.text, self.checkpoint.size)
+                if self.checkpoint is not None
+                else None,
+                proof=self.proof,
+            ),
         }
 
 
@@ -131,7 +150,12 @@ class Roller:
         if entry is None:
             raise StoreUnavailableError("the earlier roll is not in the audit store")
         outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
-        return Rolled(outcome, entry)
+        try:  # the receipt a retry gets: the table's checkpoint now, and the proof in it
+            checkpoint = await self.store.checkpoint(request.table)
+            _, proof = await self.store.inclusion_proof(request.table, entry.seq, checkpoint.size)
+        except RedisError as exc:
+            raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
+        return Rolled(outcome, entry, None, checkpoint, tuple(proof))
 
     async def _roll(
         self,

@@ -46,8 +46,11 @@ def append_args(
     before: int,
     tree: bytes,
     publishes: str,
+    signed: tuple[int, bytes],
 ) -> list[str | bytes | int]:
-    """The append script's first nine ARGV (``lua/append.lua``); eight per entry follow."""
+    """The append script's first ten ARGV (``lua/append.lua``); eight per entry follow.
+    ``signed``: the size and root of the tree after the batch (its checkpoint is signed
+    once the batch is stored)."""
     return [
         head_value(on),
         f"{last.seq}:{last.entry_hash}",
@@ -58,6 +61,7 @@ def append_args(
         before,
         tree,
         publishes,
+        f"{signed[0]} {signed[1].hex()}",
     ]
 
 

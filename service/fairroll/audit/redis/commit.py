@@ -38,6 +38,7 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -45,6 +46,7 @@ from redis.exceptions import NoScriptError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from fairroll.audit import merkle
+from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
 from fairroll.audit.entry import (
     KEY_RETIRE_MECHANIC,
     Claim,
@@ -55,7 +57,15 @@ from fairroll.audit.entry import (
     leaf_hash,
     now_rfc3339,
 )
-from fairroll.audit.keyspace import base_key, head_key, keys_key, log_key, session_key, tree_key
+from fairroll.audit.keyspace import (
+    base_key,
+    head_key,
+    keys_key,
+    log_key,
+    session_key,
+    signed_key,
+    tree_key,
+)
 from fairroll.audit.redis.append import (
     ALREADY_DONE,
     CLAIM_REFUSED,
@@ -91,10 +101,14 @@ _log = logging.getLogger("fairroll.audit")
 
 class Recorded(NamedTuple):
     """An entry Redis holds durably, with its RFC 6962 leaf hash (the hash of its JCS
-    bytes, which the append computed for the tree: a receipt needs it too)."""
+    bytes, which the append computed for the tree: a receipt needs it too), the signed
+    checkpoint of its round (the tree after the round's batch: one signature for every
+    entry of the batch) and the entry's inclusion proof in that tree."""
 
     entry: Entry
     leaf_hash: bytes
+    checkpoint: Checkpoint | None = None
+    proof: tuple[bytes, ...] = ()
 
 
 class _Pending(NamedTuple):
@@ -118,6 +132,8 @@ class _Chained(NamedTuple):
     before: int
     frontier: merkle.Frontier
     publishes: bool
+    #: The frontier the batch was chained on (with ``tree``, every hash a proof needs).
+    start: merkle.Frontier
 
 
 class GroupCommit:
@@ -132,9 +148,11 @@ class GroupCommit:
         durability: DurabilityWatch,
         *,
         cluster: bool,
+        log_name: str,
     ) -> None:
         self.redis = redis
         self.signer = signer
+        self.log_name = log_name
         self.tips = tips
         self.keys = keys
         self.durability = durability
@@ -310,12 +328,29 @@ class GroupCommit:
             encoded.append(data)
             leaves.append(leaf)
             head = Head(entry.seq, entry.entry_hash)
-        return _Chained(start, entries, encoded, leaves, bytes(tree), before, frontier, publishes)
+        return _Chained(
+            start,
+            entries,
+            encoded,
+            leaves,
+            bytes(tree),
+            before,
+            frontier,
+            publishes,
+            self.tips.frontiers[table] or merkle.Frontier.empty(),
+        )
 
     def _script_call(self, table: str, batch: list[_Pending], chained: _Chained) -> tuple[Any, ...]:
         last = chained.entries[-1]
         anchor = self.tips.anchors.get(table)
-        keys = [log_key(table), head_key(table), base_key(table), tree_key(table), keys_key(table)]
+        keys = [
+            log_key(table),
+            head_key(table),
+            base_key(table),
+            tree_key(table),
+            keys_key(table),
+            signed_key(table),
+        ]
         args = append_args(
             chained.head,
             last,
@@ -325,6 +360,7 @@ class GroupCommit:
             before=chained.before,
             tree=chained.tree,
             publishes=self.signer.key_id if chained.publishes else "",
+            signed=(chained.frontier.size, chained.frontier.root()),
         )
         sessions: dict[str, int] = {}
         for pending, entry, data in zip(batch, chained.entries, chained.encoded, strict=True):
@@ -379,9 +415,12 @@ class GroupCommit:
                 # Stored, but not confirmed on disk (or on enough replicas) in time.
                 _fail(batch, StoreUnavailableError(confirmed, recorded=None))
                 return []
-            for pending, entry, leaf in zip(batch, entries, chained.leaves, strict=True):
+            checkpoint, proofs = self._receipts(table, chained)
+            for pending, entry, leaf, proof in zip(
+                batch, entries, chained.leaves, proofs, strict=True
+            ):
                 if not pending.future.done():
-                    pending.future.set_result(Recorded(entry, leaf))
+                    pending.future.set_result(Recorded(entry, leaf, checkpoint, proof))
             return []
         if status == FENCED:
             tips.fence(table, parse_head(current[0]).seq)
@@ -415,6 +454,44 @@ class GroupCommit:
             _fail(batch, AppendConflictError(f"table {table!r} is too busy; nothing was recorded"))
             return []
         return batch
+
+    def _receipts(
+        self, table: str, chained: _Chained
+    ) -> tuple[Checkpoint, list[tuple[bytes, ...]]]:
+        """The round's checkpoint, signed once for the batch (the script recorded it as the
+        table's last signed), and each entry's inclusion proof in its tree, from the hashes
+        the round had: the frontier it was chained on and the hashes the batch added."""
+        last = chained.entries[-1]
+        size = chained.frontier.size
+        checkpoint = sign_checkpoint(
+            self.signer,
+            table,
+            size,
+            chained.frontier.root(),
+            last.entry_hash,
+            log_name=self.log_name,
+        )
+        known = dict(
+            zip(
+                (index for _, index in merkle.frontier_indices(chained.start.size)),
+                chained.start.hashes,
+                strict=True,
+            )
+        )
+        first = chained.before // merkle.HASH_SIZE
+        tree = chained.tree
+        for offset in range(0, len(tree), merkle.HASH_SIZE):
+            known[first + offset // merkle.HASH_SIZE] = tree[offset : offset + merkle.HASH_SIZE]
+
+        def read(indices: Sequence[int]) -> list[bytes]:
+            return [known[i] for i in indices]
+
+        start = chained.start.size
+        proofs = [
+            tuple(merkle.inclusion_proof(start + i, size, read))
+            for i in range(len(chained.entries))
+        ]
+        return checkpoint, proofs
 
     def _failed(
         self,

@@ -182,9 +182,17 @@ class Maintenance:
             before=before,
             tree=bytes(tree),
             publishes=self.signer.key_id if publish else "",
+            signed=(frontier.size, frontier.root()),
         )
         args += entry_args(entry, data, 0, "", 0, None)
-        keys = [log_key(table), head_key(table), base_key(table), tree_key(table), keys_key(table)]
+        keys = [
+            log_key(table),
+            head_key(table),
+            base_key(table),
+            tree_key(table),
+            keys_key(table),
+            signed_key(table),
+        ]
         result = script_result(await self.redis.eval(APPEND.text, len(keys), *keys, *args))
         if isinstance(result, BaseException) or result[0] != STORED:
             raise ValueError(f"table {table!r} moved while the epoch was opened; try again")

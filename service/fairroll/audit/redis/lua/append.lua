@@ -1,14 +1,17 @@
 -- The compare-and-append script (audit/redis/commit.py).
 --
 -- KEYS: the log, the head, the archive base, the tree, the table's key states (key id ->
--- live | retired), then the idempotency markers and seed sessions of the batch (an anchor
--- at or below the base was archived, not lost).
+-- live | retired), the last signed checkpoint ("<size> <root hex>"), then the idempotency
+-- markers and seed sessions of the batch (an anchor at or below the base was archived,
+-- not lost).
 --
 -- ARGV: the head the batch was chained on, the new head, this process's anchor (seq and
 -- seq:hash of the last entry it acknowledged or read; 0 and "" for none), the markers'
 -- time to live, the time (ms), the tree's length in bytes before the batch and the hashes
 -- the batch adds to it, the key id the batch publishes in the table (its first entry
--- carries the certificate; "" none), then eight values per entry: stream id, JCS bytes
+-- carries the certificate; "" none), the checkpoint of the tree after the batch ("<size>
+-- <root hex>": recorded as the last signed, and refused, as the log going back, if one as
+-- large was signed already), then eight values per entry: stream id, JCS bytes
 -- deflated, hash prefix, marker key index (0: none), request fingerprint, session key
 -- index (0: none), claim kind (c commit, n renew, r roll, v reveal, p key published, x key
 -- retired) and claim value (commit: "<server seed> <commitment> <chain length>", 0 for a
@@ -40,9 +43,14 @@ if head ~= ARGV[1] then
   return frontier(seq_of(head), {0, head, redis.call('HGETALL', KEYS[5])})
 end
 if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
+local signed = redis.call('GET', KEYS[6])
+if signed then
+  local size = tonumber(string.match(signed, '^(%d+) '))
+  if size >= tonumber(string.match(ARGV[10], '^(%d+) ')) then return {2, head} end
+end
 local sessions = {}
 local n = 0
-for i = 10, #ARGV, 8 do
+for i = 11, #ARGV, 8 do
   n = n + 1
   local marker = tonumber(ARGV[i + 3])
   if marker > 0 then
@@ -86,7 +94,7 @@ for i = 10, #ARGV, 8 do
     end
   end
 end
-for i = 10, #ARGV, 8 do
+for i = 11, #ARGV, 8 do
   redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
   local seq = string.sub(ARGV[i], 1, -3)
   local marker = tonumber(ARGV[i + 3])
@@ -119,5 +127,6 @@ for i = 10, #ARGV, 8 do
 end
 redis.call('APPEND', KEYS[4], ARGV[8])
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[5], ARGV[9], 'live') end
+redis.call('SET', KEYS[6], ARGV[10])
 redis.call('SET', KEYS[2], ARGV[2])
 return {1, ARGV[2]}
