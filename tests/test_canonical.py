@@ -15,7 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fairroll.audit import Trust, verify_entries
-from fairroll.audit.entry import MAX_SAFE_INTEGER, Entry, NotCanonicalError, canonical, jcs
+from fairroll.audit.entry import (
+    MAX_SAFE_INTEGER,
+    Entry,
+    NotCanonicalError,
+    canonical,
+    canonical_of,
+    jcs,
+)
 from fairroll.audit.verify import DuplicateKeyError, loads_strict
 from fairroll.randomness import Die
 
@@ -32,6 +39,50 @@ JSON = st.recursive(
 @given(JSON)
 def test_jcs_agrees_with_an_independent_rfc8785(value: object) -> None:
     assert jcs(value) == rfc8785.dumps(value)
+
+
+ASCII = st.text(st.characters(min_codepoint=0, max_codepoint=127), max_size=8)
+NEAR_CANONICAL = st.recursive(
+    st.none()
+    | st.booleans()
+    | SAFE
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+    | ASCII,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT | ASCII, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(NEAR_CANONICAL, st.sampled_from(["rfc8785", "sorted", "spaced", "unsorted"]))
+def test_the_verifiers_fast_path_takes_only_canonical_text(value: object, how: str) -> None:
+    """``canonical_of`` (how verifiers read an export fast) says a line is canonical only
+    when an independent RFC 8785 implementation writes exactly those bytes, and then
+    gives back the value; anything else goes the slow way (None)."""
+    try:
+        want = rfc8785.dumps(value)
+    except (rfc8785.IntegerDomainError, rfc8785.FloatDomainError, ValueError):
+        want = None
+    line = {
+        "rfc8785": want,
+        "sorted": json.dumps(value, sort_keys=True, separators=(",", ":")).encode(),
+        "spaced": json.dumps(value, sort_keys=True).encode(),
+        "unsorted": json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode(),
+    }[how]
+    if line is None:
+        return
+    found = canonical_of(line)
+    if found is not None:
+        assert line == want and found == json.loads(line)
+
+
+def test_the_fast_path_refuses_a_key_twice_floats_and_wide_numbers() -> None:
+    for line in (b'{"a":1,"a":1}', b'{"a":1.5}', b'{"a":1e5}', b'{"a":12345678901234567}'):
+        assert canonical_of(line) is None, line
+    assert canonical_of(b'{"a":"1.5e","b":[true,false,null]}') == {
+        "a": "1.5e",
+        "b": [True, False, None],
+    }
 
 
 @given(st.dictionaries(TEXT, SAFE, min_size=2, max_size=6))

@@ -122,7 +122,11 @@ def scope(path: str, headers: list[tuple[bytes, bytes]], **extra: Any) -> dict[s
 @LITESTAR_3_WARNINGS
 @pytest.mark.parametrize("cors", [False, True])
 def test_only_a_declared_roll_route_as_written_is_answered_directly(cors: bool) -> None:
-    env = {"REDIS_URL": "redis://127.0.0.1:1/0", "FAIRROLL_COMPUTE_WORKERS": "0"}
+    env = {
+        "REDIS_URL": "redis://127.0.0.1:1/0",
+        "FAIRROLL_COMPUTE_WORKERS": "0",
+        "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY,
+    }
     if cors:
         env["FAIRROLL_CORS_ORIGINS"] = "https://vtt.example"
     direct = create_app(Settings.from_env(env)).direct  # type: ignore[attr-defined]

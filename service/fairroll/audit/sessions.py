@@ -47,7 +47,7 @@ from fairroll.audit.entry import (
     receipt_of,
 )
 from fairroll.audit.keyspace import OPEN_SESSIONS, session_key
-from fairroll.audit.store import AuditStore, ClaimRefusedError
+from fairroll.audit.store import AuditStore, ClaimRefusedError, Recorded
 from fairroll.chain import HashChain
 from fairroll.randomness import commitment_of, new_seed
 
@@ -184,7 +184,8 @@ class SeedSessions:
             commitment=commitment,
             length=length,
         )
-        entry = await self.store.append(Draft.statement(table, COMMIT_MECHANIC, request, claim))
+        recorded = await self.store.record(Draft.statement(table, COMMIT_MECHANIC, request, claim))
+        entry = recorded.entry
         await self.redis.zadd(OPEN_SESSIONS, {f"{table}\n{seed_id}": _now_ms()})
         return SessionStatus(
             table=table,
@@ -198,7 +199,7 @@ class SeedSessions:
             length=length or None,
             player=player,
             commit_seq=entry.seq,
-            receipt=receipt_of(entry),
+            receipt=_receipt(recorded),
         )
 
     def link(self, table: str, seed_id: str, state: SessionState, nonce: int) -> str:
@@ -293,14 +294,14 @@ class SeedSessions:
                     Claim(kind="reveal", seed_id=seed_id, nonce=state.nonce, revealed_by=by),
                 )
                 try:
-                    entry = await self.store.append(draft)
+                    recorded = await self.store.record(draft)
                 except ClaimRefusedError as exc:
                     if exc.why == "moved":
                         continue
                     return await self.status(table, seed_id)
                 await self.redis.zrem(OPEN_SESSIONS, f"{table}\n{seed_id}")
                 status = await self.status(table, seed_id)
-                return msgspec.structs.replace(status, receipt=receipt_of(entry))
+                return msgspec.structs.replace(status, receipt=_receipt(recorded))
         raise SessionError(f"seed session {seed_id} is too busy to reveal; retry", revealed=False)
 
     async def status(self, table: str, seed_id: str) -> SessionStatus:
@@ -347,6 +348,17 @@ class SeedSessions:
             revealed += status.receipt is not None
             await self.redis.zrem(OPEN_SESSIONS, member)
         return revealed
+
+
+def _receipt(recorded: Recorded) -> Receipt:
+    """A statement's receipt: its round's signed checkpoint and its inclusion proof."""
+    checkpoint = recorded.checkpoint
+    return receipt_of(
+        recorded.entry,
+        recorded.leaf_hash,
+        checkpoint=(checkpoint.text, checkpoint.size) if checkpoint is not None else None,
+        proof=recorded.proof,
+    )
 
 
 def _now_ms() -> int:

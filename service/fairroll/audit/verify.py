@@ -47,6 +47,8 @@ from fairroll.audit.entry import (
     RENEW_MECHANIC,
     REVEAL_MECHANIC,
     NotCanonicalError,
+    canonical,
+    canonical_of,
     chain_hash,
     jcs,
     leaf_hash,
@@ -229,13 +231,20 @@ class _Verifier:
         self.v1_unrevealed = 0
         self.policy: dict[str, Any] = {}
         self.sources: dict[str, int] = {}
+        #: The canonical form of the entry being checked (``check``).
+        self._canonical: Callable[[Any], bytes] = jcs
 
-    def check(self, entry: dict[str, Any], prev: dict[str, Any] | None) -> None:
+    def check(
+        self, entry: dict[str, Any], prev: dict[str, Any] | None, *, read_canonical: bool = False
+    ) -> None:
+        """Check one entry after ``prev``; ``read_canonical``: it was read from its own
+        RFC 8785 text (``entry.canonical_of``), so its parts need no slow canonical form."""
         seq: int = entry["seq"]
+        self._canonical = canonical if read_canonical else jcs
         self._check_link(entry, prev)
         body = {name: value for name, value in entry.items() if name not in _UNHASHED}
         try:
-            recomputed = chain_hash(entry["prev_hash"], body)
+            recomputed = chain_hash(entry["prev_hash"], body, read_canonical=read_canonical)
         except NotCanonicalError as exc:
             raise _BadEntryError(seq, f"the entry has no canonical form: {exc}") from None
         except ValueError:
@@ -587,9 +596,10 @@ class _Verifier:
             dice, outcome = self.replay(entry, seed)
         except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
             raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
-        if jcs(dice) != jcs(entry["dice"]):
+        same = self._canonical
+        if same(dice) != same(entry["dice"]):
             raise _BadEntryError(seq, "replaying the request rolls different dice")
-        if jcs(outcome) != jcs(entry.get("outcome")):
+        if same(outcome) != same(entry.get("outcome")):
             raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
 
     def unrevealed(self) -> int:
@@ -685,7 +695,7 @@ def verify_entries(
             if not line.strip():
                 continue
             expected_seq = prev["seq"] + 1 if prev else (base[0] + 1 if base else None)
-            entry = _parse(line, expected_seq)
+            entry, raw = _parse(line, expected_seq)
             seq: int = entry["seq"]
             if check is None:
                 first_seq = seq
@@ -696,11 +706,11 @@ def verify_entries(
                 check = _Verifier(
                     keys, replay, table, reveals or {}, windows or {}, partial=seq != 1, root=root
                 )
-            check.check(entry, prev)
+            check.check(entry, prev, read_canonical=raw is not None)
             if frontier is not None:
                 while frontier.size + 1 < seq:  # the seqs an epoch declared lost
                     frontier, _ = frontier.append(merkle.lost_leaf(frontier.size + 1))
-                frontier, _ = frontier.append(leaf_hash(jcs(entry)))
+                frontier, _ = frontier.append(leaf_hash(raw if raw is not None else jcs(entry)))
                 want = expected_roots.get(seq)
                 if want is not None and frontier.root() != want:
                     raise _BadEntryError(
@@ -767,7 +777,13 @@ def _words(sources: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
+def _parse(line: bytes | str, expected_seq: int | None) -> tuple[dict[str, Any], bytes | None]:
+    """The entry on ``line``, and the line's bytes if they are its RFC 8785 form (the
+    export's way: then its hashes need no slow canonical form), else None."""
+    raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+    fast = canonical_of(raw.rstrip(b"\r\n"))
+    if isinstance(fast, dict) and _fields_hold(fast, expected_seq):
+        return fast, raw.rstrip(b"\r\n")
     try:
         entry = loads_strict(line)
     except DuplicateKeyError as exc:
@@ -778,13 +794,22 @@ def _parse(line: bytes | str, expected_seq: int | None) -> dict[str, Any]:
         raise _BadEntryError(expected_seq, "not a JSON entry: nested too deeply") from None
     if not isinstance(entry, dict):
         raise _BadEntryError(expected_seq, "not a JSON object")
+    _fields_hold(entry, expected_seq, strict=True)
+    return entry, None
+
+
+def _fields_hold(entry: dict[str, Any], expected_seq: int | None, *, strict: bool = False) -> bool:
+    """Every required field is there with its type; else False, or (``strict``) the
+    error naming the first one that is not."""
     seq = entry.get("seq")
     at = seq if isinstance(seq, int) and not isinstance(seq, bool) else expected_seq
     for name, kind in _REQUIRED.items():
         value = entry.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
+            if not strict:
+                return False
             raise _BadEntryError(at, f"field {name!r} is missing or not a {kind.__name__}")
-    return entry
+    return True
 
 
 def _seq_hint(line: bytes | str) -> int | None:

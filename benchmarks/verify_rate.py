@@ -1,0 +1,112 @@
+"""How fast a log is verified, against how fast one server process writes it, in one run.
+
+Run:  python benchmarks/verify_rate.py [--seconds 10] [--connections 32] [--scenario tft]
+
+Starts a private redis-server and fairroll (``fairroll serve``, one process, as
+``benchmarks/harness.py`` does), drives rolls onto one table with wrk for ``--seconds``
+(the write rate: rolls acknowledged per second, each durable and signed), exports the
+table, then times, on that export in this process:
+
+- ``fairroll verify`` as a player runs it (chain, hashes, signatures, seeds, the rules
+  replayed, the Merkle root), and with ``--no-replay``;
+- ``GET /v1/tables/{table}/verification`` on the server (its status and time).
+
+It prints entries per second of each and the ratio to the write rate measured in the
+same run (the issue's target: a verifier at least ten times the rate one process
+writes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from fairroll.cli import main as fairroll_main
+from fairroll.redis_server import RedisServer, free_port
+from harness import LUA, SCENARIOS, start, stop, wrk
+
+
+def timed_verify(export: Path, root: str, *extra: str) -> tuple[float, str]:
+    """Seconds ``fairroll verify`` takes on ``export`` in this process, and its first line."""
+    out = io.StringIO()
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        status = fairroll_main(["verify", str(export), "--root", root, *extra])
+    elapsed = time.perf_counter() - started
+    first = out.getvalue().splitlines()[0] if out.getvalue() else ""
+    if status != 0:
+        raise RuntimeError(out.getvalue())
+    return elapsed, first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--scenario", default="tft", choices=["tft", "fbc", "tribute"])
+    args = parser.parse_args()
+    path, body = SCENARIOS[args.scenario]
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        with RedisServer(tmp / "redis", port=free_port()) as redis:
+            env = {
+                **os.environ,
+                "REDIS_URL": redis.url,
+                "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+            }
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            server = start(
+                [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)],
+                env,
+                tmp / "fairroll.log",
+                f"{base}/livez",
+            )
+            try:
+                script = tmp / "roll.lua"
+                script.write_text(LUA % {"tables": 1, "body": body})
+                rate, _, p99, _, non2xx, errors = wrk(
+                    base + path, script, args.seconds, args.connections
+                )
+                with httpx.Client(base_url=base, timeout=120) as client:
+                    export = tmp / "export.ndjson"
+                    export.write_bytes(client.get("/v1/tables/bench-1/export").content)
+                    root = client.get("/v1/keys").json()["root"]
+                    started = time.perf_counter()
+                    online = client.get("/v1/tables/bench-1/verification")
+                    online_seconds = time.perf_counter() - started
+            finally:
+                stop(server)
+    entries = sum(1 for line in export.read_bytes().splitlines() if line.strip())
+    full, said = timed_verify(export, root)
+    bare, _ = timed_verify(export, root, "--no-replay")
+    print(
+        f"write: {rate:,.0f} rolls/s ({args.scenario}, {args.connections} connections, "
+        f"p99 {p99:.1f} ms, non-2xx {non2xx}, socket errors {errors}); {entries:,} entries"
+    )
+    print(
+        f"fairroll verify:             {entries / full:,.0f} entries/s "
+        f"({full:.2f} s), x{entries / full / rate:.2f} the write rate"
+    )
+    print(
+        f"fairroll verify --no-replay: {entries / bare:,.0f} entries/s "
+        f"({bare:.2f} s), x{entries / bare / rate:.2f} the write rate"
+    )
+    print(
+        f"GET .../verification: HTTP {online.status_code} in {online_seconds:.2f} s "
+        f"({entries / online_seconds:,.0f} entries/s)"
+    )
+    print(f"verify said: {said}")
+
+
+if __name__ == "__main__":
+    main()
