@@ -487,8 +487,12 @@ def _statements(schemas: dict[str, Any]) -> dict[str, tuple[dict[str, Any], dict
                 "description": "A seed session opens: a hash chain committed to its anchor, "
                 "or a commit-reveal session committed to SHA-256 of its server seed.",
                 "oneOf": [
-                    chain_commit,
-                    closed("A commit-reveal session.", seed_id=text, commitment=text),
+                    _named(schemas, "ChainCommitment", chain_commit),
+                    _named(
+                        schemas,
+                        "SeedCommitment",
+                        closed("A commit-reveal session.", seed_id=text, commitment=text),
+                    ),
                 ],
             },
             null,
@@ -528,6 +532,12 @@ def _statements(schemas: dict[str, Any]) -> dict[str, tuple[dict[str, Any], dict
             closed("How many seqs were lost.", lost=count),
         ),
     }
+
+
+def _named(schemas: dict[str, Any], name: str, schema: dict[str, Any]) -> dict[str, str]:
+    """``schema`` as the component ``name`` (so generators name its model), by reference."""
+    schemas[name] = {"title": name, **schema}
+    return {"$ref": f"#/components/schemas/{name}"}
 
 
 def _variant(
