@@ -48,7 +48,8 @@ from fairroll.api.problems import exception_handlers
 from fairroll.api.protection import rate_limit, request_timeout
 from fairroll.api.settings import Settings
 from fairroll.api.strict import StrictDecoders, _may_repeat_a_key, strict_body
-from fairroll.audit import AuditStore, connect_redis
+from fairroll.audit import AuditStore, connect_redis, merkle
+from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.entry import Draft, canonical, leaf_hash, receipt_of
 from fairroll.audit.redis.append import deflate
 from fairroll.audit.redis.connection import PackingConnection
@@ -128,8 +129,8 @@ def parts(signer: Signer) -> dict[str, float]:
     call = (
         "EVALSHA",
         APPEND.sha,
-        5,
-        *(f"{{bench-1}}:{k}" for k in "lhbtk"),
+        6,
+        *(f"{{bench-1}}:{k}" for k in "lhbtks"),
         f"0:{'0' * 64}",
         f"1:{entry.entry_hash}",
         0,
@@ -139,6 +140,7 @@ def parts(signer: Signer) -> dict[str, float]:
         0,
         b"\0" * 32,
         "",
+        f"1 {'0' * 64}",
         "1-0",
         deflate(data),
         entry.entry_hash[:16],
@@ -149,6 +151,8 @@ def parts(signer: Signer) -> dict[str, float]:
         "",
     )
     redis_py, one_pass = Connection(), PackingConnection()
+    note = sign_checkpoint(signer, "bench-1", 1_000_001, leaf, entry.entry_hash)
+    proof = proof_in_round(leaf)
     return {
         "decode (typed, strict) + key scan": best(
             lambda: (decoder.decode(BODY), _may_repeat_a_key(BODY))
@@ -164,12 +168,41 @@ def parts(signer: Signer) -> dict[str, float]:
         "entry bytes + leaf hash": best(lambda: leaf_hash(canonical(entry))),
         "deflate (level 3)": best(lambda: deflate(data)),
         "receipt (the store's leaf hash reused)": best(lambda: receipt_of(entry, leaf)),
+        "round checkpoint: the note signed (once a round)": best(
+            lambda: sign_checkpoint(signer, "bench-1", 1_000_001, leaf, entry.entry_hash)
+        ),
+        "round checkpoint: one entry's inclusion proof": best(lambda: proof_in_round(leaf)),
+        "receipt with the note and the proof": best(
+            lambda: receipt_of(entry, leaf, checkpoint=(note.text, note.size), proof=proof)
+        ),
         "response encode": best(lambda: encoder.encode(response)),
         "pack a round's script call: redis-py's packer": best(lambda: redis_py.pack_command(*call)),
         "pack a round's script call: one pass (the store's)": best(
             lambda: one_pass.pack_command(*call)
         ),
     }
+
+
+def proof_in_round(leaf: bytes) -> list[bytes]:
+    """The inclusion proof of the last of 32 entries a round added to a tree of about a
+    million, from the hashes the round holds (as the group commit finds it)."""
+    start, frontier = 1_000_000 - 31, merkle.Frontier.empty()
+    known = {}
+    # A tree of ``start`` leaves, its frontier only (as a round holds it), then the round.
+    for level, index in merkle.frontier_indices(start):
+        known[index] = leaf
+        frontier.levels.append(level)
+        frontier.hashes.append(leaf)
+    frontier.size = start
+    first = merkle.stored_count(start)
+    stored = []
+    for _ in range(32):
+        frontier, added = frontier.append(leaf)
+        stored += added
+    known.update(zip(range(first, first + len(stored)), stored, strict=True))
+    return merkle.inclusion_proof(
+        frontier.size - 1, frontier.size, lambda ix: [known[i] for i in ix]
+    )
 
 
 async def appends(redis_url: str, signer: Signer, rolls: int, concurrency: int) -> dict[str, float]:
@@ -373,6 +406,7 @@ def report(measured: dict[str, float], concurrency: int) -> None:
         "entry bytes + leaf hash",
         "deflate (level 3)",
         "receipt (the store's leaf hash reused)",
+        "round checkpoint: one entry's inclusion proof",
         "response encode",
         "pack a round's script call: one pass (the store's)",
     ]
