@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,12 @@ import httpx
 import msgspec
 import pytest
 import redis
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairroll.audit import load_signer, merkle
+from fairroll.audit.checkpoint import sign_checkpoint
+from fairroll.audit.cosignature import cosign, raw_public_key, verifier_key
+from fairroll.audit.redis.cosignatures import CosignedCheckpoint
 from fairroll.audit.signing import certify
 from fairroll.redis_server import RedisServer, free_port
 from support import TEST_SIGNING_KEY, LiveServer, browser_ready, run_node
@@ -392,3 +397,76 @@ def test_the_page_keeps_a_checkpoint_and_catches_a_rewritten_history(
     finally:
         for server in servers:
             server.stop()
+
+
+def _cosigned_by_another(
+    redis_url: str, table: str, note: str, *, size: int, root_hash: str, name: str
+) -> None:
+    """Another player's cosignature of ``note``, as the server keeps one."""
+    key = Ed25519PrivateKey.generate()
+    vkey = verifier_key(name, raw_public_key(key))
+    line = cosign(note, name, key, int(time.time()))
+    kept = CosignedCheckpoint(
+        name=name,
+        vkey=vkey,
+        size=size,
+        root_hash=root_hash,
+        time=int(time.time()),
+        note=f"{note}{line}\n",
+    )
+    store = redis.Redis.from_url(redis_url)
+    store.hset(f"fairroll:{{{table}}}:cosignatures", vkey, msgspec.json.encode(kept))
+
+
+def test_the_page_cosigns_what_it_verified_and_counts_the_other_players(
+    browser_driver: Path, live_server: LiveServer, redis_server: RedisServer, table: str
+) -> None:
+    """The page cosigns the checkpoint it verified (its own WebCrypto key) and says its
+    view is unconfirmed until another player's cosignature of the same tree arrives."""
+    with httpx.Client(base_url=live_server.url, timeout=10) as client:
+        assert client.post("/v1/tft/contests", json={**CONTEST, "table": table}).is_success
+        checkpoint = client.get(f"/v1/tables/{table}/checkpoint").json()
+
+        def sheena_cosigns() -> None:
+            _cosigned_by_another(
+                redis_server.url,
+                table,
+                checkpoint["text"],
+                size=checkpoint["size"],
+                root_hash=checkpoint["root_hash"],
+                name="sheena.players.example",
+            )
+
+        seen = _revisit(browser_driver, f"{live_server.url}/tables/{table}", sheena_cosigns)
+        assert "your view is unconfirmed" in seen["first"], seen
+        assert "cosigned by you and 1 other player(s): sheena.players.example" in seen["second"]
+        listed = client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]
+        assert len(listed) == 2  # this browser's own, posted by the page, and Sheena's
+
+
+def test_the_page_raises_the_alarm_on_a_split_view(
+    browser_driver: Path, live_server: LiveServer, redis_server: RedisServer, table: str
+) -> None:
+    """The operator showed another player another tree of the same size, signed with the
+    real key; that player cosigned it. Once the cosignature reaches this page (here put
+    in Redis as a replica that served the other view would keep it), the page shows the
+    alarm with both signed notes."""
+    operator = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    with httpx.Client(base_url=live_server.url, timeout=10) as client:
+        assert client.post("/v1/tft/contests", json={**CONTEST, "table": table}).is_success
+        size = client.get(f"/v1/tables/{table}/checkpoint").json()["size"]
+        other = sign_checkpoint(operator, table, size, b"\x0b" * 32, "cd" * 32)
+
+        def split() -> None:
+            _cosigned_by_another(
+                redis_server.url,
+                table,
+                other.text,
+                size=size,
+                root_hash=other.root_hash,
+                name="grub.players.example",
+            )
+
+        seen = _revisit(browser_driver, f"{live_server.url}/tables/{table}", split)
+        assert seen["second"].startswith("✗ history check failed: split view: grub"), seen
+        assert other.text.split("\n")[2] in seen["second"]

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,16 @@ from typing import Any
 import httpx
 import pytest
 import rfc8785
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis import Redis
 
 from fairroll.audit import Signer, Trust, load_signer, merkle, verify_entries
 from fairroll.audit.checkpoint import note_key, sign_checkpoint
+from fairroll.audit.cosignature import cosign, open_cosignature, raw_public_key, verifier_key
 from fairroll.audit.keyspace import log_key
 from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll.redis_server import RedisServer
-from support import TEST_SIGNING_KEY, LiveServer
+from support import TEST_SIGNING_KEY, LiveServer, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "tests" / "go" / "fairrollcheck"
@@ -78,7 +81,8 @@ def go_check(checker: Path, request: dict[str, Any]) -> dict[str, Any]:
 
 def roll(client: httpx.Client, table: str, count: int) -> None:
     for _ in range(count):
-        assert client.post("/v1/tft/contests", json={**BODY, "table": table}).status_code == 200
+        answer = client.post("/v1/tft/contests", json={**BODY, "table": table})
+        assert answer.status_code == 200, answer.text
 
 
 @pytest.fixture
@@ -406,3 +410,106 @@ def fairroll_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
         check=False,
         timeout=60,
     )
+
+
+def cosigner(name: str) -> tuple[Ed25519PrivateKey, str]:
+    key = Ed25519PrivateKey.generate()
+    return key, verifier_key(name, raw_public_key(key))
+
+
+def test_players_cosign_checkpoints_and_go_checks_the_cosignatures(
+    go_checker: Path, client: httpx.Client, table: str
+) -> None:
+    """Two players cosign the checkpoint they verified (C2SP tlog-cosignature): the server
+    keeps and serves them, and the note it serves for that tree carries both lines;
+    Go's note package still opens it for the log key, and Go's ed25519 checks each
+    cosignature's bytes as the spec defines them."""
+    roll(client, table, 3)
+    note = client.get(f"/v1/tables/{table}/checkpoint").json()["text"]
+    players = [cosigner("roth.players.example"), cosigner("sheena.players.example")]
+    now = int(time.time())
+    for key, vkey in players:
+        line = cosign(note, vkey.split("+")[0], key, now)
+        posted = client.post(
+            f"/v1/tables/{table}/cosignatures", json={"vkey": vkey, "note": note + line + "\n"}
+        )
+        assert posted.status_code == 201, posted.text
+        assert (posted.json()["size"], posted.json()["time"]) == (3, now)
+    listed = client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]
+    assert sorted(c["name"] for c in listed) == ["roth.players.example", "sheena.players.example"]
+    served = client.get(f"/v1/tables/{table}/checkpoint", headers={"Accept": "text/plain"}).text
+    assert served.startswith(note) and served.count("\n\u2014 ") == 3
+    keys = client.get("/v1/keys").json()["keys"]
+    vkey = keys[0]["note_key"]  # the test server's one key
+    seen = go_check(
+        go_checker,
+        {"vkey": vkey, "checkpoints": [served, note], "cosigners": [v for _, v in players]},
+    )
+    assert seen["checkpoints"] == ["", ""]
+    assert seen["cosignatures"][0] == ["", ""]
+    assert all("no cosignature" in said for said in seen["cosignatures"][1])
+
+
+def test_a_forged_replayed_or_split_view_cosignature_is_refused(
+    client: httpx.Client, table: str
+) -> None:
+    """A cosignature whose bytes were changed, one replayed onto another table's note, one
+    dated in the future, and one of a note the operator signed for another tree of the
+    same size (a split view a player was shown): none is kept; the last is a 409 whose
+    note the player keeps as evidence."""
+    roll(client, table, 2)
+    note = client.get(f"/v1/tables/{table}/checkpoint").json()["text"]
+    key, vkey = cosigner("roth.players.example")
+    name = vkey.split("+")[0]
+    url = f"/v1/tables/{table}/cosignatures"
+
+    def post(text: str) -> httpx.Response:
+        return client.post(url, json={"vkey": vkey, "note": text})
+
+    good = cosign(note, name, key, int(time.time()))
+    raw = bytearray(base64.b64decode(good.split(" ")[2]))
+    raw[-1] ^= 1
+    forged = f"\u2014 {name} {base64.b64encode(bytes(raw)).decode()}"
+    assert post(note + forged + "\n").status_code == 422
+    other = f"t-other-{table}"
+    roll(client, other, 1)
+    elsewhere = client.get(f"/v1/tables/{other}/checkpoint").json()["text"]
+    replayed = post(elsewhere + cosign(elsewhere, name, key, int(time.time())) + "\n")
+    assert replayed.status_code == 422 and "not of log" in replayed.text
+    later = post(note + cosign(note, name, key, int(time.time()) + 3600) + "\n")
+    assert later.status_code == 422 and "future" in later.text
+    operator = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    split = sign_checkpoint(operator, table, 2, b"\x09" * 32, "ab" * 32).text
+    conflict = post(split + cosign(split, name, key, int(time.time())) + "\n")
+    assert conflict.status_code == 409 and "equivocation" in conflict.text, conflict.text
+    assert client.get(url).json()["cosignatures"] == []
+    assert post(note + good + "\n").status_code == 201
+
+
+def test_the_page_verifier_and_the_library_agree_on_cosignatures(
+    client: httpx.Client, table: str, tmp_path: Path
+) -> None:
+    """verify.js cosigns with WebCrypto's Ed25519 as the page does; the library checks its
+    cosignature, and verify.js checks the library's (and refuses one with changed bytes)."""
+    roll(client, table, 1)
+    note = client.get(f"/v1/tables/{table}/checkpoint").json()["text"]
+    (tmp_path / "note.txt").write_text(note)
+    key, vkey = cosigner("python.players.example")
+    line = cosign(note, "python.players.example", key, 1_700_000_000)
+    said = run_node(
+        ROOT / "tests" / "js" / "cosign.mjs",
+        ROOT / "service" / "fairroll" / "page" / "static" / "verify.js",
+        tmp_path / "note.txt",
+        "page.players.example",
+        "1700000001",
+        vkey,
+        line,
+    )
+    assert said["python"] == 1_700_000_000
+    assert "does not verify" in said["forged"] or "no cosignature" in said["forged"]
+    assert open_cosignature(note + said["line"] + "\n", said["vkey"]) == 1_700_000_001
+    posted = client.post(
+        f"/v1/tables/{table}/cosignatures",
+        json={"vkey": said["vkey"], "note": note + said["line"] + "\n"},
+    )
+    assert posted.status_code == 201, posted.text

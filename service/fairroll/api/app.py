@@ -15,6 +15,7 @@ from litestar.types import ASGIApp, ControllerRouterHandler, Message, Scope
 
 import fairroll
 from fairroll.api.compute.pool import ComputePool, compute_middleware
+from fairroll.api.controllers.cosignatures import CosignaturesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import PageController
 from fairroll.api.controllers.systems import SystemsController, system_routers, system_tags
@@ -135,6 +136,7 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         SystemsController,
         NewTableController,
         TablesController,
+        CosignaturesController,
         KeysController,
         VerifyController,
         HealthController,

@@ -8,6 +8,7 @@ they live in one slot and a table's append script may touch them together:
     fairroll:{<table>}:tree           the Merkle tree's stored hashes
     fairroll:{<table>}:keys           hash: key id -> its state in this table's log
     fairroll:{<table>}:signed         "<size> <root hex>" of the last checkpoint signed
+    fairroll:{<table>}:cosignatures   hash: cosigner's vkey -> its latest cosignature
     fairroll:{<table>}:meta           hash: the table's write key hash and policy
     fairroll:{<table>}:base           hash: the signed base of an archived log
     fairroll:{<table>}:seed:<id>      hash: a seed session (``audit.sessions``)
@@ -33,6 +34,7 @@ __all__ = [
     "KEYS_HASH",
     "OPEN_SESSIONS",
     "base_key",
+    "cosignatures_key",
     "head_key",
     "idempotency_key",
     "keys_key",
@@ -75,6 +77,10 @@ def keys_key(table: str) -> str:
 
 def signed_key(table: str) -> str:
     return _of(table, "signed")
+
+
+def cosignatures_key(table: str) -> str:
+    return _of(table, "cosignatures")
 
 
 def base_key(table: str) -> str:

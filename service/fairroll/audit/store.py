@@ -28,6 +28,7 @@ from fairroll.audit.reader import LogReader
 from fairroll.audit.redis.append import Marker
 from fairroll.audit.redis.commit import GroupCommit, Recorded
 from fairroll.audit.redis.connection import AnyRedis, connect_redis
+from fairroll.audit.redis.cosignatures import Cosignatures
 from fairroll.audit.redis.durability import Durability, DurabilityWatch
 from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
@@ -89,6 +90,7 @@ class AuditStore(LogReader):
             redis, signer, self.tips, self.keyring, self.watch, cluster=cluster, log_name=log_name
         )
         self.upkeep = Maintenance(redis, signer, self.tips, self, log_name)
+        self.cosignatures = Cosignatures(redis)
 
     @property
     def replicas(self) -> int:

@@ -428,6 +428,16 @@ class TablesController(Controller):
         self, request: Request[Any, Any, Any], table: TablePath, store: AuditStore
     ) -> Response[Checkpoint]:
         checkpoint = await store.checkpoint(table)
+        # The cosignatures of this very tree ride on the note as extra signature lines.
+        lines = [
+            line
+            for cosigned in await store.cosignatures.listed(table)
+            if cosigned.size == checkpoint.size and cosigned.root_hash == checkpoint.root_hash
+            for line in _cosignature_lines(cosigned.note, checkpoint.text)
+        ]
+        if lines:
+            text = checkpoint.text + "".join(f"{line}\n" for line in lines)
+            checkpoint = msgspec.structs.replace(checkpoint, text=text)
         if _wants_note(request):
             return cached(request, checkpoint.text.encode(), "text/plain; charset=utf-8")
         return cached(request, msgspec.json.encode(checkpoint), "application/json")
@@ -555,6 +565,16 @@ class TablesController(Controller):
     async def get_base(self, table: TablePath, store: AuditStore) -> Checkpoint:
         base = await store.base(table)
         return base if base is not None else await store.genesis(table)
+
+
+def _cosignature_lines(cosigned: str, note: str) -> list[str]:
+    """The signature lines of ``cosigned`` (a cosigned note of the same tree) that
+    ``note`` does not carry: the cosigners' (same body, so their signatures hold)."""
+    body, _, signatures = cosigned.partition("\n\n")
+    if not note.startswith(body + "\n\n"):
+        return []
+    have = set(note.split("\n"))
+    return [line for line in signatures.split("\n") if line and line not in have]
 
 
 def _seed_ids(lines: list[bytes]) -> tuple[set[str], bool]:

@@ -80,15 +80,32 @@ export async function startRollPanel({ table, onRolled }) {
     });
     const answer = await response.json();
     if (!response.ok) throw Object.assign(new Error(answer.detail), { problem: answer });
-    const secret = crypto.getRandomValues(new Uint8Array(16));
     const made = {
-      seed_id: answer.seed_id,
-      client_seed: Array.from(secret, (b) => b.toString(16).padStart(2, "0")).join(""),
-      nonce: 1,
-      anchor: answer.commitment,
+      seed_id: answer.seed_id, client_seed: freshSeed(), nonce: 1,
+      anchor: answer.commitment, first: 1, length: answer.length,
     };
     localStorage.setItem(sessionKey, JSON.stringify(made));
     return made;
+  }
+
+  function freshSeed() {
+    const secret = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(secret, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  // A used-up chain: its next one was committed by the roll that used its last link;
+  // learn it and draw a new client seed for it (a server that knew the client seed
+  // before drawing a chain could grind the chain for it). Else open a new session.
+  async function nextChain(session) {
+    const seen = await fetch(`/v1/tables/${encodeURIComponent(table)}/seeds/${session.seed_id}`);
+    const status = seen.ok ? await seen.json() : null;
+    if (status && status.first_nonce === session.nonce && !status.revealed) {
+      const renewed = { ...session, anchor: status.commitment, first: session.nonce, length: status.length, client_seed: freshSeed() };
+      keep(renewed);
+      return renewed;
+    }
+    localStorage.removeItem(sessionKey);
+    return playerSession();
   }
 
   function keep(session) {
@@ -147,6 +164,9 @@ export async function startRollPanel({ table, onRolled }) {
       for (let attempt = 0; attempt < 3; attempt += 1) {
         if (request.seed === undefined) {
           session = await playerSession();
+          if (!pending && session.length && session.nonce > session.first + session.length - 1) {
+            session = await nextChain(session);
+          }
           const nonce = pending?.nonce ?? session.nonce;
           request.session = { seed_id: session.seed_id, client_seed: session.client_seed, nonce };
           // The same request again keeps its Idempotency-Key; another one takes a new key

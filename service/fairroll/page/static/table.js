@@ -1,6 +1,6 @@
 // The table page: a table's rolls, newest first, live; every entry verified here, in the
 // browser, with WebCrypto (verify.js) — never on the server's word.
-import { LogVerifier, importKeys, verifyCheckpoint, verifyConsistency } from "./verify.js";
+import { LogVerifier, cosignNote, cosignerVkey, importKeys, verifyCheckpoint, verifyConsistency, verifyCosignature } from "./verify.js";
 import { startRollPanel } from "./roll.js";
 import { describe, dieInWords } from "./words.js";
 
@@ -96,15 +96,64 @@ async function checkHistory() {
     }
     if (rootMismatch) throw new Error(rootMismatch);
     localStorage.setItem(storeKey, JSON.stringify({ size, root_hash: checkpoint.root_hash, seen: new Date().toISOString() }));
+    const views = size > 0 ? await compareViews(base, checkpoint) : "";
     trust.className = "trust ok";
-    trust.textContent = kept
+    trust.textContent = (kept
       ? `✓ signed checkpoint of ${size} entries, consistent with the one this browser kept (${kept.size} entries, ${kept.seen})`
-      : `✓ signed checkpoint of ${size} entries checked and kept in this browser`;
+      : `✓ signed checkpoint of ${size} entries checked and kept in this browser`) + views;
   } catch (error) {
     trust.className = "trust bad";
     trust.setAttribute("role", "alert");
     trust.textContent = `✗ history check failed: ${error.message}`;
   }
+}
+
+// This browser as a witness: it cosigns (C2SP tlog-cosignature) each checkpoint it has
+// verified, with an Ed25519 key of its own (WebCrypto, kept in this browser), posts the
+// cosignature to the table, and reads the other players' cosignatures: one of the same
+// size over another tree is a split view, shown as an alarm with both signed notes.
+async function playerKey() {
+  const kept = JSON.parse(localStorage.getItem("fairroll:cosigner") ?? "null");
+  if (kept) {
+    const privateKey = await crypto.subtle.importKey("jwk", kept.jwk, { name: "Ed25519" }, false, ["sign"]);
+    return { privateKey, raw: b64(kept.raw), name: kept.name };
+  }
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  const name = `player-${Array.from(raw.slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("")}.fairroll`;
+  const jwk = await crypto.subtle.exportKey("jwk", pair.privateKey);
+  localStorage.setItem("fairroll:cosigner", JSON.stringify({ jwk, raw: btoa(String.fromCharCode(...raw)), name }));
+  return { privateKey: pair.privateKey, raw, name };
+}
+
+async function compareViews(base, checkpoint) {
+  const me = await playerKey();
+  const vkey = await cosignerVkey(me.name, me.raw);
+  const note = checkpoint.text.split("\n\n")[0] + "\n\n" + checkpoint.text.split("\n\n")[1].split("\n")[0] + "\n";
+  const line = await cosignNote(note, me.name, me.privateKey, me.raw, Math.floor(Date.now() / 1000));
+  const posted = await fetch(`${base}/cosignatures`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ vkey, note: `${note}${line}\n` }),
+  });
+  if (posted.status === 409) throw new Error(`split view: ${(await posted.json()).detail}`);
+  const { cosignatures } = await (await fetch(`${base}/cosignatures`)).json();
+  const others = [];
+  for (const cosigned of cosignatures) {
+    if (cosigned.vkey === vkey) continue;
+    try {
+      await verifyCosignature(cosigned.note, cosigned.vkey);
+    } catch {
+      continue;  // a cosignature that does not verify says nothing
+    }
+    if (cosigned.size === checkpoint.size && cosigned.root_hash !== checkpoint.root_hash) {
+      throw new Error(`split view: ${cosigned.name} cosigned another tree of ${cosigned.size} entries:\n${cosigned.note}\nthis browser's:\n${checkpoint.text}`);
+    }
+    if (cosigned.size === checkpoint.size) others.push(cosigned.name);
+  }
+  return others.length
+    ? `; cosigned by you and ${others.length} other player(s): ${others.join(", ")}`
+    : "; cosigned by you; no other player has cosigned this checkpoint yet, so your view is unconfirmed";
 }
 
 async function poll() {

@@ -259,6 +259,66 @@ export async function verifyCheckpoint(checkpoint, keys) {
   throw new Error(`the checkpoint carries no signature by key ${name}`);
 }
 
+// C2SP tlog-cosignature (cosignature/v1, Ed25519): a player's statement that it verified
+// a checkpoint (docs/audit.md, "Cosignatures"). The key ID is SHA-256(name || "\n" ||
+// 0x04 || key)[:4]; the signature, over "cosignature/v1\ntime <t>\n" and the note's
+// body, follows the key ID and the time (u64, big-endian).
+
+const COSIGNATURE_HEADER = encoder.encode("cosignature/v1\n");
+
+function noteBody(text) {
+  const split = text.indexOf("\n\n");
+  if (split < 0) throw new Error("a note is its text, a blank line, then signatures");
+  return text.slice(0, split + 1);
+}
+
+async function cosignerKeyId(name, raw) {
+  return (await sha256(concat(encoder.encode(`${name}\n`), new Uint8Array([4]), raw))).slice(0, 4);
+}
+
+/** A cosigner's verifier key: `<name>+<key ID hex>+base64(0x04 || key)`. */
+export async function cosignerVkey(name, raw) {
+  return `${name}+${bytesToHex(await cosignerKeyId(name, raw))}+${bytesToBase64(concat(new Uint8Array([4]), raw))}`;
+}
+
+/** The signature line of `name`'s cosignature of `note` at POSIX `time`, signed by the
+ * WebCrypto Ed25519 `privateKey` whose raw public key is `raw`. */
+export async function cosignNote(note, name, privateKey, raw, time) {
+  const stamp = new Uint8Array(8);
+  new DataView(stamp.buffer).setBigUint64(0, BigInt(time));
+  const message = concat(COSIGNATURE_HEADER, encoder.encode(`time ${time}\n${noteBody(note)}`));
+  const signature = new Uint8Array(await subtle.sign({ name: "Ed25519" }, privateKey, message));
+  return `\u2014 ${name} ${bytesToBase64(concat(await cosignerKeyId(name, raw), stamp, signature))}`;
+}
+
+/** The time of the cosignature of `note` by the cosigner of `vkey`; throws if the note
+ * carries none or it does not verify. */
+export async function verifyCosignature(note, vkey) {
+  // <name>+<key ID hex>+<base64 key>: the key's base64 may hold "+" too.
+  const first = vkey.indexOf("+");
+  const second = vkey.indexOf("+", first + 1);
+  if (first < 1 || second < 0) throw new Error("a verifier key is <name>+<key ID hex>+<base64 key>");
+  const name = vkey.slice(0, first);
+  const raw = base64ToBytes(vkey.slice(second + 1));
+  if (raw.length !== 33 || raw[0] !== 4) throw new Error("not an Ed25519 cosignature key");
+  const key = await subtle.importKey("raw", raw.slice(1), { name: "Ed25519" }, false, ["verify"]);
+  const want = await cosignerKeyId(name, raw.slice(1));
+  const body = noteBody(note);
+  for (const line of note.slice(body.length + 1).split("\n")) {
+    const match = /^\u2014 (\S+) (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const signature = base64ToBytes(match[2]);
+    if (signature.length !== 76 || !signature.slice(0, 4).every((b, i) => b === want[i])) continue;
+    const time = new DataView(signature.buffer, signature.byteOffset + 4, 8).getBigUint64(0);
+    const message = concat(COSIGNATURE_HEADER, encoder.encode(`time ${time}\n${body}`));
+    if (!(await subtle.verify({ name: "Ed25519" }, key, signature.slice(12), message))) {
+      throw new Error(`${name}'s cosignature does not verify`);
+    }
+    return Number(time);
+  }
+  throw new Error(`the note carries no cosignature by ${name}`);
+}
+
 /** The hash an entry must carry: SHA-256(prev_hash bytes || canonical body), hex. */
 export async function entryHash(entry) {
   const { entry_hash: _hash, signature: _signature, ...body } = entry;

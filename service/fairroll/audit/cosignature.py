@@ -1,0 +1,166 @@
+"""C2SP tlog-cosignature (``cosignature/v1``, Ed25519): a player's or a witness's
+statement that it verified a checkpoint, as a signed-note signature line.
+
+A cosigner with name ``name`` and Ed25519 key ``k`` cosigns a checkpoint note at POSIX
+time ``t`` (https://c2sp.org/tlog-cosignature)::
+
+    key ID   = SHA-256(name || "\\n" || 0x04 || k)[:4]
+    message  = "cosignature/v1\\n" || "time " || decimal(t) || "\\n" || the note's body
+               (every line before the blank one, each with its newline)
+    line     = "— " || name || " " || base64(key ID || u64be(t) || Ed25519(k, message))
+    vkey     = name || "+" || hex(key ID) || "+" || base64(0x04 || k)
+
+Semantically: as of ``t``, the largest consistent tree the cosigner has seen of the log
+named by the note's origin is the one the note states. Two cosigners who saw two trees
+of one size have, between their two notes, a proof of equivocation.
+
+>>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+>>> key = Ed25519PrivateKey.generate()
+>>> body = "fairroll/t\\n1\\n" + "A" * 43 + "=\\n"
+>>> line = cosign(body + "\\n— fairroll xyz\\n", "player.example/roth", key, 1700000000)
+>>> vkey = verifier_key("player.example/roth", raw_public_key(key))
+>>> open_cosignature(body + "\\n— fairroll xyz\\n" + line + "\\n", vkey)
+1700000000
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+__all__ = [
+    "COSIGNATURE_TYPE",
+    "CosignatureError",
+    "Cosigner",
+    "cosign",
+    "key_id",
+    "note_body",
+    "open_cosignature",
+    "parse_verifier_key",
+    "raw_public_key",
+    "verifier_key",
+]
+
+#: The signature type byte of an Ed25519 cosignature key (0x01 is a note signer's).
+COSIGNATURE_TYPE = 0x04
+_HEADER = b"cosignature/v1\n"
+_LINE = re.compile(r"^\u2014 (?P<name>[^ +\n]+) (?P<signature>[A-Za-z0-9+/=]+)$")
+_NAME = re.compile(r"^[^ +\n]{1,255}$")
+
+
+class CosignatureError(ValueError):
+    """A cosignature or verifier key that does not hold, in words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cosigner:
+    """A cosigner's name and its 32-byte Ed25519 public key, from its ``vkey``."""
+
+    name: str
+    public_key: bytes
+
+    @property
+    def key_id(self) -> bytes:
+        return key_id(self.name, self.public_key)
+
+    @property
+    def vkey(self) -> str:
+        return verifier_key(self.name, self.public_key)
+
+
+def key_id(name: str, public_key: bytes) -> bytes:
+    """``SHA-256(name || "\\n" || 0x04 || key)[:4]``."""
+    return hashlib.sha256(name.encode() + b"\n" + bytes([COSIGNATURE_TYPE]) + public_key).digest()[
+        :4
+    ]
+
+
+def verifier_key(name: str, public_key: bytes) -> str:
+    """The cosigner's signed-note verifier key: ``name+<key ID hex>+base64(0x04 || key)``."""
+    encoded = base64.b64encode(bytes([COSIGNATURE_TYPE]) + public_key).decode()
+    return f"{name}+{key_id(name, public_key).hex()}+{encoded}"
+
+
+def parse_verifier_key(vkey: str) -> Cosigner:
+    """A ``verifier_key`` read back; ``CosignatureError`` unless it is an Ed25519
+    cosignature key whose key ID matches its name and key."""
+    name, _, rest = vkey.partition("+")
+    hash_hex, _, encoded = rest.partition("+")
+    if not _NAME.match(name) or not hash_hex or not encoded:
+        raise CosignatureError("a verifier key is <name>+<key ID hex>+<base64 key>")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+        want = bytes.fromhex(hash_hex)
+    except (binascii.Error, ValueError):
+        raise CosignatureError("a verifier key's key ID is hex and its key base64") from None
+    if len(raw) != 33 or raw[0] != COSIGNATURE_TYPE:
+        raise CosignatureError("not an Ed25519 cosignature key (type 0x04, 32 bytes)")
+    cosigner = Cosigner(name, raw[1:])
+    if cosigner.key_id != want:
+        raise CosignatureError("the verifier key's key ID is not its name's and key's")
+    return cosigner
+
+
+def raw_public_key(private: Ed25519PrivateKey) -> bytes:
+    return private.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+
+
+def note_body(note: str) -> str:
+    """The body of a signed note: every line before the blank one, each with its newline."""
+    body, blank, _ = note.partition("\n\n")
+    if not blank:
+        raise CosignatureError("a note is its text, a blank line, then signature lines")
+    return body + "\n"
+
+
+def cosign(note: str, name: str, private: Ed25519PrivateKey, timestamp: int) -> str:
+    """The signature line of ``name``'s cosignature of ``note`` at POSIX ``timestamp``."""
+    if not 0 <= timestamp < 2**63:
+        raise CosignatureError("a cosignature's time is 0 to 2**63 - 1")
+    if not _NAME.match(name):
+        raise CosignatureError("a cosigner's name has no space, '+' or newline")
+    message = _message(note_body(note), timestamp)
+    signature = private.sign(message)
+    raw = key_id(name, raw_public_key(private)) + timestamp.to_bytes(8, "big") + signature
+    return f"\u2014 {name} {base64.b64encode(raw).decode()}"
+
+
+def open_cosignature(note: str, vkey: str) -> int:
+    """The time of the cosignature of ``note`` by the cosigner of ``vkey`` (a signature
+    line of the note); ``CosignatureError`` if it has none or it does not verify."""
+    cosigner = parse_verifier_key(vkey)
+    body = note_body(note)
+    for line in note[len(body) + 1 :].split("\n"):
+        match = _LINE.match(line)
+        if match is None or match["name"] != cosigner.name:
+            continue
+        try:
+            raw = base64.b64decode(match["signature"], validate=True)
+        except binascii.Error:
+            continue
+        if len(raw) != 76 or raw[:4] != cosigner.key_id:
+            continue
+        timestamp = int.from_bytes(raw[4:12], "big")
+        try:
+            Ed25519PublicKey.from_public_bytes(cosigner.public_key).verify(
+                raw[12:], _message(body, timestamp)
+            )
+        except InvalidSignature:
+            raise CosignatureError(f"{cosigner.name}'s cosignature does not verify") from None
+        if timestamp >= 2**63:
+            raise CosignatureError("a cosignature's time is beyond 2**63 - 1")
+        return timestamp
+    raise CosignatureError(f"the note carries no cosignature by {cosigner.name}")
+
+
+def _message(body: str, timestamp: int) -> bytes:
+    return _HEADER + f"time {timestamp}\n".encode() + body.encode()
