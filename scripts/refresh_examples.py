@@ -54,6 +54,25 @@ def start(redis_url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(log.read_text())
 
 
+#: The example cosigner: a published, fixed key (never a real player's) and time.
+EXAMPLE_COSIGNER = "player-9e1c.fairroll"
+EXAMPLE_TIME = 1_764_547_200
+
+
+def cosigned_note(http: httpx.Client) -> dict[str, str]:
+    """The default table's checkpoint now, cosigned by the example cosigner."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
+    from fairroll.audit.cosignature import cosign, raw_public_key, verifier_key  # noqa: PLC0415
+
+    key = Ed25519PrivateKey.from_private_bytes(b"fairroll example cosigner key 01")
+    note = http.get("/v1/tables/default/checkpoint").json()["text"]
+    line = cosign(note, EXAMPLE_COSIGNER, key, EXAMPLE_TIME)
+    return {"vkey": verifier_key(EXAMPLE_COSIGNER, raw_public_key(key)), "note": f"{note}{line}\n"}
+
+
 def send(http: httpx.Client, method: str, path: str, example: dict[str, Any]) -> Any:
     params = example.get("params", {})
     url = path.format(**params)
@@ -109,6 +128,8 @@ def main() -> None:
                         example["params"]["seed_id"] = state["seed_id"]
                     if op == "verifyExport":
                         example["ndjson"] = state["export"]
+                    if op == "cosignTableCheckpoint":
+                        example["request"] = cosigned_note(http)
                     example["response"] = send(http, method, path, example)
                     if op == "createSeedSession":
                         state["seed_id"] = example["response"]["seed_id"]

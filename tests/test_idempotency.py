@@ -125,7 +125,9 @@ def test_repeated_redis_stalls_never_roll_twice_nor_leave_a_key_stuck(tmp_path: 
         stop.set()
         staller.join()
         with httpx.Client(base_url=server.url, timeout=10) as client:
-            entries = client.get("/v1/tables/stalls/entries").json()["entries"]
+            listed = client.get("/v1/tables/stalls/entries")
+            assert listed.status_code == 200, listed.text
+            entries = listed.json()["entries"]
     finally:
         stop.set()
         if redis.pid is not None:

@@ -175,6 +175,8 @@ def test_the_sdk_reads_odds_and_calculators(sdk: ModuleType, live_server: LiveSe
     for example in load_examples():
         if example.request is None or "receipt" in (example.response or {}):
             continue  # rolls are above
+        if example.operation == "cosignTableCheckpoint":
+            continue  # its note is the example server's, signed with another key
         module = endpoint(example.operation)
         answer = module.sync(client=client, body=request_model(module).from_dict(example.request))
         if example.operation == "createTable":  # a new random id and write key each time

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 import rfc8785
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis import Redis
 
@@ -29,7 +30,7 @@ from fairroll.audit.checkpoint import note_key, sign_checkpoint
 from fairroll.audit.cosignature import cosign, open_cosignature, raw_public_key, verifier_key
 from fairroll.audit.keyspace import log_key
 from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
-from fairroll.redis_server import RedisServer
+from fairroll.redis_server import RedisServer, free_port
 from support import TEST_SIGNING_KEY, LiveServer, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -513,3 +514,160 @@ def test_the_page_verifier_and_the_library_agree_on_cosignatures(
         json={"vkey": said["vkey"], "note": note + said["line"] + "\n"},
     )
     assert posted.status_code == 201, posted.text
+
+
+def witness_body(old: int, proof: list[str], note: str) -> str:
+    return f"old {old}\n" + "".join(f"{h}\n" for h in proof) + "\n" + note
+
+
+def test_a_witness_cosigns_only_a_log_that_grows_consistently(
+    go_checker: Path, client: httpx.Client, table: str, tmp_path: Path
+) -> None:
+    """``fairroll witness`` (C2SP tlog-witness, over HTTP): it cosigns the first
+    checkpoint and one consistent with it, and refuses a rollback, a stale old size, a
+    second tree of the size it holds, an inconsistent tree, a forged signature and an
+    unknown log, as the spec says; Go checks its cosignature's bytes."""
+    keys = client.get("/v1/keys").json()["keys"]
+    log_vkey = keys[0]["note_key"]
+    origin = f"fairroll/{table}"
+    process, vkey, url, key = start_witness(tmp_path, f"{origin}={log_vkey}")
+    try:
+        assert vkey == verifier_key("witness.example/w1", raw_public_key(key))
+
+        def add(body: str) -> httpx.Response:
+            return httpx.post(url, content=body.encode(), timeout=10)
+
+        roll(client, table, 3)
+        three = client.get(f"/v1/tables/{table}/checkpoint").json()["text"]
+        first = add(witness_body(0, [], three))
+        assert first.status_code == 200, first.text
+        assert open_cosignature(three + first.text, vkey) > 0
+        roll(client, table, 2)
+        five = client.get(f"/v1/tables/{table}/checkpoint").json()["text"]
+        proof = client.get(
+            f"/v1/tables/{table}/proofs/consistency", params={"from": 3, "to": 5}
+        ).json()["proof"]
+        grown = add(witness_body(3, proof, five))
+        assert grown.status_code == 200, grown.text
+        seen = go_check(
+            go_checker, {"vkey": log_vkey, "checkpoints": [five + grown.text], "cosigners": [vkey]}
+        )
+        assert seen["checkpoints"] == [""] and seen["cosignatures"] == [[""]]
+        operator = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+        other_five = sign_checkpoint(operator, table, 5, b"\x05" * 32, "ab" * 32).text
+        other_six = sign_checkpoint(operator, table, 6, b"\x06" * 32, "ab" * 32).text
+        stranger = sign_checkpoint(Signer.generate(), table, 7, b"\x07" * 32, "ab" * 32).text
+        unknown = sign_checkpoint(operator, "elsewhere", 1, b"\x01" * 32, "ab" * 32).text
+        rollback = add(witness_body(5, [], three))
+        assert rollback.status_code == 400
+        stale = add(witness_body(3, proof, five))
+        assert stale.status_code == 409 and stale.text == "5\n"
+        assert stale.headers["content-type"].startswith("text/x.tlog.size")
+        assert add(witness_body(5, [], other_five)).status_code == 409
+        assert add(witness_body(5, proof, other_six)).status_code == 422
+        assert add(witness_body(5, [], stranger)).status_code == 403
+        assert add(witness_body(0, [], unknown)).status_code == 404
+        state = json.loads((tmp_path / "state.json").read_text())
+        assert state[origin][0] == 5  # what it holds: the consistent tree, never rolled back
+    finally:
+        process.terminate()
+        process.wait(15)
+
+
+def start_witness(
+    tmp_path: Path, *logs: str
+) -> tuple[subprocess.Popen[str], str, str, Ed25519PrivateKey]:
+    """``fairroll witness`` on a free port: its process, verifier key, add-checkpoint URL."""
+    key = Ed25519PrivateKey.generate()
+    (tmp_path / "witness.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "fairroll.cli",
+        "witness",
+        "--name",
+        "witness.example/w1",
+        "--key-file",
+        str(tmp_path / "witness.pem"),
+        "--state",
+        str(tmp_path / "state.json"),
+        "--port",
+        str(port),
+    ]
+    for log in logs:
+        command += ["--log", log]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    said = process.stderr.readline() if process.stderr else ""
+    url = f"http://127.0.0.1:{port}/add-checkpoint"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.post(url, content=b"x", timeout=1)
+            break
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError("the witness did not start") from None
+            time.sleep(0.1)
+    return process, said.removeprefix("witness vkey: ").strip(), url, key
+
+
+def test_the_service_submits_its_checkpoints_to_witnesses_and_serves_their_cosignatures(
+    redis_server: RedisServer, tmp_path: Path, table: str
+) -> None:
+    """With FAIRROLL_WITNESSES, the server submits each active table's checkpoint to the
+    witness off the roll path; the cosignature is kept, rides on the note, and a
+    verifier requiring one witness of one accepts the note and one requiring two does not."""
+    log_vkey = note_key(
+        "fairroll",
+        load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).public_key.public_key,
+    )
+    process, vkey, url, _ = start_witness(tmp_path, f"fairroll/*={log_vkey}")
+    server = LiveServer(
+        redis_server.url,
+        tmp_path / "server.log",
+        env={
+            "FAIRROLL_WITNESSES": f"{url.removesuffix('/add-checkpoint')} {vkey}",
+            "FAIRROLL_WITNESS_SECONDS": "0.2",
+        },
+    )
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            roll(client, table, 2)
+            deadline = time.monotonic() + 20
+            while not client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]:
+                assert time.monotonic() < deadline, "no witness cosignature arrived"
+                time.sleep(0.2)
+            note = client.get(
+                f"/v1/tables/{table}/checkpoint", headers={"Accept": "text/plain"}
+            ).text
+            assert "\n\u2014 witness.example/w1 " in note
+            (tmp_path / "note.txt").write_text(note)
+            (tmp_path / "keys.json").write_text(json.dumps(client.get("/v1/keys").json()))
+            root = client.get("/v1/keys").json()["root"]
+        common = ("--keys", tmp_path / "keys.json", "--root", root, "--witness", vkey)
+        one = fairroll_cli("verify", "--cosigned", tmp_path / "note.txt", *common)
+        assert one.returncode == 0 and "cosigned by 1 of 1 witnesses" in one.stdout, one.stdout
+        stranger = verifier_key("other.example/w2", raw_public_key(Ed25519PrivateKey.generate()))
+        two = fairroll_cli(
+            "verify",
+            "--cosigned",
+            tmp_path / "note.txt",
+            *common,
+            "--witness",
+            stranger,
+            "--quorum",
+            "2",
+        )
+        assert two.returncode == 1 and "2 are required" in two.stdout, two.stdout
+    finally:
+        server.stop()
+        process.terminate()
+        process.wait(15)

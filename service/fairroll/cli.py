@@ -33,6 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _add_new_key,
         _add_certify_key,
         _add_verify,
+        _add_witness,
     ):
         add(commands.add_parser)
     args = parser.parse_args(argv)
@@ -112,6 +113,58 @@ def _add_open_epoch(add_parser: AddParser) -> None:
     epoch.set_defaults(run=lambda a: _open_epoch(a.table, a.resume_after, a.reason))
 
 
+def _add_witness(add_parser: AddParser) -> None:
+    witness = add_parser(
+        "witness", help="run a C2SP tlog-witness that cosigns logs' checkpoints as they grow"
+    )
+    witness.add_argument("--name", required=True, help="the witness's key name (a URL)")
+    witness.add_argument(
+        "--key-file", type=Path, required=True, help="its Ed25519 key (fairroll new-key)"
+    )
+    witness.add_argument(
+        "--log",
+        action="append",
+        default=[],
+        required=True,
+        metavar="ORIGIN=VKEY",
+        help="a log it witnesses: its origin (<log name>/<table>) and verifier key "
+        "(note_key in GET /v1/keys) (repeatable)",
+    )
+    witness.add_argument(
+        "--state", type=Path, required=True, help="its state file (created if missing)"
+    )
+    witness.add_argument("--host", default="127.0.0.1")
+    witness.add_argument("--port", type=int, default=8090)
+    witness.set_defaults(run=_witness)
+
+
+def _witness(args: argparse.Namespace) -> int:
+    """Serve the witness; print its verifier key (what logs and players pin) first."""
+    from fairroll.audit.cosignature import raw_public_key, verifier_key  # noqa: PLC0415
+    from fairroll.audit.signing import private_key_of  # noqa: PLC0415
+    from fairroll.witness import parse_log_key  # noqa: PLC0415
+
+    try:
+        key = private_key_of(args.key_file.read_bytes())
+        logs: dict[str, list[str]] = {}
+        for item in args.log:
+            origin, _, vkey = item.partition("=")
+            parse_log_key(vkey)
+            logs.setdefault(origin, []).append(vkey)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    os.environ.update(
+        FAIRROLL_WITNESS_NAME=args.name,
+        FAIRROLL_WITNESS_KEY_FILE=str(args.key_file),
+        FAIRROLL_WITNESS_LOGS=json.dumps(logs),
+        FAIRROLL_WITNESS_STATE=str(args.state),
+    )
+    print(f"witness vkey: {verifier_key(args.name, raw_public_key(key))}", file=sys.stderr)
+    run_server("fairroll.witness:create_app", args.host, args.port, "granian")
+    return 0
+
+
 def _add_new_key(add_parser: AddParser) -> None:
     new = add_parser("new-key", help="make an Ed25519 signing key; print its key id and public key")
     new.add_argument(
@@ -149,6 +202,21 @@ def _add_verify(add_parser: AddParser) -> None:
         type=Path,
         help="one entry (JSON of GET .../entries/{seq}): check its --receipt alone, with "
         "--keys and --root (the receipt's checkpoint and inclusion proof)",
+    )
+    verify.add_argument(
+        "--cosigned",
+        type=Path,
+        help="a checkpoint (note or JSON): is it the log's, cosigned by --quorum of the "
+        "--witness keys? (with --keys, --root)",
+    )
+    verify.add_argument(
+        "--witness",
+        action="append",
+        default=[],
+        help="a witness's verifier key (repeatable), for --cosigned",
+    )
+    verify.add_argument(
+        "--quorum", type=int, default=1, help="cosignatures --cosigned needs (default 1)"
     )
     verify.add_argument(
         "--equivocation",
@@ -207,10 +275,14 @@ def _add_verify(add_parser: AddParser) -> None:
 def _run_verify(args: argparse.Namespace) -> int:
     from fairroll import cli_evidence  # noqa: PLC0415
 
-    alone = args.entry is not None or args.equivocation is not None
+    alone = args.entry is not None or args.equivocation is not None or args.cosigned is not None
     if alone and (args.keys is None or not args.root):
         print("error: --entry and --equivocation need --keys and --root", file=sys.stderr)
         return 2
+    if args.cosigned is not None:
+        return cli_evidence.check_quorum(
+            args.cosigned, args.keys, args.root, args.witness, args.quorum
+        )
     if args.equivocation is not None:
         first, second = args.equivocation
         return cli_evidence.check_equivocation(first, second, args.keys, args.root)

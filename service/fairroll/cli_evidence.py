@@ -3,6 +3,7 @@ compared for equivocation (``audit.receipts``), from files a player kept."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from fairroll.audit.receipts import ReceiptError, equivocation, trusted_keys, verify_receipt
 
-__all__ = ["check_equivocation", "check_receipt"]
+__all__ = ["check_equivocation", "check_quorum", "check_receipt"]
 
 
 def check_receipt(entry_file: Path, receipt_file: Path, keys_file: Path, root: str) -> int:
@@ -94,3 +95,42 @@ def _json(path: Path) -> Any:
     except (OSError, ValueError) as exc:
         print(f"error: {path}: {exc}", file=sys.stderr)
         return None
+
+
+def check_quorum(
+    note_file: Path, keys_file: Path, root: str, witnesses: list[str], quorum: int
+) -> int:
+    """0 when the checkpoint note opens under a key the root certifies and carries at
+    least ``quorum`` valid cosignatures of the ``witnesses`` (verifier keys), else 1."""
+    from fairroll.audit.checkpoint import NoteError, open_note  # noqa: PLC0415
+    from fairroll.audit.cosignature import CosignatureError, open_cosignature  # noqa: PLC0415
+
+    keys = _trusted(keys_file, root)
+    note = _note(note_file)
+    if keys is None or note is None:
+        return 2
+    name = note.split("\n", 1)[0].rsplit("/", 1)[0]
+    opened = None
+    for key in keys.values():
+        with contextlib.suppress(NoteError):
+            opened = open_note(note, name, key)
+            break
+    if opened is None:
+        print("FAIL: the checkpoint is not signed by a key the pinned root certifies")
+        return 1
+    cosigned = []
+    for vkey in witnesses:
+        with contextlib.suppress(CosignatureError):
+            open_cosignature(note, vkey)
+            cosigned.append(vkey.split("+", 1)[0])
+    if len(cosigned) < quorum:
+        print(
+            f"FAIL: {len(cosigned)} of the {len(witnesses)} witnesses cosigned this checkpoint "
+            f"({', '.join(cosigned) or 'none'}); {quorum} are required"
+        )
+        return 1
+    print(
+        f"OK: the checkpoint of {opened[0]} entries is signed by the log and cosigned by "
+        f"{len(cosigned)} of {len(witnesses)} witnesses: {', '.join(cosigned)}"
+    )
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -64,13 +65,17 @@ class FairrollApp(Litestar):
 
     - the security headers (``api.headers``) on every HTTP response;
     - ``HEAD`` answered on every ``GET`` route: the same status and headers
-      (``Content-Length`` included), no body, as RFC 9110 asks of a server.
+      (``Content-Length`` included), no body, as RFC 9110 asks of a server;
+    - ``OPTIONS`` on a path with several methods names them all in ``Allow`` (Litestar
+      2 names only the first: litestar-org/litestar#4169, fixed in 3).
     """
 
     #: Set by ``create_app`` from the settings.
     headers_for: Callable[[str], list[tuple[bytes, bytes]]]
     #: The roll routes, answered below Litestar's handler machinery (``api.direct``).
     direct: DirectRoutes | None = None
+    #: Paths with several methods, as patterns, and the ``Allow`` they answer OPTIONS with.
+    allows: tuple[tuple[re.Pattern[str], bytes], ...] = ()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -79,9 +84,14 @@ class FairrollApp(Litestar):
         extra = self.headers_for(scope["path"])
         head = scope["method"] == "HEAD"
 
+        allow = self._allow(scope["path"]) if scope["method"] == "OPTIONS" else None
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
+                headers = [*message.get("headers", []), *extra]
+                if allow is not None:
+                    headers = [(k, allow if k.lower() == b"allow" else v) for k, v in headers]
+                message = {**message, "headers": headers}
             elif head and message["type"] == "http.response.body":
                 if message.get("more_body", False):
                     return
@@ -96,6 +106,23 @@ class FairrollApp(Litestar):
             await self.direct(found, scope, receive, send_with_headers)
             return
         await super().__call__(scope, receive, send_with_headers)
+
+    def _allow(self, path: str) -> bytes | None:
+        for pattern, allow in self.allows:
+            if pattern.match(path):
+                return allow
+        return None
+
+    def learn_allows(self) -> None:
+        """Note the paths that answer several methods (from the app's routes)."""
+        found = []
+        for found_route in self.routes:
+            methods = {m.upper() for m in found_route.methods} - {"HEAD", "OPTIONS"}
+            if len(methods) > 1:
+                template = re.sub(r"\{[^/}]+\}", "[^/]+", found_route.path)
+                allow = ", ".join(sorted({*methods, "OPTIONS"})).encode()
+                found.append((re.compile(f"^{template}$"), allow))
+        self.allows = tuple(found)
 
 
 def create_app(settings: Settings) -> Litestar:
@@ -126,6 +153,7 @@ def create_app(settings: Settings) -> Litestar:
     )
     app.state.decoders = StrictDecoders(app)
     app.direct = DirectRoutes(app)
+    app.learn_allows()
     _document(app)
     return app
 

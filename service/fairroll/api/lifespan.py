@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 
 from fairroll.api.compute.pool import ComputePool
 from fairroll.api.settings import Settings
+from fairroll.api.witnesses import parse_witnesses, witnessing
 from fairroll.audit import AuditStore, Signer, connect_redis
 from fairroll.audit.sessions import SWEEP_BATCH, SeedSessions
 from fairroll.play.events import BLOCK_MS, TableEvents
@@ -47,8 +48,10 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         state.trusted_proxy_hops = settings.trusted_proxy_hops
         state.compute = pool = await _start_pool(settings)
         sweeper = None if settings.compute_worker else asyncio.ensure_future(_sweep(sessions))
+        witnesses = [] if settings.compute_worker else parse_witnesses(settings.witnesses)
         try:
-            yield
+            async with witnessing(store, witnesses, settings.witness_seconds):
+                yield
         finally:
             if sweeper is not None:
                 sweeper.cancel()

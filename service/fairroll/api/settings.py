@@ -49,6 +49,9 @@ class Settings:
     ``max_subscribers``: live-event streams (``GET .../events``) this process serves at
     once; one more is answered 503. ``events_heartbeat_seconds``: an idle stream's
     heartbeat (a comment line), so proxies keep it open.
+    ``witnesses``: C2SP tlog-witnesses the tables' checkpoints are submitted to
+    (``FAIRROLL_WITNESSES``: "<URL> <verifier key>" pairs, comma-separated), every
+    ``witness_seconds``; their cosignatures ride on the checkpoints (``api.witnesses``).
     ``systems``: modules to import that declare more rule systems (``fairroll.mechanics``):
     their mechanics are served, listed and verified like the built-in ones.
     """
@@ -58,6 +61,8 @@ class Settings:
     signing_key_file: Path | None = None
     dev_key_dir: Path | None = None
     ephemeral_key: bool = False
+    witnesses: str = ""
+    witness_seconds: float = 10.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     redis_timeout_seconds: float = 2.0
     default_table_open: bool = True
@@ -125,6 +130,8 @@ class Settings:
             in ("1", "true", "yes"),
             compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
             log_name=log_name,
+            witnesses=env.get("FAIRROLL_WITNESSES", ""),
+            witness_seconds=float(env.get("FAIRROLL_WITNESS_SECONDS", "10")),
             key_certificate=env.get("FAIRROLL_KEY_CERTIFICATE") or None,
             root_key_id=env.get("FAIRROLL_ROOT_KEY_ID") or None,
             systems=_listed(env.get("FAIRROLL_SYSTEMS", "")),

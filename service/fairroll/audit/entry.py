@@ -295,7 +295,7 @@ def canonical_of(line: bytes) -> Any | None:
         return None
     try:
         value = _DECODER.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested too deeply: the slow path says so
         return None
     if _ENCODER.encode(value) != line or _WIDE_NUMBER.search(_STRING.sub(b'""', line)):
         return None

@@ -34,6 +34,7 @@ __all__ = [
     "certify",
     "key_id_of",
     "load_signer",
+    "private_key_of",
     "seal",
     "verify_certificate",
     "verify_message",
@@ -241,6 +242,12 @@ def verify_message(public_key_b64: str, message: bytes, signature: bytes) -> boo
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def private_key_of(data: bytes) -> Ed25519PrivateKey:
+    """An Ed25519 private key from a PEM (PKCS#8) or its 32-byte seed in base64 (what a
+    key file holds); ValueError otherwise."""
+    return _parse_private(data)
 
 
 def _parse_private(data: bytes) -> Ed25519PrivateKey:

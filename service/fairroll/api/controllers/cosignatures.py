@@ -64,6 +64,14 @@ class CosignaturesController(Controller):
     path = "/v1/tables/{table:str}/cosignatures"
     tags = ("audit",)
 
+    @get(
+        operation_id="listTableCosignatures",
+        summary="Every cosigner's latest cosignature of the table's checkpoints",
+        responses=problem_responses(400, 422, 503),
+    )
+    async def listed(self, table: TablePath, store: AuditStore) -> Cosigned:
+        return Cosigned(table=table, cosignatures=await store.cosignatures.listed(table))
+
     @post(
         operation_id="cosignTableCheckpoint",
         summary="Post a cosignature (C2SP tlog-cosignature) of one of the table's checkpoints",
@@ -106,14 +114,6 @@ class CosignaturesController(Controller):
         if not await store.cosignatures.keep(table, cosigned):
             raise RuleError("the table keeps no more cosigners", field="vkey")
         return cosigned
-
-    @get(
-        operation_id="listTableCosignatures",
-        summary="Every cosigner's latest cosignature of the table's checkpoints",
-        responses=problem_responses(400, 422, 503),
-    )
-    async def listed(self, table: TablePath, store: AuditStore) -> Cosigned:
-        return Cosigned(table=table, cosignatures=await store.cosignatures.listed(table))
 
     @staticmethod
     async def _signed_by_this_log(

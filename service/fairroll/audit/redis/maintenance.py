@@ -68,6 +68,12 @@ class Maintenance:
             if plain:
                 size_text, _, root_hex = plain.partition(" ")
                 last = (int(size_text), bytes.fromhex(root_hex))
+                if last[0] > head.seq:
+                    # Every append records its round's checkpoint: one may have landed
+                    # between the two reads. The log only grows, so read its tip again
+                    # (now after the signed one); only a log still behind it went back.
+                    head, frontier = await self.tips.tip(table)
+                    root = frontier.root()
             if last is not None:
                 await self._check_consistent(table, last, head.seq, root)
             if last == (head.seq, root):

@@ -1,0 +1,208 @@
+"""A C2SP tlog-witness (https://c2sp.org/tlog-witness): ``fairroll witness`` cosigns a
+log's checkpoints only as they grow consistently, so a log cannot show two histories to
+two parties that both trust the witness.
+
+For each log it knows (an origin and the log's verifier keys), the witness keeps the
+latest checkpoint it cosigned: its size and root. ``POST /add-checkpoint`` takes::
+
+    old <size>\\n                 the size of the latest checkpoint the witness cosigned
+    <base64 hash>\\n ...          the RFC 6962 consistency proof from it (none from 0)
+    \\n
+    <the new checkpoint, a signed note>
+
+and answers 200 with the witness's cosignature line(s) (C2SP tlog-cosignature), after
+recording the new checkpoint; 404 for an unknown origin, 403 if no trusted key signed
+it, 400 if ``old`` is beyond its size, 409 (``text/x.tlog.size``: the size it holds) if
+``old`` is not what it holds or a tree of that size with another root, 422 if the proof
+does not hold. The check and the record are one step (a lock; the state file is
+replaced whole, atomically), so a witness never rolls back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from litestar import Litestar, Request, Response, post
+
+from fairroll.audit import merkle
+from fairroll.audit.checkpoint import NoteError, open_note
+from fairroll.audit.cosignature import cosign
+from fairroll.audit.signing import private_key_of
+
+__all__ = ["SIZE_TYPE", "LogKey", "Verdict", "Witness", "create_app", "parse_log_key"]
+
+#: The content type of a 409's body: the size the witness holds, in decimal.
+SIZE_TYPE = "text/x.tlog.size"
+MAX_PROOF_LINES = 63
+
+
+@dataclass(frozen=True, slots=True)
+class LogKey:
+    """A log's signed-note key: its name and base64 Ed25519 public key."""
+
+    name: str
+    public_key: str
+
+
+def parse_log_key(vkey: str) -> LogKey:
+    """A log's verifier key (``name+<hash hex>+base64(0x01 || key)``, as ``note_key`` in
+    ``GET /v1/keys``); ValueError if it is not an Ed25519 note key."""
+    name, _, rest = vkey.partition("+")
+    _, _, encoded = rest.partition("+")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        raise ValueError(f"not a verifier key: {vkey!r}") from None
+    if not name or len(raw) != 33 or raw[0] != 0x01:
+        raise ValueError(f"not an Ed25519 note verifier key: {vkey!r}")
+    return LogKey(name, base64.b64encode(raw[1:]).decode())
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """An answer: its HTTP status, content type and body."""
+
+    status: int
+    body: str
+    content_type: str = "text/plain; charset=utf-8"
+
+
+class Witness:
+    """The witness ``name`` with key ``key``, for the logs ``logs`` (origin -> keys; an
+    origin ending in ``*`` stands for every origin it begins, as ``fairroll/*`` for every
+    table of a fairroll server), keeping its state in ``state`` (a JSON file: origin ->
+    [size, root hex])."""
+
+    def __init__(
+        self,
+        name: str,
+        key: Ed25519PrivateKey,
+        logs: Mapping[str, list[LogKey]],
+        state: Path,
+    ) -> None:
+        self.name = name
+        self.key = key
+        self.logs = dict(logs)
+        self.state = state
+        self._lock = asyncio.Lock()
+        self._seen: dict[str, tuple[int, str]] = (
+            {o: (int(s), r) for o, (s, r) in json.loads(state.read_text()).items()}
+            if state.exists()
+            else {}
+        )
+
+    async def add_checkpoint(self, body: str) -> Verdict:
+        """The add-checkpoint call, as the spec defines it (module docstring)."""
+        try:
+            old, proof, note = _request(body)
+        except ValueError as exc:
+            return Verdict(400, f"{exc}\n")
+        origin = note.split("\n", 1)[0]
+        keys = self.logs.get(origin) or next(
+            (k for o, k in self.logs.items() if o.endswith("*") and origin.startswith(o[:-1])),
+            None,
+        )
+        if keys is None:
+            return Verdict(404, f"unknown log {origin}\n")
+        opened = None
+        for key in keys:
+            try:
+                opened = open_note(note, key.name, key.public_key)
+                break
+            except NoteError:
+                continue
+        if opened is None:
+            return Verdict(403, "no trusted key of this log signed the checkpoint\n")
+        size, root, _ = opened
+        if old > size:
+            return Verdict(400, f"old size {old} is beyond the checkpoint's size {size}\n")
+        async with self._lock:  # the check and the record: one step
+            held_size, held_root = self._seen.get(origin, (0, merkle.EMPTY_ROOT.hex()))
+            if old != held_size:
+                return Verdict(409, f"{held_size}\n", SIZE_TYPE)
+            if old == size:
+                if root.hex() != held_root:
+                    return Verdict(409, f"{held_size}\n", SIZE_TYPE)
+            elif old == 0:
+                if proof:
+                    return Verdict(422, "a proof from size 0 is empty\n")
+            else:
+                try:
+                    merkle.verify_consistency(old, size, bytes.fromhex(held_root), root, proof)
+                except merkle.ProofError as exc:
+                    return Verdict(422, f"the consistency proof does not hold: {exc}\n")
+            self._seen[origin] = (size, root.hex())
+            self._persist()
+        line = cosign(note, self.name, self.key, int(time.time()))
+        return Verdict(200, f"{line}\n")
+
+    def _persist(self) -> None:
+        fresh = self.state.with_suffix(".tmp")
+        fresh.write_text(json.dumps({o: [s, r] for o, (s, r) in self._seen.items()}))
+        with fresh.open("rb") as handle:
+            os.fsync(handle.fileno())
+        fresh.replace(self.state)
+
+
+def _request(body: str) -> tuple[int, list[bytes], str]:
+    head, blank, note = body.partition("\n\n")
+    if not blank:
+        raise ValueError("the body is an old size line, proof lines, a blank line, a note")
+    lines = head.split("\n")
+    first = lines[0]
+    if not first.startswith("old "):
+        raise ValueError("the first line is 'old <size>'")
+    digits = first[4:]
+    if not digits.isdigit() or (digits != "0" and digits.startswith("0")):
+        raise ValueError("the old size is a decimal number without leading zeroes")
+    if len(lines) - 1 > MAX_PROOF_LINES:
+        raise ValueError(f"at most {MAX_PROOF_LINES} proof lines")
+    try:
+        proof = [base64.b64decode(line, validate=True) for line in lines[1:]]
+    except binascii.Error:
+        raise ValueError("a proof line is one base64 hash") from None
+    if any(len(h) != merkle.HASH_SIZE for h in proof):
+        raise ValueError("a proof line is one 32-byte hash")
+    return int(digits), proof, note
+
+
+def create_app() -> Litestar:
+    """The witness's HTTP service, configured from the environment ``fairroll witness``
+    sets: FAIRROLL_WITNESS_NAME, FAIRROLL_WITNESS_KEY_FILE, FAIRROLL_WITNESS_LOGS (JSON:
+    origin -> [verifier keys]) and FAIRROLL_WITNESS_STATE."""
+    env = os.environ
+    key = private_key_of(Path(env["FAIRROLL_WITNESS_KEY_FILE"]).read_bytes())
+    logs = {
+        origin: [parse_log_key(vkey) for vkey in vkeys]
+        for origin, vkeys in json.loads(env["FAIRROLL_WITNESS_LOGS"]).items()
+    }
+    witness = Witness(
+        env["FAIRROLL_WITNESS_NAME"],
+        key,
+        logs,
+        Path(env["FAIRROLL_WITNESS_STATE"]),
+    )
+
+    @post("/add-checkpoint", status_code=200, media_type="text/plain")
+    async def add_checkpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+        body = await request.body()
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return Response(b"the body is UTF-8 text\n", status_code=400)
+        verdict = await witness.add_checkpoint(text)
+        return Response(
+            verdict.body.encode(), status_code=verdict.status, media_type=verdict.content_type
+        )
+
+    return Litestar([add_checkpoint], openapi_config=None)
