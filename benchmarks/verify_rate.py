@@ -86,9 +86,9 @@ def main() -> None:
                     online_seconds = time.perf_counter() - started
             finally:
                 stop(server)
-    entries = sum(1 for line in export.read_bytes().splitlines() if line.strip())
-    full, said = timed_verify(export, root)
-    bare, _ = timed_verify(export, root, "--no-replay")
+        entries = sum(1 for line in export.read_bytes().splitlines() if line.strip())
+        full, said = timed_verify(export, root)
+        bare, _ = timed_verify(export, root, "--no-replay")
     print(
         f"write: {rate:,.0f} rolls/s ({args.scenario}, {args.connections} connections, "
         f"p99 {p99:.1f} ms, non-2xx {non2xx}, socket errors {errors}); {entries:,} entries"

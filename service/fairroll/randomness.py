@@ -92,7 +92,16 @@ class DiceSource(Protocol):
 
 def derive_face(key: bytes, position: int, sides: int) -> int:
     """Return the face (1..sides) of the die at ``position`` for the HMAC ``key``."""
-    return _face(hmac.new(key, digestmod=hashlib.sha256), position, sides)
+    if not 2 <= sides <= MAX_SIDES:
+        raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
+    prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
+    counter = 0
+    while True:  # one-shot HMACs: a verifier checks one die of a key at a time
+        block = hmac.digest(key, prefix + counter.to_bytes(4, "big"), "sha256")
+        face = face_from_block(block, sides)
+        if face is not None:
+            return face
+        counter += 1
 
 
 def _face(keyed: hmac.HMAC, position: int, sides: int) -> int:

@@ -295,9 +295,9 @@ def canonical_of(line: bytes) -> Any | None:
         return None
     try:
         value = _DECODER.decode(line)
-    except (msgspec.DecodeError, RecursionError):  # nested too deeply: the slow path says so
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # the slow path says why
         return None
-    if _ENCODER.encode(value) != line or _WIDE_NUMBER.search(_STRING.sub(b'""', line)):
+    if _ENCODER.encode(value) != line or _WIDE.search(line):
         return None
     return value
 
@@ -340,10 +340,17 @@ def now_rfc3339() -> str:
 
 
 _ENCODER_AS_IS = msgspec.json.Encoder()
-_DECODER = msgspec.json.Decoder()
-#: A JSON string (escapes included), and what no integer of at most 15 digits holds.
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_WIDE_NUMBER = re.compile(rb"[0-9][.eE]|[0-9]{16}")
+
+
+def _no_float(literal: str) -> Any:
+    raise ValueError(f"{literal} is a float: entries hold integers only")
+
+
+#: Decodes integers only (a float literal fails the decode: the slow path names it).
+_DECODER = msgspec.json.Decoder(float_hook=_no_float)
+#: Sixteen digits in a row: an integer that may be beyond 2**53 (or a string that holds
+#: them: either way the slow path decides).
+_WIDE = re.compile(rb"[0-9]{16}")
 
 
 def _jcs_order(value: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -237,11 +238,16 @@ def verify_signature(public_key_b64: str, entry_hash: str, signature_b64: str) -
 def verify_message(public_key_b64: str, message: bytes, signature: bytes) -> bool:
     """True when ``signature`` is the key's Ed25519 signature of ``message``."""
     try:
-        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64, validate=True))
-        key.verify(signature, message)
+        _public_key(public_key_b64).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+@functools.lru_cache(maxsize=64)
+def _public_key(public_key_b64: str) -> Ed25519PublicKey:
+    """A key read once: a log holds a handful, and verifiers check every entry with one."""
+    return Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64, validate=True))
 
 
 def private_key_of(data: bytes) -> Ed25519PrivateKey:
