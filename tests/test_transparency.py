@@ -441,7 +441,8 @@ def test_players_cosign_checkpoints_and_go_checks_the_cosignatures(
     served = client.get(f"/v1/tables/{table}/checkpoint", headers={"Accept": "text/plain"}).text
     assert served.startswith(note) and served.count("\n\u2014 ") == 3
     keys = client.get("/v1/keys").json()["keys"]
-    vkey = keys[0]["note_key"]  # the test server's one key
+    signer = client.get(f"/v1/tables/{table}/checkpoint").json()["key_id"]
+    vkey = next(k["note_key"] for k in keys if k["key_id"] == signer)
     seen = go_check(
         go_checker,
         {"vkey": vkey, "checkpoints": [served, note], "cosigners": [v for _, v in players]},
@@ -528,7 +529,8 @@ def test_a_witness_cosigns_only_a_log_that_grows_consistently(
     second tree of the size it holds, an inconsistent tree, a forged signature and an
     unknown log, as the spec says; Go checks its cosignature's bytes."""
     keys = client.get("/v1/keys").json()["keys"]
-    log_vkey = keys[0]["note_key"]
+    signer = client.get(f"/v1/tables/{table}/checkpoint").json()["key_id"]
+    log_vkey = next(k["note_key"] for k in keys if k["key_id"] == signer)
     origin = f"fairroll/{table}"
     process, vkey, url, key = start_witness(tmp_path, f"{origin}={log_vkey}")
     try:
