@@ -196,7 +196,7 @@ async function poll() {
 }
 
 let wake = null;  // a roll made on this page reads the table at once, not at the next tick
-startRollPanel({ table, onRolled: () => wake?.() }).catch((error) => {
+startRollPanel({ table, onRolled: () => announce() }).catch((error) => {
   document.getElementById("odds-note").textContent = `Cannot build the roll form: ${error.message}`;
 });
 let root = null;
@@ -219,11 +219,18 @@ async function readKeys() {
 // replica): each one wakes the reader below, which reads and verifies them. Polling is the
 // fallback: every 1.5 s while the events are down, every 30 s (a safety net) while up.
 let streaming = false;
+// An announcement that came while the reader was busy (a history check, a slow read) is
+// kept, so the reader reads at once instead of waiting for the safety net.
+let announced = false;
+function announce() {
+  announced = true;
+  wake?.();
+}
 function follow() {  // after the first read: the events start where the page is
   if (!("EventSource" in window)) return;
   const events = new EventSource(`/v1/tables/${encodeURIComponent(table)}/events?after=${after}`);
-  events.addEventListener("open", () => { streaming = true; });
-  events.addEventListener("entry", () => wake?.());
+  events.addEventListener("open", () => { streaming = true; announce(); });
+  events.addEventListener("entry", announce);
   events.addEventListener("error", () => { streaming = false; });
 }
 
@@ -232,8 +239,14 @@ for (let round = 0; ; round++) {  // one read at a time: a slow answer never ove
   await poll();
   if (round === 0) follow();
   if (round % 20 === 0) await checkHistory();
+  if (announced) {
+    announced = false;
+    continue;
+  }
   await new Promise((resolve) => {
     wake = resolve;
     setTimeout(resolve, streaming ? 30000 : 1500);
   });
+  wake = null;
+  announced = false;
 }
