@@ -63,7 +63,7 @@ __all__ = [
 
 SessionKind = Literal["chain", "commit"]
 DEFAULT_CHAIN_LENGTH = 1000
-#: Chains kept per process (their marks: about 2 KB each at the default length).
+#: Chains kept per process (each keeps one link in ``chain.SPACING``).
 CACHED_CHAINS = 4096
 
 IDLE_SECONDS = 24 * 3600

@@ -7,6 +7,7 @@ import zlib
 from typing import Any, NamedTuple, cast
 
 from fairroll.audit.entry import Claim, Entry, Head
+from fairroll.audit.keyspace import base_key, head_key, keys_key, log_key, signed_key, tree_key
 from fairroll.audit.redis.tips import head_value
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "STORED",
     "Marker",
     "append_args",
+    "append_keys",
     "deflate",
     "entry_args",
     "script_result",
@@ -34,6 +36,18 @@ class Marker(NamedTuple):
     key: str
     fingerprint: str
     ttl: int
+
+
+def append_keys(table: str) -> list[str]:
+    """The append script's first six KEYS (``lua/append.lua``); markers and sessions follow."""
+    return [
+        log_key(table),
+        head_key(table),
+        base_key(table),
+        tree_key(table),
+        keys_key(table),
+        signed_key(table),
+    ]
 
 
 def append_args(

@@ -58,13 +58,7 @@ from fairroll.audit.entry import (
     now_rfc3339,
 )
 from fairroll.audit.keyspace import (
-    base_key,
-    head_key,
-    keys_key,
-    log_key,
     session_key,
-    signed_key,
-    tree_key,
 )
 from fairroll.audit.redis.append import (
     ALREADY_DONE,
@@ -74,6 +68,7 @@ from fairroll.audit.redis.append import (
     STORED,
     Marker,
     append_args,
+    append_keys,
     entry_args,
     script_result,
 )
@@ -343,14 +338,7 @@ class GroupCommit:
     def _script_call(self, table: str, batch: list[_Pending], chained: _Chained) -> tuple[Any, ...]:
         last = chained.entries[-1]
         anchor = self.tips.anchors.get(table)
-        keys = [
-            log_key(table),
-            head_key(table),
-            base_key(table),
-            tree_key(table),
-            keys_key(table),
-            signed_key(table),
-        ]
+        keys = append_keys(table)
         args = append_args(
             chained.head,
             last,

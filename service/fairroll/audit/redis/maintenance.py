@@ -13,9 +13,9 @@ import msgspec
 from fairroll.audit import merkle
 from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
 from fairroll.audit.entry import GENESIS_HASH, Draft, Entry, Head, canonical, leaf_hash, now_rfc3339
-from fairroll.audit.keyspace import base_key, head_key, keys_key, log_key, signed_key, tree_key
+from fairroll.audit.keyspace import base_key, head_key, log_key, signed_key, tree_key
 from fairroll.audit.merkle import Frontier
-from fairroll.audit.redis.append import STORED, append_args, entry_args, script_result
+from fairroll.audit.redis.append import STORED, append_args, append_keys, entry_args, script_result
 from fairroll.audit.redis.connection import AnyRedis
 from fairroll.audit.redis.errors import TableFencedError
 from fairroll.audit.redis.scripts import APPEND, ARCHIVE, SIGNED, TRIM_TREE
@@ -191,14 +191,7 @@ class Maintenance:
             signed=(frontier.size, frontier.root()),
         )
         args += entry_args(entry, data, 0, "", 0, None)
-        keys = [
-            log_key(table),
-            head_key(table),
-            base_key(table),
-            tree_key(table),
-            keys_key(table),
-            signed_key(table),
-        ]
+        keys = append_keys(table)
         result = script_result(await self.redis.eval(APPEND.text, len(keys), *keys, *args))
         if isinstance(result, BaseException) or result[0] != STORED:
             raise ValueError(f"table {table!r} moved while the epoch was opened; try again")
