@@ -89,6 +89,12 @@ __all__ = ["MAX_BATCH", "GroupCommit", "Recorded"]
 
 MAX_BATCH = 64
 CONFLICTS_BEFORE_BACKOFF = 2
+#: A table's batch that keeps losing the head to other processes fails as too busy only
+#: after ``MAX_ATTEMPTS`` losses *and* this long: on a loaded host one writer can lose
+#: many rounds in a row without the table being overloaded.
+CONFLICT_SECONDS = 3.0
+#: The longest pause between two tries of a batch that keeps losing.
+BACKOFF_CEILING = 0.02
 CLUSTER_RETRIES = 2
 
 _log = logging.getLogger("fairroll.audit")
@@ -155,6 +161,7 @@ class GroupCommit:
         self._queues: dict[str, list[_Pending]] = {}
         self._flusher: asyncio.Future[None] | None = None
         self._attempts: dict[str, int] = {}
+        self._losing_since: dict[str, float] = {}
         self._errors: dict[str, int] = {}
 
     async def record(self, draft: Draft, marker: Marker | None = None) -> Recorded:
@@ -204,7 +211,7 @@ class GroupCommit:
                     # A conflict hands back the head another process just wrote, so a
                     # re-chained batch usually lands at once; only when a table keeps
                     # losing (and nothing else is waiting) back off, briefly, with jitter.
-                    ceiling = min(0.005, 0.0002 * 2**attempts)
+                    ceiling = min(BACKOFF_CEILING, 0.0002 * 2**attempts)
                     await asyncio.sleep(random.uniform(0, ceiling))  # noqa: S311
         finally:
             self._flusher = None
@@ -398,6 +405,7 @@ class GroupCommit:
                     states[claim.key_id] = "retired"
             tips.anchor(table, head)
             self._attempts.pop(table, None)
+            self._losing_since.pop(table, None)
             self._errors.pop(table, None)
             if confirmed is not None:
                 # Stored, but not confirmed on disk (or on enough replicas) in time.
@@ -411,6 +419,8 @@ class GroupCommit:
                     pending.future.set_result(Recorded(entry, leaf, checkpoint, proof))
             return []
         if status == FENCED:
+            self._attempts.pop(table, None)
+            self._losing_since.pop(table, None)
             tips.fence(table, parse_head(current[0]).seq)
             _fail(batch, tips.fence_error(table))
             return []
@@ -436,9 +446,11 @@ class GroupCommit:
             _fail(batch, tips.fence_error(table))
             return []
         attempts = self._attempts[table] = self._attempts.get(table, 0) + 1
-        if attempts >= MAX_ATTEMPTS:
+        since = self._losing_since.setdefault(table, time.monotonic())
+        if attempts >= MAX_ATTEMPTS and time.monotonic() - since >= CONFLICT_SECONDS:
             tips.forget(table)
             self._attempts.pop(table, None)
+            self._losing_since.pop(table, None)
             _fail(batch, AppendConflictError(f"table {table!r} is too busy; nothing was recorded"))
             return []
         return batch
@@ -495,6 +507,7 @@ class GroupCommit:
         the roll may have been recorded."""
         self.tips.forget(table)
         self._attempts.pop(table, None)
+        self._losing_since.pop(table, None)
         errors = self._errors.get(table, 0)
         timeout = isinstance(error, RedisTimeoutError)
         transient = isinstance(error, RedisConnectionError) and not timeout
