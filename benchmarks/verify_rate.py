@@ -7,8 +7,10 @@ Starts a private redis-server and fairroll (``fairroll serve``, one process, as
 (the write rate: rolls acknowledged per second, each durable and signed), exports the
 table, then times, on that export in this process:
 
-- ``fairroll verify`` as a player runs it (chain, hashes, signatures, seeds, the rules
-  replayed, the Merkle root), and with ``--no-replay``;
+- ``fairroll verify`` as a player runs it (chain, hashes, seeds, the rules replayed, the
+  Merkle root) with the table's checkpoint standing in for the entries' signatures, on
+  every core and on one (``--workers 1``); without the checkpoint (every entry's
+  signature checked); and with ``--no-replay``;
 - ``GET /v1/tables/{table}/verification`` on the server (its status and time).
 
 It prints entries per second of each and the ratio to the write rate measured in the
@@ -53,6 +55,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--scenario", default="tft", choices=["tft", "fbc", "tribute"])
+    parser.add_argument(
+        "--keep", type=Path, help="copy the export and the root key id into this directory"
+    )
     args = parser.parse_args()
     path, body = SCENARIOS[args.scenario]
     with tempfile.TemporaryDirectory() as name:
@@ -81,31 +86,42 @@ def main() -> None:
                     export = tmp / "export.ndjson"
                     export.write_bytes(client.get("/v1/tables/bench-1/export").content)
                     root = client.get("/v1/keys").json()["root"]
+                    checkpoint = tmp / "checkpoint.json"
+                    checkpoint.write_bytes(client.get("/v1/tables/bench-1/checkpoint").content)
                     started = time.perf_counter()
                     online = client.get("/v1/tables/bench-1/verification")
                     online_seconds = time.perf_counter() - started
             finally:
                 stop(server)
         entries = sum(1 for line in export.read_bytes().splitlines() if line.strip())
-        full, said = timed_verify(export, root)
-        bare, _ = timed_verify(export, root, "--no-replay")
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / "export.ndjson").write_bytes(export.read_bytes())
+            (args.keep / "root.txt").write_text(root + "\n")
+            (args.keep / "checkpoint.json").write_bytes(checkpoint.read_bytes())
+        covered = ("--checkpoint", str(checkpoint))
+        runs = {
+            "fairroll verify --checkpoint (all cores)": timed_verify(export, root, *covered),
+            "the same, --workers 1": timed_verify(export, root, *covered, "--workers", "1"),
+            "without --checkpoint (every signature)": timed_verify(export, root),
+            "the same, --workers 1 ": timed_verify(export, root, "--workers", "1"),
+            "--checkpoint --no-replay": timed_verify(export, root, *covered, "--no-replay"),
+        }
     print(
         f"write: {rate:,.0f} rolls/s ({args.scenario}, {args.connections} connections, "
         f"p99 {p99:.1f} ms, non-2xx {non2xx}, socket errors {errors}); {entries:,} entries"
     )
-    print(
-        f"fairroll verify:             {entries / full:,.0f} entries/s "
-        f"({full:.2f} s), x{entries / full / rate:.2f} the write rate"
-    )
-    print(
-        f"fairroll verify --no-replay: {entries / bare:,.0f} entries/s "
-        f"({bare:.2f} s), x{entries / bare / rate:.2f} the write rate"
-    )
+    print(f"cores: {os.cpu_count()}")
+    for name, (seconds, _) in runs.items():
+        print(
+            f"{name.strip():40} {entries / seconds:>8,.0f} entries/s "
+            f"({seconds:.2f} s), x{entries / seconds / rate:.2f} the write rate"
+        )
     print(
         f"GET .../verification: HTTP {online.status_code} in {online_seconds:.2f} s "
         f"({entries / online_seconds:,.0f} entries/s)"
     )
-    print(f"verify said: {said}")
+    print(f"verify said: {next(iter(runs.values()))[1]}")
 
 
 if __name__ == "__main__":

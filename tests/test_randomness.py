@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import re
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from fairroll.randomness import (
     MAX_SIDES,
     DiceError,
+    Keyed,
     SeededDice,
     SuppliedDice,
     committed_seed,
@@ -138,3 +140,9 @@ def test_unused_supplied_dice_are_an_error() -> None:
     with pytest.raises(DiceError) as error:
         dice.check_all_used()
     assert error.value.field == "dice.zz"
+
+
+@given(key=st.binary(max_size=200), message=st.binary(max_size=100))
+def test_keyed_hmac_is_rfc_2104_hmac_sha256(key: bytes, message: bytes) -> None:
+    # Keys shorter than, equal to and longer than SHA-256's 64-byte block.
+    assert Keyed(key).digest(message) == hmac.digest(key, message, "sha256")

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -235,6 +235,12 @@ def _add_verify(add_parser: AddParser) -> None:
         "--no-replay", action="store_true", help="skip re-resolving each outcome from its dice"
     )
     verify.add_argument(
+        "--workers",
+        type=int,
+        help="processes for the checks of one entry alone (signatures, dice, replay); "
+        "default one per core, 1 for none",
+    )
+    verify.add_argument(
         "--checkpoint",
         type=Path,
         action="append",
@@ -303,6 +309,7 @@ def _run_verify(args: argparse.Namespace) -> int:
         reveals=args.reveal,
         base_file=args.base,
         root=args.root,
+        workers=args.workers,
     )
 
 
@@ -630,13 +637,15 @@ def _verify(
     reveals: Sequence[Path] = (),
     base_file: Path | None = None,
     root: str | None = None,
+    workers: int | None = None,
 ) -> int:
 
     import dataclasses  # noqa: PLC0415
 
     import msgspec  # noqa: PLC0415
 
-    from fairroll.audit import PublicKey, Trust, verify_entries  # noqa: PLC0415
+    from fairroll.audit import PublicKey, Trust  # noqa: PLC0415
+    from fairroll.audit.parallel import verify_everywhere  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     published = Trust(keys=None)
@@ -652,6 +661,7 @@ def _verify(
 
     anchors: list[tuple[int, str]] = []
     roots: list[tuple[int, bytes]] = []
+    covering: Checkpoint | None = None
     for path in checkpoints:
         checkpoint = _checkpoint(path, keys, "a checkpoint")
         if isinstance(checkpoint, int):
@@ -659,6 +669,8 @@ def _verify(
         if checkpoint.size:
             anchors.append((checkpoint.size, checkpoint.head_hash))
             roots.append((checkpoint.size, base64.b64decode(checkpoint.root_hash)))
+            if covering is None or checkpoint.size > covering.size:
+                covering = checkpoint
     for path in receipts:
         try:
             receipt = json.loads(path.read_text())
@@ -682,20 +694,19 @@ def _verify(
             return base
         start = (base.size, base.head_hash)
         frontier = [base64.b64decode(h) for h in base.frontier or []] if base.frontier else None
-    with _lines(file) as lines:
-        report = verify_entries(
-            lines,
-            dataclasses.replace(
-                published,
-                anchors=anchors,
-                roots=roots,
-                reveals=revealed,
-                base=start,
-                base_frontier=frontier,
-                root=root,
-            ),
-            replay=replay_entry if replay else None,
-        )
+    trust = dataclasses.replace(
+        published,
+        anchors=anchors,
+        roots=roots,
+        reveals=revealed,
+        base=start,
+        base_frontier=frontier,
+        root=root,
+        covered_by=covering,
+    )
+    report = verify_everywhere(
+        _reopener(file), trust, replay=replay_entry if replay else None, workers=workers
+    )
     if report.ok:
         _print_ok(report, report.signatures_checked, replay, len(anchors), [s for s, _ in roots])
         return 0
@@ -718,6 +729,11 @@ def _print_ok(
     if roots:
         sizes = ", ".join(str(size) for size in roots)
         print(f"consistent with the kept checkpoint(s) of size {sizes}")
+    if report.covered_through is not None:
+        print(
+            f"signatures: the entries through seq {report.covered_through} by the signed "
+            "checkpoint of that size (one signature over their Merkle root), the rest one by one"
+        )
     for source, count in sorted(report.sources.items()):
         print(f"{count} {source} roll(s): {report.proves.get(source, source)}")
     if report.refusals:
@@ -731,13 +747,18 @@ def _print_ok(
         )
 
 
-@contextmanager
-def _lines(file: Path) -> Iterator[Iterable[bytes]]:
+def _reopener(file: Path) -> Callable[[], AbstractContextManager[Iterable[bytes]]]:
+    """Opens the export again each time (a failure is read twice); stdin is read once."""
     if str(file) == "-":
-        yield sys.stdin.buffer
-        return
-    with file.open("rb") as handle:
-        yield handle
+        kept = sys.stdin.buffer.read().splitlines()
+        return lambda: nullcontext(kept)
+
+    @contextmanager
+    def lines() -> Iterator[Iterable[bytes]]:
+        with file.open("rb") as handle:
+            yield handle
+
+    return lines
 
 
 def _has(module: str) -> bool:

@@ -22,7 +22,6 @@ dice by group, and the source records every die it hands out, in order.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Protocol
@@ -36,6 +35,7 @@ __all__ = [
     "DiceError",
     "DiceSource",
     "Die",
+    "Keyed",
     "Seed",
     "SeededDice",
     "SuppliedDice",
@@ -92,30 +92,50 @@ class DiceSource(Protocol):
 
 def derive_face(key: bytes, position: int, sides: int) -> int:
     """Return the face (1..sides) of the die at ``position`` for the HMAC ``key``."""
+    return _face(Keyed(key), position, sides)
+
+
+class Keyed:
+    """HMAC-SHA256 (RFC 2104) under one key, its two padded-key hashes computed once:
+    each message then costs two hash copies, not the re-keying a one-shot HMAC does
+    (``tests/test_randomness.py`` holds it equal to ``hmac.digest``)."""
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_BLOCK, b"\0")
+        self._inner = hashlib.sha256(key.translate(_IPAD))
+        self._outer = hashlib.sha256(key.translate(_OPAD))
+
+    def digest(self, message: bytes) -> bytes:
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+_BLOCK = 64
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+
+
+def _face(keyed: Keyed, position: int, sides: int) -> int:
+    """The face of the die at ``position`` under the keyed HMAC ``keyed``
+    (:func:`face_from_block` over each counter's block, inlined: replay derives every die)."""
     if not 2 <= sides <= MAX_SIDES:
         raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
     prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
-    counter = 0
-    while True:  # one-shot HMACs: a verifier checks one die of a key at a time
-        block = hmac.digest(key, prefix + counter.to_bytes(4, "big"), "sha256")
-        face = face_from_block(block, sides)
-        if face is not None:
-            return face
-        counter += 1
-
-
-def _face(keyed: hmac.HMAC, position: int, sides: int) -> int:
-    """``derive_face`` with the HMAC already keyed (copying it skips re-keying per die)."""
-    if not 2 <= sides <= MAX_SIDES:
-        raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
-    prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
+    limit = _WORD_SPACE - _WORD_SPACE % sides
     counter = 0
     while True:
-        mac = keyed.copy()
-        mac.update(prefix + counter.to_bytes(4, "big"))
-        face = face_from_block(mac.digest(), sides)
-        if face is not None:
-            return face
+        block = keyed.digest(prefix + counter.to_bytes(4, "big"))
+        for start in (0, 8, 16, 24):
+            word = int.from_bytes(block[start : start + 8], "big")
+            if word < limit:
+                return word % sides + 1
         counter += 1
 
 
@@ -137,7 +157,7 @@ def face_from_block(block: bytes, sides: int) -> int | None:
 
 def derive_faces(seed: str, *, sides: int, count: int, start: int = 0) -> tuple[int, ...]:
     """Return the faces of ``count`` dice of ``sides`` sides at positions ``start``..."""
-    keyed = hmac.new(seed.encode(), digestmod=hashlib.sha256)
+    keyed = Keyed(seed.encode())
     return tuple(_face(keyed, position, sides) for position in range(start, start + count))
 
 
@@ -167,7 +187,7 @@ class SeededDice:
 
     def __init__(self, seed: str) -> None:
         self.seed = seed
-        self._keyed = hmac.new(seed.encode(), digestmod=hashlib.sha256)
+        self._keyed = Keyed(seed.encode())
         self._dice: list[Die] = []
 
     @property
@@ -175,10 +195,13 @@ class SeededDice:
         return tuple(self._dice)
 
     def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
-        start = len(self._dice)
-        faces = tuple(_face(self._keyed, start + i, sides) for i in range(count))
-        self._dice.extend(Die(group=group, sides=sides, face=face) for face in faces)
-        return faces
+        start, keyed, dice = len(self._dice), self._keyed, self._dice
+        faces = []
+        for position in range(start, start + count):
+            face = _face(keyed, position, sides)
+            faces.append(face)
+            dice.append(Die(group=group, sides=sides, face=face))
+        return tuple(faces)
 
 
 class SuppliedDice:

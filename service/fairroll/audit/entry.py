@@ -348,9 +348,10 @@ def _no_float(literal: str) -> Any:
 
 #: Decodes integers only (a float literal fails the decode: the slow path names it).
 _DECODER = msgspec.json.Decoder(float_hook=_no_float)
-#: Sixteen digits in a row: an integer that may be beyond 2**53 (or a string that holds
-#: them: either way the slow path decides).
-_WIDE = re.compile(rb"[0-9]{16}")
+#: A number of sixteen digits or more (one starts after ``:``, ``,`` or ``[`` in text
+#: with no whitespace): an integer that may be beyond 2**53; a string that holds the
+#: same bytes goes the slow path too, which decides either way.
+_WIDE = re.compile(rb"[:,\[]-?[0-9]{16}")
 
 
 def _jcs_order(value: Any) -> Any:

@@ -39,6 +39,7 @@ from typing import Any, Protocol
 import msgspec
 
 from fairroll.audit import merkle
+from fairroll.audit.checkpoint import Checkpoint, verify_checkpoint
 from fairroll.audit.entry import (
     COMMIT_MECHANIC,
     GENESIS_HASH,
@@ -64,10 +65,15 @@ __all__ = [
     "WHAT_IT_PROVES",
     "DuplicateKeyError",
     "Replay",
+    "SessionState",
+    "Task",
     "Trust",
+    "VerifiedState",
     "VerifyReport",
+    "check_tasks",
     "loads_strict",
     "verify_entries",
+    "verify_run",
 ]
 
 #: A signed entry that opens a new epoch after a loss: ``request`` is ``{lost_after,
@@ -99,6 +105,11 @@ SELECTIVE_REFUSAL = (
 #: Re-resolve an entry from its request and its seed (None: its recorded dice) ->
 #: (dice, outcome) as JSON values.
 Replay = Callable[[dict[str, Any], str | None], tuple[Any, Any]]
+#: An entry's checks that need no other entry: its line (it must be its own RFC 8785
+#: text, and its entry_hash that of its body), the public key its signature is checked
+#: with (None: not here), and its dice check (``seeded`` with the seed, or ``supplied``;
+#: None: none).
+Task = tuple[bytes, str | None, tuple[str, str | None] | None]
 
 _REQUIRED = {
     "v": int,
@@ -153,6 +164,9 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: committed rolls, ``refusals``: what a server refusing rolls can and cannot do).
     proves: dict[str, str] = msgspec.field(default_factory=dict)
     refusals: str | None = None
+    #: The size of the signed checkpoint that stood in for the signatures of the entries
+    #: it covers (``Trust.covered_by``): those were not checked one by one.
+    covered_through: int | None = None
 
 
 class DuplicateKeyError(ValueError):
@@ -233,35 +247,50 @@ class _Verifier:
         self.sources: dict[str, int] = {}
         #: The canonical form of the entry being checked (``check``).
         self._canonical: Callable[[Any], bytes] = jcs
+        #: Entries through this seq are covered by a signed checkpoint (``Trust.covered_by``):
+        #: their own signatures are not checked one by one.
+        self.covered = 0
+        #: Where the per-entry work that needs no other entry goes to be done elsewhere
+        #: (``parallel``): (line, public key or None, dice check, seed); None: done here.
+        self.sink: list[Task] | None = None
+        self._raw: bytes | None = None
+        self._task_dice: tuple[str, str | None] | None = None
 
-    def check(
-        self, entry: dict[str, Any], prev: dict[str, Any] | None, *, read_canonical: bool = False
-    ) -> None:
-        """Check one entry after ``prev``; ``read_canonical``: it was read from its own
-        RFC 8785 text (``entry.canonical_of``), so its parts need no slow canonical form."""
+    def check(self, entry: dict[str, Any], prev: dict[str, Any] | None, raw: bytes | None) -> None:
+        """Check one entry after ``prev``; ``raw``: the line it was read from, when that is
+        its own RFC 8785 text (``entry.canonical_of``): its parts need no slow canonical
+        form, and its independent checks may go to ``sink``."""
         seq: int = entry["seq"]
+        read_canonical = raw is not None
         self._canonical = canonical if read_canonical else jcs
+        self._raw = raw if self.sink is not None else None
+        self._task_dice = None
         self._check_link(entry, prev)
-        body = {name: value for name, value in entry.items() if name not in _UNHASHED}
-        try:
-            recomputed = chain_hash(entry["prev_hash"], body, read_canonical=read_canonical)
-        except NotCanonicalError as exc:
-            raise _BadEntryError(seq, f"the entry has no canonical form: {exc}") from None
-        except ValueError:
-            raise _BadEntryError(seq, "prev_hash is not hex") from None
-        if recomputed != entry["entry_hash"]:
-            raise _BadEntryError(seq, "entry_hash does not match the entry's content")
+        if self._raw is None:
+            _check_hash(entry, read_canonical=read_canonical)
         public_key = self._signing_key(entry)
-        if public_key is not None and not verify_signature(
-            public_key, entry["entry_hash"], entry["signature"]
-        ):
-            raise _BadEntryError(seq, "the signature does not verify")
+        if public_key is not None and seq <= self.covered:
+            public_key = None  # the covering checkpoint's signature holds it
+        if public_key is not None and self._raw is None:
+            if not verify_signature(public_key, entry["entry_hash"], entry["signature"]):
+                raise _BadEntryError(seq, "the signature does not verify")
+            public_key = None
         if entry["v"] < 2:
             _check_window(entry, self.windows.get(entry["key_id"]))
         if entry["v"] >= 2:
             self._check_v2(entry)
         else:
             self._check_v1(entry)
+        if self._raw is not None:
+            self.sink.append((self._raw, public_key, self._task_dice))  # type: ignore[union-attr]
+
+    def _dice(self, entry: dict[str, Any], seed: str | None, kind: str) -> None:
+        """The entry's dice derive from ``seed`` and its outcome replays (``kind``:
+        ``seeded``, or ``supplied``: its recorded dice); here, or sent to ``sink``."""
+        if self._raw is not None:
+            self._task_dice = (kind, seed)
+            return
+        _check_dice(entry, seed, self.replay, self._canonical)
 
     def _signing_key(self, entry: dict[str, Any]) -> str | None:
         """The public key an entry's signature is checked with (None: not checked).
@@ -359,7 +388,7 @@ class _Verifier:
                 raise _BadEntryError(seq, "the table's policy refuses supplied dice")
             if seed is not None:
                 raise _BadEntryError(seq, "a supplied roll has no seed")
-            self._replay(entry, None)
+            self._dice(entry, None, "supplied")
             return
         if not isinstance(seed, str) or not seed:
             raise _BadEntryError(seq, f"a {source} entry has no seed")
@@ -369,8 +398,7 @@ class _Verifier:
             raise _BadEntryError(seq, "the table's policy refuses server-drawn seeds")
         if source == "chosen" and self.policy.get("chosen_seeds") is False:
             raise _BadEntryError(seq, "the table's policy refuses caller-chosen seeds")
-        _check_seeded_dice(seq, seed, entry["dice"])
-        self._replay(entry, seed)
+        self._dice(entry, seed, "seeded")
 
     def _statement(self, entry: dict[str, Any]) -> None:
         seq: int = entry["seq"]
@@ -461,9 +489,7 @@ class _Verifier:
                 seq, "the revealed link does not hash to the one before: the seed was changed"
             )
         s.last = str(link)
-        seed = committed_seed(str(link), ref["client_seed"], nonce)
-        _check_seeded_dice(seq, seed, entry["dice"])
-        self._replay(entry, seed)
+        self._dice(entry, committed_seed(str(link), ref["client_seed"], nonce), "seeded")
 
     def _committed(self, entry: dict[str, Any]) -> None:
         seq: int = entry["seq"]
@@ -555,8 +581,7 @@ class _Verifier:
             raise _BadEntryError(seq, "the revealed server seed does not match the commitment")
         ref = entry["session"]
         seed = committed_seed(server_seed, ref["client_seed"], ref["nonce"])
-        _check_seeded_dice(seq, seed, entry["dice"])
-        self._replay(entry, seed)
+        _check_dice(entry, seed, self.replay, self._canonical)
 
     def _check_v1(self, entry: dict[str, Any]) -> None:
         seq: int = entry["seq"]
@@ -584,23 +609,7 @@ class _Verifier:
             return
         elif source != "supplied":
             raise _BadEntryError(seq, f"unknown dice source {source!r}")
-        if seed is not None:
-            _check_seeded_dice(seq, seed, entry["dice"])
-        self._replay(entry, seed)
-
-    def _replay(self, entry: dict[str, Any], seed: str | None) -> None:
-        if self.replay is None:
-            return
-        seq: int = entry["seq"]
-        try:
-            dice, outcome = self.replay(entry, seed)
-        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
-            raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
-        same = self._canonical
-        if same(dice) != same(entry["dice"]):
-            raise _BadEntryError(seq, "replaying the request rolls different dice")
-        if same(outcome) != same(entry.get("outcome")):
-            raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
+        _check_dice(entry, seed, self.replay, self._canonical)
 
     def unrevealed(self) -> int:
         return self.v1_unrevealed + sum(len(s.pending) for s in self.sessions.values())
@@ -635,6 +644,11 @@ class Trust:
     reveals: Mapping[str, str] = field(default_factory=dict)
     base: tuple[int, str] | None = None
     base_frontier: Sequence[bytes] | None = None
+    #: A signed checkpoint that stands in for the signatures of the entries it covers
+    #: (seq 1 to its size): its root and head must match, and it must verify with a key
+    #: the log published (or ``keys`` names) and had not retired; the entries'
+    #: signatures are then not checked one by one (one signature instead of one each).
+    covered_by: Checkpoint | None = None
 
     @classmethod
     def published(cls, public_keys: Iterable[PublicKeyLike], **rest: Any) -> Trust:
@@ -666,106 +680,274 @@ def verify_entries(
 ) -> VerifyReport:
     """Verify entries given as JSON texts, in log order, under ``trust``; ``replay``
     re-derives each outcome from its dice by the rules (``mechanics.replay_entry``)."""
-    keys, table, head, root, anchors, roots, reveals, windows, base, base_frontier = (
-        trust.keys,
-        trust.table,
-        trust.head,
-        trust.root,
-        trust.anchors,
-        trust.roots,
-        trust.reveals,
-        trust.windows,
-        trust.base,
-        trust.base_frontier,
-    )
-    expected = dict(anchors)
-    expected_roots = dict(roots)
-    check: _Verifier | None = None
-    count = 0
-    epochs = 0
-    first_seq: int | None = None
-    prev: dict[str, Any] | None = None
-    frontier: Frontier | None = None
-    if base is None:
-        frontier = Frontier.empty()
-    elif base_frontier is not None:
-        frontier = Frontier.of(base[0], base_frontier)
+    return verify_run(lines, trust, replay=replay)[0]
+
+
+class SessionState(msgspec.Struct, frozen=True, kw_only=True):
+    """A seed session as a verification left it (``VerifiedState``)."""
+
+    seed_id: str
+    commitment: str
+    nonce: int
+    revealed: bool
+    length: int
+    first_nonce: int
+    last: str
+    partial: bool
+    #: Rolls waiting for the session's reveal: (seq, entry).
+    pending: list[tuple[int, dict[str, Any]]] = []
+
+
+class VerifiedState(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a verification that found nothing wrong stopped, with all it must know to
+    go on from there (``verify_run(resume=...)``): the last entry, the tree's frontier,
+    the keys the log published and retired, its policy, the seed sessions and counts."""
+
+    table: str | None
+    seq: int
+    entry_hash: str
+    count: int
+    first_seq: int | None
+    epochs: int
+    partial: bool
+    #: The tree's size and frontier (base64), None for a range read without its tree.
+    frontier_size: int | None
+    frontier: list[str] | None
+    published: dict[str, str]
+    retired: dict[str, int]
+    policy: dict[str, Any]
+    sources: dict[str, int]
+    sessions: list[SessionState]
+    v1_nonces: list[tuple[str, int]]
+    v1_unrevealed: int
+
+
+def verify_run(
+    lines: Iterable[bytes | str],
+    trust: Trust,
+    *,
+    replay: Replay | None = None,
+    resume: VerifiedState | None = None,
+    sink: list[Task] | None = None,
+) -> tuple[VerifyReport, VerifiedState | None]:
+    """:func:`verify_entries`, going on from ``resume`` (the lines then start after its
+    seq), and the state to go on from next (None when it failed). With ``sink``, each
+    entry's independent checks (its signature, its dice and replay) are appended there
+    instead of made: the caller makes them (``check_tasks``), or the verdict is void."""
+    run = _Run(trust, replay, resume, sink)
     try:
         for line in lines:
-            if not line.strip():
-                continue
-            expected_seq = prev["seq"] + 1 if prev else (base[0] + 1 if base else None)
-            entry, raw = _parse(line, expected_seq)
-            seq: int = entry["seq"]
-            if check is None:
-                first_seq = seq
-                if base is not None:
-                    prev = {"seq": base[0], "entry_hash": base[1], "table": entry.get("table")}
-                if seq != 1 and base is None:
-                    frontier = None  # a range: its tree starts before it
-                check = _Verifier(
-                    keys, replay, table, reveals or {}, windows or {}, partial=seq != 1, root=root
-                )
-            check.check(entry, prev, read_canonical=raw is not None)
-            if frontier is not None:
-                while frontier.size + 1 < seq:  # the seqs an epoch declared lost
-                    frontier, _ = frontier.append(merkle.lost_leaf(frontier.size + 1))
-                frontier, _ = frontier.append(leaf_hash(raw if raw is not None else jcs(entry)))
-                want = expected_roots.get(seq)
-                if want is not None and frontier.root() != want:
-                    raise _BadEntryError(
-                        seq,
-                        f"the Merkle root at size {seq} is not the one a kept checkpoint "
-                        "signed: rewritten or forked",
-                    )
-            epochs += entry["mechanic"] == EPOCH_MECHANIC
-            if seq in expected and entry["entry_hash"] != expected[seq]:
+            if line.strip():
+                run.entry(line)
+        run.finish()
+    except _BadEntryError as bad:
+        return run.report(bad), None
+    return run.report(None), run.state()
+
+
+class _Run:
+    """One pass over a log: the loop state of ``verify_run``."""
+
+    def __init__(
+        self,
+        trust: Trust,
+        replay: Replay | None,
+        resume: VerifiedState | None,
+        sink: list[Task] | None,
+    ) -> None:
+        self.trust = trust
+        self.replay = replay
+        self.sink = sink
+        self.expected = dict(trust.anchors)
+        self.expected_roots = dict(trust.roots)
+        self.covering = trust.covered_by
+        if self.covering is not None:
+            self.expected[self.covering.size] = self.covering.head_hash
+            self.expected_roots[self.covering.size] = base64.b64decode(self.covering.root_hash)
+        self.check: _Verifier | None = None
+        self.count = 0
+        self.epochs = 0
+        self.first_seq: int | None = None
+        self.prev: dict[str, Any] | None = None
+        self.frontier: Frontier | None = None
+        base = trust.base
+        if base is None:
+            self.frontier = Frontier.empty()
+        elif trust.base_frontier is not None:
+            self.frontier = Frontier.of(base[0], trust.base_frontier)
+        if resume is not None:
+            self._resume(resume)
+
+    def _verifier(self, partial: bool) -> _Verifier:
+        trust = self.trust
+        check = _Verifier(
+            trust.keys,
+            self.replay,
+            trust.table,
+            trust.reveals or {},
+            trust.windows or {},
+            partial=partial,
+            root=trust.root,
+        )
+        check.sink = self.sink
+        if self.frontier is None:
+            self.covering = None  # no tree to hold its root to: it cannot stand in
+        if self.covering is not None:
+            check.covered = self.covering.size
+        return check
+
+    def _resume(self, state: VerifiedState) -> None:
+        self.frontier = (
+            Frontier.of(state.frontier_size, [base64.b64decode(h) for h in state.frontier])
+            if state.frontier_size is not None and state.frontier is not None
+            else None
+        )
+        check = self.check = self._verifier(state.partial)
+        check.published = dict(state.published)
+        check.retired = dict(state.retired)
+        check.policy = dict(state.policy)
+        check.sources = dict(state.sources)
+        check.v1_nonces = {(seed_id, nonce) for seed_id, nonce in state.v1_nonces}
+        check.v1_unrevealed = state.v1_unrevealed
+        for s in state.sessions:
+            session = check.sessions[s.seed_id] = _Session(s.commitment, s.nonce)
+            session.revealed, session.length, session.first_nonce = (
+                s.revealed,
+                s.length,
+                s.first_nonce,
+            )
+            session.last, session.partial, session.pending = s.last, s.partial, list(s.pending)
+        self.count, self.epochs, self.first_seq = state.count, state.epochs, state.first_seq
+        self.prev = {"seq": state.seq, "entry_hash": state.entry_hash, "table": state.table}
+
+    def entry(self, line: bytes | str) -> None:
+        base, prev = self.trust.base, self.prev
+        expected_seq = prev["seq"] + 1 if prev else (base[0] + 1 if base else None)
+        entry, raw = _parse(line, expected_seq, trusting=self.sink is not None)
+        seq: int = entry["seq"]
+        if self.check is None:
+            self.first_seq = seq
+            if base is not None:
+                prev = {"seq": base[0], "entry_hash": base[1], "table": entry.get("table")}
+            if seq != 1 and base is None:
+                self.frontier = None  # a range: its tree starts before it
+            self.check = self._verifier(partial=seq != 1)
+        self.check.check(entry, prev, raw)
+        frontier = self.frontier
+        if frontier is not None:
+            while frontier.size + 1 < seq:  # the seqs an epoch declared lost
+                frontier, _ = frontier.append(merkle.lost_leaf(frontier.size + 1))
+            frontier, _ = frontier.append(leaf_hash(raw if raw is not None else jcs(entry)))
+            self.frontier = frontier
+            want = self.expected_roots.get(seq)
+            if want is not None and frontier.root() != want:
                 raise _BadEntryError(
                     seq,
-                    "this entry differs from an earlier checkpoint or receipt: rewritten or forked",
+                    f"the Merkle root at size {seq} is not the one a kept checkpoint "
+                    "signed: rewritten or forked",
                 )
-            prev = entry
-            count += 1
-        if prev is None and base is not None:  # nothing kept beyond the base
-            prev = {"seq": base[0], "entry_hash": base[1], "table": table}
+        self.epochs += entry["mechanic"] == EPOCH_MECHANIC
+        if seq in self.expected and entry["entry_hash"] != self.expected[seq]:
+            raise _BadEntryError(
+                seq,
+                "this entry differs from an earlier checkpoint or receipt: rewritten or forked",
+            )
+        if self.covering is not None and seq == self.covering.size:
+            self._check_covering(seq)
+        self.prev = entry
+        self.count += 1
+
+    def _check_covering(self, seq: int) -> None:
+        """The checkpoint that stood in for its entries' signatures is signed by a key this
+        log published (or ``keys`` names) and had not retired; its root and head matched."""
+        covering, check = self.covering, self.check
+        assert covering is not None and check is not None  # noqa: S101 - entry() sets them
+        key_id = covering.key_id
+        public_key = check.published.get(key_id) or (self.trust.keys or {}).get(key_id)
+        if (
+            public_key is None
+            or key_id in check.retired
+            or not verify_checkpoint(covering, public_key)
+        ):
+            raise _BadEntryError(
+                seq,
+                f"the checkpoint of size {seq} that stands in for its entries' signatures "
+                f"is not signed by a key this log published ({key_id}): check them one by one",
+            )
+
+    def finish(self) -> None:
+        base, table, head = self.trust.base, self.trust.table, self.trust.head
+        if self.prev is None and base is not None:  # nothing kept beyond the base
+            self.prev = {"seq": base[0], "entry_hash": base[1], "table": table}
         if head is not None:
-            _check_head(prev, head)
-        last = prev["seq"] if prev else 0
-        beyond = [seq for seq in [*expected, *expected_roots] if seq > last]
+            _check_head(self.prev, head)
+        last = self.prev["seq"] if self.prev else 0
+        beyond = [seq for seq in [*self.expected, *self.expected_roots] if seq > last]
         if beyond:
             raise _BadEntryError(
                 last + 1,
                 f"the log ends at seq {last}, but a checkpoint or receipt saw seq "
                 f"{max(beyond)}: truncated",
             )
-    except _BadEntryError as bad:
+
+    def report(self, bad: _BadEntryError | None) -> VerifyReport:
+        check, prev, trust = self.check, self.prev, self.trust
+        ok = bad is None
+        root = self.frontier.root() if self.frontier is not None and bad is None else None
         return VerifyReport(
-            ok=False,
-            entries=count,
-            first_seq=first_seq,
+            ok=ok,
+            entries=self.count,
+            first_seq=self.first_seq,
             last_seq=prev["seq"] if prev else None,
             head_hash=prev["entry_hash"] if prev else None,
-            first_bad_seq=bad.seq,
-            reason=bad.reason,
-            signatures_checked=keys is not None or root is not None,
-            outcomes_replayed=replay is not None,
+            first_bad_seq=bad.seq if bad else None,
+            reason=bad.reason if bad else None,
+            signatures_checked=trust.keys is not None or trust.root is not None,
+            outcomes_replayed=self.replay is not None,
             unrevealed=check.unrevealed() if check else 0,
-            epochs=epochs,
+            epochs=self.epochs,
+            root_hash=base64.b64encode(root).decode() if root is not None else None,
+            covered_through=self.covering.size if self.covering is not None and ok else None,
             **_words(check.sources if check else {}),
         )
-    return VerifyReport(
-        ok=True,
-        entries=count,
-        first_seq=first_seq,
-        last_seq=prev["seq"] if prev else None,
-        head_hash=prev["entry_hash"] if prev else None,
-        signatures_checked=keys is not None or root is not None,
-        outcomes_replayed=replay is not None,
-        unrevealed=check.unrevealed() if check else 0,
-        epochs=epochs,
-        root_hash=base64.b64encode(frontier.root()).decode() if frontier is not None else None,
-        **_words(check.sources if check else {}),
-    )
+
+    def state(self) -> VerifiedState | None:
+        check, prev, frontier = self.check, self.prev, self.frontier
+        if check is None or prev is None:
+            return None
+        return VerifiedState(
+            table=prev.get("table"),
+            seq=prev["seq"],
+            entry_hash=prev["entry_hash"],
+            count=self.count,
+            first_seq=self.first_seq,
+            epochs=self.epochs,
+            partial=check.partial,
+            frontier_size=frontier.size if frontier is not None else None,
+            frontier=[base64.b64encode(h).decode() for h in frontier.hashes]
+            if frontier is not None
+            else None,
+            published=dict(check.published),
+            retired=dict(check.retired),
+            policy=dict(check.policy),
+            sources=dict(check.sources),
+            sessions=[
+                SessionState(
+                    seed_id=seed_id,
+                    commitment=s.commitment,
+                    nonce=s.nonce,
+                    revealed=s.revealed,
+                    length=s.length,
+                    first_nonce=s.first_nonce,
+                    last=s.last,
+                    partial=s.partial,
+                    pending=list(s.pending),
+                )
+                for seed_id, s in check.sessions.items()
+            ],
+            v1_nonces=sorted(check.v1_nonces),
+            v1_unrevealed=check.v1_unrevealed,
+        )
 
 
 def _words(sources: dict[str, int]) -> dict[str, Any]:
@@ -777,10 +959,21 @@ def _words(sources: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _parse(line: bytes | str, expected_seq: int | None) -> tuple[dict[str, Any], bytes | None]:
+def _parse(
+    line: bytes | str, expected_seq: int | None, *, trusting: bool = False
+) -> tuple[dict[str, Any], bytes | None]:
     """The entry on ``line``, and the line's bytes if they are its RFC 8785 form (the
-    export's way: then its hashes need no slow canonical form), else None."""
+    export's way: then its hashes need no slow canonical form), else None. ``trusting``:
+    the bytes of any line that decodes, whose form ``check_tasks`` checks elsewhere."""
     raw = line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")
+    if trusting:
+        stripped = raw.rstrip(b"\r\n")
+        try:
+            value = _TRUSTING.decode(stripped)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
+            value = None
+        if isinstance(value, dict) and _fields_hold(value, expected_seq):
+            return value, stripped
     fast = canonical_of(raw.rstrip(b"\r\n"))
     if isinstance(fast, dict) and _fields_hold(fast, expected_seq):
         return fast, raw.rstrip(b"\r\n")
@@ -819,6 +1012,10 @@ def _seq_hint(line: bytes | str) -> int | None:
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     return seq
+
+
+#: Decodes a line whose form another process checks (``_parse(trusting=True)``).
+_TRUSTING = msgspec.json.Decoder()
 
 
 class _SeqOnly(msgspec.Struct):
@@ -901,6 +1098,70 @@ def _check_head(last: dict[str, Any] | None, head: tuple[int, str]) -> None:
         )
     if last is not None and last_seq == head_seq and last["entry_hash"] != head_hash:
         raise _BadEntryError(last_seq, "the last entry is not the head the store recorded")
+
+
+def _check_hash(entry: dict[str, Any], *, read_canonical: bool) -> None:
+    """entry_hash is SHA-256(prev_hash || the canonical body)."""
+    seq: int = entry["seq"]
+    body = {name: value for name, value in entry.items() if name not in _UNHASHED}
+    try:
+        recomputed = chain_hash(entry["prev_hash"], body, read_canonical=read_canonical)
+    except NotCanonicalError as exc:
+        raise _BadEntryError(seq, f"the entry has no canonical form: {exc}") from None
+    except ValueError:
+        raise _BadEntryError(seq, "prev_hash is not hex") from None
+    if recomputed != entry["entry_hash"]:
+        raise _BadEntryError(seq, "entry_hash does not match the entry's content")
+
+
+def _check_dice(
+    entry: dict[str, Any], seed: str | None, replay: Replay | None, same: Callable[[Any], bytes]
+) -> None:
+    """The entry's dice derive from ``seed`` (None: its dice were supplied) and, with
+    ``replay``, its request re-resolved gives its dice and outcome. Replaying derives the
+    dice anyway, so each die is derived once; only when they differ does the die-by-die
+    check run, to say which die and why."""
+    seq: int = entry["seq"]
+    if replay is None:
+        if seed is not None:
+            _check_seeded_dice(seq, seed, entry["dice"])
+        return
+    try:
+        dice, outcome = replay(entry, seed)
+    except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
+        if seed is not None:
+            _check_seeded_dice(seq, seed, entry["dice"])
+        raise _BadEntryError(seq, f"the request does not replay: {exc}") from None
+    if same(dice) != same(entry["dice"]):
+        if seed is not None:
+            _check_seeded_dice(seq, seed, entry["dice"])
+        raise _BadEntryError(seq, "replaying the request rolls different dice")
+    if same(outcome) != same(entry.get("outcome")):
+        raise _BadEntryError(seq, "the recorded outcome does not follow from the dice")
+
+
+def check_tasks(tasks: Sequence[Task], replay: Replay | None) -> int | None:
+    """Do the independent checks ``sink`` collected (in another process): the first seq
+    that fails one, or None. Where and why it fails, the serial pass says again."""
+    for raw, public_key, dice in tasks:
+        entry = canonical_of(raw)
+        if not isinstance(entry, dict) or not _fields_hold(entry, None):
+            return _seq_hint(raw) or 0
+        seq: int = entry["seq"]
+        try:
+            _check_hash(entry, read_canonical=True)
+        except _BadEntryError:
+            return seq
+        if public_key is not None and not verify_signature(
+            public_key, entry["entry_hash"], entry["signature"]
+        ):
+            return seq
+        if dice is not None:
+            try:
+                _check_dice(entry, dice[1], replay, canonical)
+            except _BadEntryError:
+                return seq
+    return None
 
 
 def _check_seeded_dice(seq: int, seed: str, dice: list[Any]) -> None:
