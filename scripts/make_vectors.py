@@ -14,6 +14,13 @@ deterministic, so the files come out byte for byte the same each time:
     checkpoint.json       the signed checkpoint of the whole log (its "text" is the note)
     proofs.json           inclusion proofs of every entry in that tree, consistency
                           proofs from every smaller size, and the root at every size
+    receipts.json         each entry's receipt as its round answered it (two rounds:
+                          seq 1..5 and 6..12, one signed note each, the inclusion proof
+                          in that round's tree), and receipts tampered with, each with
+                          a phrase of the reason every verifier must report
+    cosignatures.json     a player's cosignature (C2SP cosignature/v1) of checkpoint.json
+                          at a fixed time: its key, verifier key and the cosigned note;
+                          and cosigned notes tampered with, which must not verify
     jcs.json              RFC 8785 cases: a JSON value and its canonical bytes
     bad/<name>.ndjson     the log tampered with, and in expected.json the first bad seq
                           and a phrase of the reason every verifier must report
@@ -28,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairroll.audit import merkle
 from fairroll.audit.checkpoint import note_key, sign_checkpoint
+from fairroll.audit.cosignature import cosign, raw_public_key, verifier_key
 from fairroll.audit.entry import (
     COMMIT_MECHANIC,
     RENEW_MECHANIC,
@@ -43,6 +52,7 @@ from fairroll.audit.entry import (
     chain_hash,
     jcs,
     leaf_hash,
+    receipt_of,
 )
 from fairroll.audit.signing import load_signer, seal
 from fairroll.chain import HashChain
@@ -262,6 +272,8 @@ def main() -> None:
         ],
     }
     write(OUT / "proofs.json", json.dumps(proofs, indent=2) + "\n")
+    write(OUT / "receipts.json", json.dumps(receipts(signer, entries, read), indent=2) + "\n")
+    write(OUT / "cosignatures.json", json.dumps(cosignatures(checkpoint.text), indent=2) + "\n")
     cases = [
         {"a": 1, "B": 2, "\u00e9": 3, "\U0001f3b2": 4, "\ue000": 5},
         {"text": 'Zoë "q" \\ \t\n\u2028\x01 \U0001f3b2', "n": [0, -1, 9007199254740991]},
@@ -275,6 +287,73 @@ def main() -> None:
         write(OUT / "bad" / f"{name}.ndjson", "".join(line + "\n" for line in lines))
         expected[name] = {"first_bad_seq": seq, "reason": reason}
     write(OUT / "bad" / "expected.json", json.dumps(expected, indent=2) + "\n")
+
+
+#: The rounds of the receipts' vector: the last seq of each (one note signed per round).
+ROUNDS = (5, 12)
+#: The vector cosigner: a player's 32-byte Ed25519 seed, public on purpose, and a time.
+COSIGNER_KEY = b"fairroll cosignature vectors 001"
+COSIGNER = "player-vectors"
+COSIGNED_AT = 1_796_083_200
+
+
+def receipts(signer: Any, entries: list[Entry], read: Any) -> dict[str, Any]:
+    """Each entry's receipt as its round answered it, and receipts tampered with."""
+    good: list[dict[str, Any]] = []
+    start = 0
+    for end in ROUNDS:
+        leaves = [leaf_hash(canonical(e)) for e in entries[:end]]
+        note = sign_checkpoint(
+            signer, TABLE, end, merkle.tree_hash_of(leaves), entries[end - 1].entry_hash
+        ).text
+        for entry in entries[start:end]:
+            proof = merkle.inclusion_proof(entry.seq - 1, end, read)
+            receipt = receipt_of(entry, leaves[entry.seq - 1], checkpoint=(note, end), proof=proof)
+            good.append(msgspec.to_builtins(receipt))
+        start = end
+    bad = []
+    first = good[2]
+    hashes = list(first["proof"])
+    hashes[0] = base64.b64encode(bytes(32)).decode()
+    bad.append(("proof-altered", 3, {**first, "proof": hashes}, "proof"))
+    lines = first["checkpoint"].split("\n")
+    lines[1] = str(int(lines[1]) + 1)
+    bad.append(("note-size-altered", 3, {**first, "checkpoint": "\n".join(lines)}, "signature"))
+    bad.append(("other-entry", 4, {**first, "seq": 4}, "entry_hash"))
+    bad.append(("proof-cut", 3, {**first, "proof": first["proof"][:-1]}, "proof"))
+    return {
+        "receipts": good,
+        "bad": [
+            {"name": name, "entry_seq": seq, "receipt": receipt, "reason": reason}
+            for name, seq, receipt, reason in bad
+        ],
+    }
+
+
+def cosignatures(note: str) -> dict[str, Any]:
+    """A player's cosignature of ``note``, and cosigned notes that must not verify."""
+    private = Ed25519PrivateKey.from_private_bytes(COSIGNER_KEY)
+    raw = raw_public_key(private)
+    line = cosign(note, COSIGNER, private, COSIGNED_AT)
+    cosigned = note + line + "\n"
+    body, _, signatures = cosigned.partition("\n\n")
+    other = cosign(note, COSIGNER, Ed25519PrivateKey.from_private_bytes(bytes(32)), COSIGNED_AT)
+    stamped = base64.b64decode(line.rsplit(" ", 1)[1])
+    later = stamped[:4] + (COSIGNED_AT + 1).to_bytes(8, "big") + stamped[12:]
+    return {
+        "name": COSIGNER,
+        "private_key": base64.b64encode(COSIGNER_KEY).decode(),
+        "public_key": base64.b64encode(raw).decode(),
+        "vkey": verifier_key(COSIGNER, raw),
+        "time": COSIGNED_AT,
+        "note": note,
+        "cosigned": cosigned,
+        "bad": {
+            "time-altered": note + f"\u2014 {COSIGNER} {base64.b64encode(later).decode()}\n",
+            "signed-by-another-key": note + other + "\n",
+            "body-altered": body.replace("\n12\n", "\n13\n", 1) + "\n\n" + signatures,
+        },
+    }
 
 
 def write(path: Path, text: str) -> None:

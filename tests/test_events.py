@@ -6,13 +6,16 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from fairroll.audit.cosignature import cosign, raw_public_key, verifier_key
 from fairroll.redis_server import RedisServer
 from support import LiveServer, browser_ready, run_node
 
@@ -164,3 +167,30 @@ def test_an_event_source_in_chromium_follows_a_table(
     assert seen["ids"] == ["1", "2", "3"]
     assert all(w and w["text"] for w in seen["words"])
     assert "(events)" in seen["status"]
+
+
+def test_a_cosignature_kept_by_one_replica_is_an_event_on_the_other(
+    replicas: tuple[LiveServer, LiveServer], table: str
+) -> None:
+    first, second = replicas
+    roll(second, table)
+    note = httpx.get(f"{second.url}/v1/tables/{table}/checkpoint").json()["text"]
+    key = Ed25519PrivateKey.generate()
+    vkey = verifier_key("roth.players.example", raw_public_key(key))
+    events = f"{first.url}/v1/tables/{table}/events"
+    asked, seen = subscribe(f"{events}?cosignatures=true", 2)
+    plain, unasked = subscribe(events, 2)
+    line = cosign(note, "roth.players.example", key, int(time.time()))
+    posted = httpx.post(
+        f"{second.url}/v1/tables/{table}/cosignatures",
+        json={"vkey": vkey, "note": note + line + "\n"},
+    )
+    assert posted.status_code == 201, posted.text
+    asked.join(10)
+    roll(second, table)  # the plain subscriber's second event is the next entry
+    plain.join(10)
+    kinds = [e.get("event") for e in seen if "event" in e]
+    assert kinds == ["entry", "cosignature"], seen
+    cosigned = json.loads(next(e["data"] for e in seen if e.get("event") == "cosignature"))
+    assert (cosigned["vkey"], cosigned["size"]) == (vkey, 1) and "id" not in seen[-1]
+    assert [e.get("event") for e in unasked if "event" in e] == ["entry", "entry"]

@@ -673,3 +673,50 @@ def test_the_service_submits_its_checkpoints_to_witnesses_and_serves_their_cosig
         server.stop()
         process.terminate()
         process.wait(15)
+
+
+def test_go_checks_the_receipt_and_cosignature_vectors(go_checker: Path) -> None:
+    """docs/vectors' receipts (each round's note, each entry's inclusion proof) and its
+    cosigned note, by Go's sumdb code; the tampered ones fail there too."""
+    vectors = ROOT / "docs" / "vectors"
+    keys = json.loads((vectors / "keys.json").read_text())
+    receipts = json.loads((vectors / "receipts.json").read_text())
+    cosigned = json.loads((vectors / "cosignatures.json").read_text())
+    log = (vectors / "log.ndjson").read_bytes().splitlines()
+
+    def inclusion(receipt: dict[str, Any], seq: int) -> dict[str, Any]:
+        return {
+            "size": receipt["tree_size"],
+            "index": seq - 1,
+            "record": base64.b64encode(log[seq - 1]).decode(),
+            "proof": receipt["proof"],
+        }
+
+    notes = sorted({r["checkpoint"] for r in receipts["receipts"]})
+    request = {
+        "vkey": keys["keys"][0]["note_key"],
+        "checkpoints": [*notes, cosigned["cosigned"]],
+        "inclusion": [inclusion(r, r["seq"]) for r in receipts["receipts"]],
+        "cosigners": [cosigned["vkey"]],
+    }
+    seen = go_check(go_checker, request)
+    assert seen["checkpoints"] == ["", "", ""] and seen["inclusion"] == [""] * 12
+    assert seen["cosignatures"][2] == [""]
+    # The receipts' forgeries whose proof Go reads: an altered and a cut proof.
+    forged = [b for b in receipts["bad"] if b["name"] in ("proof-altered", "proof-cut")]
+    bad = go_check(
+        go_checker,
+        {
+            "vkey": request["vkey"],
+            "checkpoints": notes,
+            "inclusion": [inclusion(b["receipt"], b["entry_seq"]) for b in forged],
+        },
+    )
+    assert all(bad["inclusion"]), bad
+    # The forged cosignatures: none verifies in Go either.
+    forgeries = list(cosigned["bad"].values())
+    checked = go_check(
+        go_checker,
+        {"vkey": request["vkey"], "checkpoints": forgeries, "cosigners": [cosigned["vkey"]]},
+    )
+    assert all(said[0] for said in checked["cosignatures"]), checked

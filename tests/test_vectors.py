@@ -1,7 +1,9 @@
 """The audit vectors in docs/vectors/ are current, and every verifier gets them right:
 ``verify_entries`` (the library), ``fairroll verify`` (the CLI), ``POST /v1/verify``, the
 stdlib-only ``scripts/verify_roll.py`` and the in-page ``verify.js``; the checkpoint and
-proofs by ``merkle``, the JCS cases by ``jcs`` and the independent ``rfc8785``."""
+proofs by ``merkle``, the JCS cases by ``jcs`` and the independent ``rfc8785``; the
+receipts and cosignatures by the library and ``verify.js`` (and by Go's sumdb code in
+``test_transparency``)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ import pytest
 import rfc8785
 
 from fairroll.audit import Checkpoint, Trust, merkle, verify_checkpoint, verify_entries
+from fairroll.audit.cosignature import CosignatureError, open_cosignature, verifier_key
 from fairroll.audit.entry import jcs
+from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll.mechanics import replay_entry
 from support import run_node
 
@@ -29,6 +33,8 @@ PINNED = KEYS["root"]
 EXPECTED = json.loads((VECTORS / "bad" / "expected.json").read_text())
 LOG = (VECTORS / "log.ndjson").read_bytes()
 ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["12"]
+RECEIPTS = json.loads((VECTORS / "receipts.json").read_text())
+COSIGNED = json.loads((VECTORS / "cosignatures.json").read_text())
 
 
 def test_the_vectors_are_current(tmp_path: Path) -> None:
@@ -110,6 +116,30 @@ def test_the_page_verifier_gets_every_vector_right() -> None:
     assert seen["size"] == 12 and set(seen["consistency"]) == {""}
     assert "does not verify" in seen["forged"]
     assert all(seen["jcs"])
+    assert seen["receipts"] == [""] * 12
+    for item in RECEIPTS["bad"]:
+        assert item["reason"] in seen["badReceipts"][item["name"]], (item, seen["badReceipts"])
+    assert seen["cosignature"]["time"] == COSIGNED["time"]
+    assert set(seen["cosignature"]["bad"]) == set(COSIGNED["bad"])
+    assert all(seen["cosignature"]["bad"].values()), seen["cosignature"]
+
+
+def test_every_receipt_and_cosignature_vector_by_the_library() -> None:
+    trusted = trusted_keys(KEYS, PINNED)
+    log = [json.loads(line) for line in LOG.splitlines()]
+    notes = {r["checkpoint"] for r in RECEIPTS["receipts"]}
+    assert len(RECEIPTS["receipts"]) == 12 and len(notes) == 2  # one note per round
+    for receipt in RECEIPTS["receipts"]:
+        assert verify_receipt(log[receipt["seq"] - 1], receipt, trusted)[0] == receipt["tree_size"]
+    for item in RECEIPTS["bad"]:
+        with pytest.raises(ReceiptError, match=item["reason"]):
+            verify_receipt(log[item["entry_seq"] - 1], item["receipt"], trusted)
+    assert open_cosignature(COSIGNED["cosigned"], COSIGNED["vkey"]) == COSIGNED["time"]
+    raw = base64.b64decode(COSIGNED["public_key"])
+    assert verifier_key(COSIGNED["name"], raw) == COSIGNED["vkey"]
+    for note in COSIGNED["bad"].values():
+        with pytest.raises(CosignatureError):
+            open_cosignature(note, COSIGNED["vkey"])
 
 
 def test_the_checkpoint_proofs_and_jcs_cases() -> None:

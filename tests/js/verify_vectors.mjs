@@ -55,4 +55,29 @@ try {
   forged = error.message;
 }
 const jcs = JSON.parse(read("jcs.json")).map((c) => v.canonicalJson(c.value) === c.canonical);
-console.log(JSON.stringify({ good, bad, size: opened.size, consistency, forged, jcs }));
+const failure = async (check) => {
+  try {
+    await check();
+    return "";
+  } catch (error) {
+    return error.message;
+  }
+};
+const log = read("log.ndjson").split("\n").filter(Boolean).map((l) => v.parseStrict(l));
+const receiptVectors = JSON.parse(read("receipts.json"));
+const receipts = [];
+for (const receipt of receiptVectors.receipts) {
+  receipts.push(await failure(() => v.verifyReceipt(log[receipt.seq - 1], receipt, keys)));
+}
+const badReceipts = {};
+for (const item of receiptVectors.bad) {
+  badReceipts[item.name] = await failure(() => v.verifyReceipt(log[item.entry_seq - 1], item.receipt, keys));
+}
+const cosigned = JSON.parse(read("cosignatures.json"));
+const cosignature = { time: await v.verifyCosignature(cosigned.cosigned, cosigned.vkey), bad: {} };
+for (const [name, note] of Object.entries(cosigned.bad)) {
+  cosignature.bad[name] = await failure(() => v.verifyCosignature(note, cosigned.vkey));
+}
+console.log(
+  JSON.stringify({ good, bad, size: opened.size, consistency, forged, jcs, receipts, badReceipts, cosignature }),
+);

@@ -46,6 +46,9 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         state.require_tables = settings.require_tables
         state.rate_limit = settings.rate_limit
         state.trusted_proxy_hops = settings.trusted_proxy_hops
+        #: A table verification's share of the calculation deadline (then it answers
+        #: how far it got, and the next one goes on from there).
+        state.verification_seconds = settings.compute_timeout_seconds / 2
         state.compute = pool = await _start_pool(settings)
         sweeper = None if settings.compute_worker else asyncio.ensure_future(_sweep(sessions))
         witnesses = [] if settings.compute_worker else parse_witnesses(settings.witnesses)

@@ -9,8 +9,10 @@ they live in one slot and a table's append script may touch them together:
     fairroll:{<table>}:keys           hash: key id -> its state in this table's log
     fairroll:{<table>}:signed         "<size> <root hex>" of the last checkpoint signed
     fairroll:{<table>}:cosignatures   hash: cosigner's vkey -> its latest cosignature
+    fairroll:{<table>}:cosigned       stream: each cosignature kept, as it came (events)
     fairroll:{<table>}:meta           hash: the table's write key hash and policy
     fairroll:{<table>}:base           hash: the signed base of an archived log
+    fairroll:{<table>}:verified       where the server's own verification stopped
     fairroll:{<table>}:seed:<id>      hash: a seed session (``audit.sessions``)
     fairroll:{<table>}:idem:<key>     an idempotent roll's marker (``play.idempotency``)
 
@@ -35,6 +37,7 @@ __all__ = [
     "OPEN_SESSIONS",
     "base_key",
     "cosignatures_key",
+    "cosigned_key",
     "head_key",
     "idempotency_key",
     "keys_key",
@@ -46,6 +49,7 @@ __all__ = [
     "table_of_head",
     "tip_keys",
     "tree_key",
+    "verified_key",
     "write_key_rate_key",
 ]
 
@@ -81,6 +85,16 @@ def signed_key(table: str) -> str:
 
 def cosignatures_key(table: str) -> str:
     return _of(table, "cosignatures")
+
+
+def cosigned_key(table: str) -> str:
+    """The stream of cosignatures as they are kept (the ``cosignature`` events)."""
+    return _of(table, "cosigned")
+
+
+def verified_key(table: str) -> str:
+    """Where the server's own verification of the table stopped (``redis.verified``)."""
+    return _of(table, "verified")
 
 
 def base_key(table: str) -> str:

@@ -41,6 +41,7 @@ from fairroll.audit.redis.keyring import KeyRing
 from fairroll.audit.redis.maintenance import Maintenance
 from fairroll.audit.redis.tables import Tables
 from fairroll.audit.redis.tips import FenceAlarm, Tips
+from fairroll.audit.redis.verified import VerifiedStates
 from fairroll.audit.signing import PublicKey, Signer
 
 __all__ = [
@@ -91,6 +92,8 @@ class AuditStore(LogReader):
         )
         self.upkeep = Maintenance(redis, signer, self.tips, self, log_name)
         self.cosignatures = Cosignatures(redis)
+        #: Where this server's own verification of each table stopped.
+        self.verified = VerifiedStates(redis, signer)
 
     @property
     def replicas(self) -> int:

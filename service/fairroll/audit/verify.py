@@ -167,6 +167,9 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: The size of the signed checkpoint that stood in for the signatures of the entries
     #: it covers (``Trust.covered_by``): those were not checked one by one.
     covered_through: int | None = None
+    #: False: the verification stopped short of the log's head (the server's own,
+    #: incremental: ``play.verification``); the report is of the part verified so far.
+    complete: bool = True
 
 
 class DuplicateKeyError(ValueError):
@@ -737,7 +740,7 @@ def verify_run(
     run = _Run(trust, replay, resume, sink)
     try:
         for line in lines:
-            if line.strip():
+            if line and not line.isspace():
                 run.entry(line)
         run.finish()
     except _BadEntryError as bad:

@@ -3,12 +3,15 @@
 ``GET /v1/tables/{table}/events`` is a Server-Sent Events stream: one ``entry`` event
 per audit entry, ``id:`` its seq, ``data:`` ``{"entry": <the signed entry>, "words":
 <its words>}``; a ``checkpoint`` event (the table's signed checkpoint) after each
-burst when asked (``?checkpoint=true``); a comment as a heartbeat every
+burst when asked (``?checkpoint=true``); a ``cosignature`` event (``data:`` the
+cosignature as ``GET .../cosignatures`` lists it) as each is kept, by any replica,
+when asked (``?cosignatures=true``: live only, no ``id:``); a comment as a heartbeat every
 ``HEARTBEAT_SECONDS``. ``Last-Event-ID`` (an ``EventSource`` sends it when it
 reconnects) or ``?after=`` resumes after that seq without a gap.
 
-The table's log is a Redis stream (``keyspace.log_key``), so a process follows it
-with one blocking ``XREAD`` per table, whoever appends: one :class:`_Feed` per table
+The table's log is a Redis stream (``keyspace.log_key``), and so are its cosignatures
+as they are kept (``keyspace.cosigned_key``), so a process follows both with one
+blocking ``XREAD`` per table, whoever appends: one :class:`_Feed` per table
 with subscribers here, fanning out to them, and gone with the last of them. Each
 subscriber remembers the last seq it sent. An entry that arrives past a gap (the
 feed started after the subscriber caught up, or the subscriber fell behind and its
@@ -31,7 +34,7 @@ from redis.exceptions import RedisError
 
 from fairroll.audit import AuditStore
 from fairroll.audit.entry import Entry
-from fairroll.audit.keyspace import log_key
+from fairroll.audit.keyspace import cosigned_key, log_key
 from fairroll.audit.reader import stored_json
 from fairroll.mechanics import words_or_none
 
@@ -69,14 +72,16 @@ class Message(NamedTuple):
     """One event of a table's stream, as the HTTP adapter sends it (``api.sse``): an
     ``entry`` (``id``: its seq), a ``checkpoint``, or a ``heartbeat`` (no data)."""
 
-    event: Literal["entry", "checkpoint", "heartbeat"]
+    event: Literal["entry", "checkpoint", "cosignature", "heartbeat"]
     data: str | None = None
     id: int | None = None
 
 
 class _Event(msgspec.Struct, frozen=True):
+    #: The entry's seq; 0 for a cosignature.
     seq: int
     data: bytes
+    cosignature: bool = False
 
 
 def event_of(seq: int, entry_json: bytes) -> _Event:
@@ -89,14 +94,19 @@ def event_of(seq: int, entry_json: bytes) -> _Event:
 class Subscription:
     """One client's place in a table's events."""
 
-    def __init__(self, hub: TableEvents, table: str, after: int) -> None:
+    def __init__(
+        self, hub: TableEvents, table: str, after: int, *, cosignatures: bool = False
+    ) -> None:
         self.hub = hub
         self.table = table
+        self.cosignatures = cosignatures
         self.last = after
         self.queue: asyncio.Queue[_Event] = asyncio.Queue(QUEUE_SIZE)
         self.behind = False
 
     def offer(self, event: _Event) -> None:
+        if event.cosignature and not self.cosignatures:
+            return
         try:
             self.queue.put_nowait(event)
         except asyncio.QueueFull:
@@ -115,24 +125,30 @@ class _Feed:
 
     async def _run(self) -> None:
         redis = self.hub.feeds_redis
-        key = log_key(self.table)
-        try:
-            newest = await redis.xrevrange(key, count=1)
-            last = newest[0][0] if newest else b"0-0"
-        except RedisError:
-            last = b"0-0"  # subscribers catch up from the log; the gap check heals the rest
+        key, cosigned = log_key(self.table), cosigned_key(self.table)
+        last: dict[str, bytes] = {key: b"0-0", cosigned: b"0-0"}
+        for stream in (key, cosigned):
+            try:
+                newest = await redis.xrevrange(stream, count=1)
+            except RedisError:
+                continue  # subscribers catch up from the log; the gap check heals the rest
+            if newest:
+                last[stream] = newest[0][0]
         self.started.set()
         while self.subscribers:
             try:
-                reply = await redis.xread({key: last}, count=100, block=BLOCK_MS)
+                reply = await redis.xread(last, count=100, block=BLOCK_MS)
             except RedisError:
                 await asyncio.sleep(1.0)
                 continue
-            for _, rows in reply or ():
+            for name, rows in reply or ():
+                stream = name.decode() if isinstance(name, bytes) else name
                 for stream_id, fields in rows:
-                    last = stream_id
-                    seq = int(stream_id.split(b"-")[0])
-                    event = event_of(seq, stored_json(fields))
+                    last[stream] = stream_id
+                    if stream == cosigned:
+                        event = _Event(0, fields[b"c"], cosignature=True)
+                    else:
+                        event = event_of(int(stream_id.split(b"-")[0]), stored_json(fields))
                     for subscriber in list(self.subscribers):
                         subscriber.offer(event)
 
@@ -158,11 +174,13 @@ class TableEvents:
         self.feeds: dict[str, _Feed] = {}
         self.count = 0
 
-    async def subscribe(self, table: str, after: int) -> Subscription:
+    async def subscribe(
+        self, table: str, after: int, *, cosignatures: bool = False
+    ) -> Subscription:
         if self.count >= self.max_subscribers:
             raise TooManySubscribersError
         self.count += 1
-        subscription = Subscription(self, table, after)
+        subscription = Subscription(self, table, after, cosignatures=cosignatures)
         feed = self.feeds.get(table)
         if feed is None or feed.task.done():
             feed = self.feeds[table] = _Feed(self, table)
@@ -211,6 +229,9 @@ async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGener
                 event = await asyncio.wait_for(subscription.queue.get(), hub.heartbeat)
             except TimeoutError:
                 yield Message("heartbeat")
+                continue
+            if event.cosignature:
+                yield Message("cosignature", event.data.decode())
                 continue
             if event.seq <= subscription.last:
                 continue

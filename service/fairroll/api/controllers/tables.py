@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import dataclasses
 import re
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.exceptions import ClientException, NotFoundException, ServiceUnavailableException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Body, Parameter
 from litestar.response import ServerSentEvent, Stream
@@ -28,7 +27,6 @@ from fairroll.audit import (
     PublicKey,
     Trust,
     VerifyReport,
-    verify_checkpoint,
     verify_entries,
 )
 from fairroll.audit.checkpoint import note_key
@@ -44,6 +42,7 @@ from fairroll.chain import MAX_LENGTH
 from fairroll.mechanics import Words, replay_entry, words_or_none
 from fairroll.play.events import TableEvents, TooManySubscribersError, stream
 from fairroll.play.rolls import Roller
+from fairroll.play.verification import verify_table
 from fairroll.rules import RuleError
 from fairroll.rules.vocabulary import Name
 
@@ -212,12 +211,6 @@ def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
 
-def _frontier_of(base: Checkpoint | None) -> list[bytes] | None:
-    if base is None or base.frontier is None:
-        return None
-    return [base64.b64decode(h) for h in base.frontier]
-
-
 def _wants_note(request: Request[Any, Any, Any]) -> bool:
     accept = request.headers.get("accept", "")
     return "text/plain" in accept and "application/json" not in accept
@@ -274,7 +267,9 @@ class TablesController(Controller):
         description="One `entry` event per audit entry (`id:` its seq; `data:` `{entry, "
         "words}`), from any replica; `Last-Event-ID` or `after` resumes after that seq "
         "without a gap; a comment every 15 s as a heartbeat; with `checkpoint=true`, a "
-        "`checkpoint` event (the table's signed checkpoint) after each burst.",
+        "`checkpoint` event (the table's signed checkpoint) after each burst; with "
+        "`cosignatures=true`, a `cosignature` event (as `GET .../cosignatures` lists it) "
+        "as each player's or witness's cosignature is kept.",
         media_type="text/event-stream",
         responses=problem_responses(400, 422, 503),
     )
@@ -290,10 +285,13 @@ class TablesController(Controller):
         checkpoint: Annotated[
             bool, Parameter(description="Send the signed checkpoint after each burst.")
         ] = False,
+        cosignatures: Annotated[
+            bool, Parameter(description="Send each cosignature as it is kept (live only).")
+        ] = False,
     ) -> ServerSentEvent:
         start = last_event_id(request.headers.get("last-event-id"), after)
         try:
-            subscription = await events.subscribe(table, start)
+            subscription = await events.subscribe(table, start, cosignatures=cosignatures)
         except TooManySubscribersError:
             raise ServiceUnavailableException(
                 "this server follows as many live tables as it may: retry, or poll GET .../entries",
@@ -494,66 +492,41 @@ class TablesController(Controller):
         "/verification",
         operation_id="verifyTable",
         summary="Verify a table's chain, signatures, seeds and outcomes on the server",
-        responses=problem_responses(400, 422, 429, 503),
+        description=(
+            "Incremental: each verification goes on from where the last one stopped, for "
+            "at most half the calculation deadline. At the head it answers 200 and the "
+            "report of the whole log; stopped short it answers 202 (with Retry-After) and "
+            "the report of the part verified so far, `complete: false`: ask again."
+        ),
+        responses={
+            **problem_responses(400, 422, 429, 503),
+            202: ResponseSpec(
+                data_container=VerifyReport,
+                description="Verified part of the way: ask again to go on.",
+            ),
+        },
     )
     async def verify(
-        self, table: TablePath, store: AuditStore, sessions: SeedSessions
-    ) -> VerifyReport:
-        """Streams the table a page at a time (``PAGE`` entries), twice: once for the seed
-        sessions its committed rolls name, once through the verifier, which runs in a
-        thread fed page by page from this loop; so a table of any length is verified in
-        the memory of one page. (The request itself runs in a compute worker.)"""
-        head, _ = await store.tip(table)
-        base = await store.base(table)
-        published = Trust.published(await store.public_keys())
-        keys = published.keys or {}
-        if base is not None and not verify_checkpoint(base, keys.get(base.key_id, "")):
-            return VerifyReport(
-                ok=False,
-                entries=0,
-                first_bad_seq=base.size + 1,
-                reason="the archive base is not signed by a published key",
-                signatures_checked=True,
-                outcomes_replayed=False,
-            )
-        seed_ids: set[str] = set()
-        after, version_1 = 0, True
-        while version_1 and (page := await store.raw_page(table, after=after, until=head.seq)):
-            found, version_1 = _seed_ids([raw for _, raw in page])
-            seed_ids |= found
-            after = page[-1][0]
-        reveals = {}
-        for seed_id in sorted(seed_ids):
-            status = await sessions.status(table, seed_id)
-            if status.server_seed is not None:
-                reveals[seed_id] = status.server_seed
-        loop = asyncio.get_running_loop()
-
-        def lines() -> Iterator[bytes]:
-            after = 0
-            while True:
-                fetch = store.raw_page(table, after=after, until=head.seq)
-                page = asyncio.run_coroutine_threadsafe(fetch, loop).result()
-                if not page:
-                    return
-                yield from (raw for _, raw in page)
-                after = page[-1][0]
-
-        trust = dataclasses.replace(
-            published,
-            table=table,
-            head=(head.seq, head.entry_hash),
-            reveals=reveals,
-            base=(base.size, base.head_hash) if base is not None else None,
-            base_frontier=_frontier_of(base),
-            root=store.root_key_id,
-        )
-        return await asyncio.to_thread(
-            verify_entries,
-            lines(),
-            trust,
-            replay=replay_entry,
-        )
+        self,
+        request: Request[Any, Any, Any],
+        table: TablePath,
+        store: AuditStore,
+        sessions: SeedSessions,
+        full: Annotated[
+            bool,
+            Parameter(
+                description="Verify the whole log again from seq 1, not on from where the "
+                "last verification stopped."
+            ),
+        ] = False,
+    ) -> Response[VerifyReport]:
+        """The log is read a page at a time from the kept state on (``play.verification``);
+        the request itself runs in a compute worker."""
+        budget: float = request.app.state.verification_seconds
+        report = await verify_table(store, sessions, table, budget, full=full)
+        if report.complete:
+            return Response(report)
+        return Response(report, status_code=202, headers={"Retry-After": "1"})
 
     @get(
         "/base",
@@ -575,33 +548,6 @@ def _cosignature_lines(cosigned: str, note: str) -> list[str]:
         return []
     have = set(note.split("\n"))
     return [line for line in signatures.split("\n") if line and line not in have]
-
-
-def _seed_ids(lines: list[bytes]) -> tuple[set[str], bool]:
-    """Seed sessions named by version 1 committed entries (version 2 logs carry their
-    reveals; malformed entries are the verifier's to flag), and whether the log may hold
-    more version 1 entries after these: a version 2 entry ends them, so a version 2 log
-    is not read twice."""
-    found: set[str] = set()
-    for line in lines:
-        try:
-            entry = msgspec.json.decode(line, type=_Committed)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-        if entry.v >= 2:
-            return found, False
-        if entry.session is not None:
-            found.add(entry.session.seed_id)
-    return found, True
-
-
-class _SessionId(msgspec.Struct):
-    seed_id: str
-
-
-class _Committed(msgspec.Struct):
-    v: int = 1
-    session: _SessionId | None = None
 
 
 MAX_VERIFY_BYTES = 32 * 1024 * 1024

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import msgspec
 
-from fairroll.audit.keyspace import cosignatures_key
+from fairroll.audit.keyspace import cosignatures_key, cosigned_key
 from fairroll.audit.redis.connection import AnyRedis
 
 __all__ = ["Cosignatures", "CosignedCheckpoint"]
 
 #: The most cosigners a table keeps (one more replaces none: the post is refused).
 MAX_COSIGNERS = 256
+#: About how many cosignatures the events stream keeps (``XADD MAXLEN ~``).
+EVENTS_KEPT = 1_000
 
 
 class CosignedCheckpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,7 +48,11 @@ class Cosignatures:
                 return True
         elif await self.redis.hlen(key) >= MAX_COSIGNERS:
             return False
-        await self.redis.hset(key, cosigned.vkey, _encoder.encode(cosigned))
+        encoded = _encoder.encode(cosigned)
+        await self.redis.hset(key, cosigned.vkey, encoded)
+        await self.redis.xadd(
+            cosigned_key(table), {"c": encoded}, maxlen=EVENTS_KEPT, approximate=True
+        )
         return True
 
     async def listed(self, table: str) -> list[CosignedCheckpoint]:

@@ -259,6 +259,54 @@ export async function verifyCheckpoint(checkpoint, keys) {
   throw new Error(`the checkpoint carries no signature by key ${name}`);
 }
 
+/** RFC 9162 2.1.3.2: does `proof` lead from `leaf` (bytes, at `index`) to `root` of the
+ * tree of `size`? Throws naming what fails. */
+export async function verifyInclusion(index, size, leaf, root, proof) {
+  if (!(index >= 0 && index < size)) throw new Error(`leaf ${index} is not in a tree of ${size}`);
+  let fn = BigInt(index);
+  let sn = BigInt(size - 1);
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0n) throw new Error("the inclusion proof is too long");
+    if ((fn & 1n) === 1n || fn === sn) {
+      r = await node(p, r);
+      while ((fn & 1n) === 0n && fn !== 0n) {
+        fn >>= 1n;
+        sn >>= 1n;
+      }
+    } else {
+      r = await node(r, p);
+    }
+    fn >>= 1n;
+    sn >>= 1n;
+  }
+  if (sn !== 0n) throw new Error("the inclusion proof is too short");
+  if (!(r.length === root.length && r.every((x, i) => x === root[i]))) {
+    throw new Error("the inclusion proof does not lead to the tree's root");
+  }
+}
+
+/** Check a roll's receipt alone against its entry (docs/audit.md, "Receipts"): the
+ * receipt names the entry, its leaf hash is the entry's, its checkpoint note is signed
+ * by a key of `keys` (importKeys: trust them from the root first), and its inclusion
+ * proof leads from the leaf to the note's root. Returns {size, root}. */
+export async function verifyReceipt(entry, receipt, keys) {
+  for (const field of ["table", "seq", "entry_hash", "key_id"]) {
+    if (receipt[field] !== entry[field]) throw new Error(`the receipt's ${field} is not the entry's`);
+  }
+  const leaf = await leafHash(entry);
+  if (bytesToBase64(leaf) !== receipt.leaf_hash) throw new Error("the receipt's leaf_hash is not the entry's");
+  if (typeof receipt.checkpoint !== "string") throw new Error("the receipt carries no checkpoint");
+  const lines = noteBody(receipt.checkpoint).split("\n");
+  const opened = await verifyCheckpoint(
+    { text: receipt.checkpoint, key_id: receipt.key_id, size: Number(lines[1]), root_hash: lines[2] },
+    keys,
+  );
+  if (opened.size !== receipt.tree_size) throw new Error("the receipt's tree_size is not its note's");
+  await verifyInclusion(entry.seq - 1, opened.size, leaf, opened.root, (receipt.proof ?? []).map(base64ToBytes));
+  return { size: opened.size, root: opened.root };
+}
+
 // C2SP tlog-cosignature (cosignature/v1, Ed25519): a player's statement that it verified
 // a checkpoint (docs/audit.md, "Cosignatures"). The key ID is SHA-256(name || "\n" ||
 // 0x04 || key)[:4]; the signature, over "cosignature/v1\ntime <t>\n" and the note's
