@@ -21,6 +21,11 @@ deterministic, so the files come out byte for byte the same each time:
     cosignatures.json     a player's cosignature (C2SP cosignature/v1) of checkpoint.json
                           at a fixed time: its key, verifier key and the cosigned note;
                           and cosigned notes tampered with, which must not verify
+    witness.json          a C2SP tlog-witness's add-checkpoint requests, in order, from
+                          a fresh state, each with the status and body the witness must
+                          answer (its cosignatures dated at a fixed time): the first
+                          tree, a bad proof, a consistent growth, the same tree again, a
+                          rollback, a stale old size, another tree of a size it holds
     jcs.json              RFC 8785 cases: a JSON value and its canonical bytes
     bad/<name>.ndjson     the log tampered with, and in expected.json the first bad seq
                           and a phrase of the reason every verifier must report
@@ -28,9 +33,11 @@ deterministic, so the files come out byte for byte the same each time:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +65,7 @@ from fairroll.audit.signing import load_signer, seal
 from fairroll.chain import HashChain
 from fairroll.randomness import SeededDice, SuppliedDice, commitment_of, committed_seed
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
+from fairroll.witness import LogKey, Witness
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "vectors"
 #: The vector key: a 32-byte Ed25519 seed, public here on purpose. Never deploy it.
@@ -274,6 +282,8 @@ def main() -> None:
     write(OUT / "proofs.json", json.dumps(proofs, indent=2) + "\n")
     write(OUT / "receipts.json", json.dumps(receipts(signer, entries, read), indent=2) + "\n")
     write(OUT / "cosignatures.json", json.dumps(cosignatures(checkpoint.text), indent=2) + "\n")
+    witnessed = witness_steps(signer, entries, read)
+    write(OUT / "witness.json", json.dumps(witnessed, indent=2, ensure_ascii=False) + "\n")
     cases = [
         {"a": 1, "B": 2, "\u00e9": 3, "\U0001f3b2": 4, "\ue000": 5},
         {"text": 'Zoë "q" \\ \t\n\u2028\x01 \U0001f3b2', "n": [0, -1, 9007199254740991]},
@@ -353,6 +363,57 @@ def cosignatures(note: str) -> dict[str, Any]:
             "signed-by-another-key": note + other + "\n",
             "body-altered": body.replace("\n12\n", "\n13\n", 1) + "\n\n" + signatures,
         },
+    }
+
+
+#: The vector witness: its 32-byte Ed25519 seed, public on purpose, and its clock.
+WITNESS_KEY = b"fairroll witness vectors key 001"
+WITNESS = "witness.vectors.example"
+
+
+def witness_steps(signer: Any, entries: list[Entry], read: Any) -> dict[str, Any]:
+    """add-checkpoint requests from a fresh state and what the witness answers each."""
+    leaves = [leaf_hash(canonical(e)) for e in entries]
+
+    def note(size: int, root: bytes | None = None) -> str:
+        tree = merkle.tree_hash_of(leaves[:size]) if root is None else root
+        return sign_checkpoint(signer, TABLE, size, tree, entries[size - 1].entry_hash).text
+
+    def request(old: int, proof: list[bytes], text: str) -> str:
+        lines = [f"old {old}", *(base64.b64encode(h).decode() for h in proof)]
+        return "\n".join(lines) + "\n\n" + text
+
+    grow = merkle.consistency_proof(5, 12, read)
+    bad = [bytes(32), *grow[1:]]
+    asked = [
+        request(0, [], note(5)),
+        request(5, bad, note(12)),
+        request(5, grow, note(12)),
+        request(12, [], note(12)),
+        request(12, [], note(5)),
+        request(5, grow, note(12)),
+        request(12, [], note(12, b"\x07" * 32)),
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        witness = Witness(
+            WITNESS,
+            Ed25519PrivateKey.from_private_bytes(WITNESS_KEY),
+            {f"fairroll/{TABLE}": [LogKey("fairroll", signer.public_key.public_key)]},
+            Path(folder) / "state.json",
+            clock=lambda: COSIGNED_AT,
+        )
+        verdicts = [asyncio.run(witness.add_checkpoint(body)) for body in asked]
+    raw = raw_public_key(Ed25519PrivateKey.from_private_bytes(WITNESS_KEY))
+    return {
+        "name": WITNESS,
+        "private_key": base64.b64encode(WITNESS_KEY).decode(),
+        "vkey": verifier_key(WITNESS, raw),
+        "log": f"fairroll/{TABLE}={note_key('fairroll', signer.public_key.public_key)}",
+        "time": COSIGNED_AT,
+        "steps": [
+            {"request": body, "status": v.status, "content_type": v.content_type, "body": v.body}
+            for body, v in zip(asked, verdicts, strict=True)
+        ],
     }
 
 

@@ -343,3 +343,260 @@ def test_the_npm_package_loads_in_chromium(project: Project, cors_server: LiveSe
     assert seen["seen"] == 1
     assert seen["ok"] is True
     assert seen["version"] == "0.1.0"
+
+
+WITNESS = """
+import json, os
+from fairroll_client import EquivocationError, Fairroll, TableWitness, ViewError
+
+dice = Fairroll(os.environ["FAIRROLL_URL"])
+table = os.environ["TABLE"]
+root = dice.keys()["root"]
+roth = TableWitness.new(dice, table, name="roth.players.example", root=root)
+sheena = TableWitness.new(dice, table, name="sheena.players.example", root=root)
+first = roth.check()
+second = sheena.check()
+# The same tree again: Sheena's cosignature of it is there now.
+again = TableWitness.resume(dice, json.loads(json.dumps(roth.state()))).check()
+# Sheena is handed, out of band, a note the operator signed for another tree of size 3.
+split = sheena.compare(open(os.environ["SPLIT"]).read())
+with open(os.environ["OUT_A"], "w") as out:
+    out.write(split.first)
+with open(os.environ["OUT_B"], "w") as out:
+    out.write(split.second)
+# The log grows; a note of size 4 over another tree is not consistent with size 3.
+dice.roll_formula("1d6", table=table, fair=False)
+try:
+    roth.compare(open(os.environ["FORK"]).read())
+    forked = None
+except ViewError as error:
+    forked = str(error).splitlines()[0]
+grown = roth.check()
+print(json.dumps({
+    "first": [first.size, first.unconfirmed],
+    "second": second.confirmed_by,
+    "again": again.confirmed_by,
+    "split": str(split).splitlines()[0],
+    "forked": forked,
+    "grown": [grown.size, grown.confirmed_by],
+    "trees": sorted(t["size"] for t in roth.state()["trees"]),
+}))
+"""
+
+
+def forged_views(server: LiveServer, folder: Path) -> dict[str, str]:
+    """A table of three rolls, its keys, and two notes its operator signed with its real
+    key for trees it does not hold: a split view of size 3 and a fork of size 4."""
+    import httpx  # noqa: PLC0415
+
+    from fairroll.audit import load_signer  # noqa: PLC0415
+    from fairroll.audit.checkpoint import sign_checkpoint  # noqa: PLC0415
+    from support import TEST_SIGNING_KEY  # noqa: PLC0415
+
+    table = "t-witness-" + os.urandom(6).hex()
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        for _ in range(3):
+            assert http.post("/v1/dice/rolls", json={"table": table, "formula": "1d6"}).is_success
+        head = http.get(f"/v1/tables/{table}/checkpoint").json()["head_hash"]
+        (folder / "keys.json").write_text(http.get("/v1/keys").text)
+    signer = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    (folder / "split").write_text(sign_checkpoint(signer, table, 3, b"\x07" * 32, head).text)
+    (folder / "fork").write_text(sign_checkpoint(signer, table, 4, b"\x09" * 32, head).text)
+    return {
+        "FAIRROLL_URL": server.url,
+        "TABLE": table,
+        "SPLIT": str(folder / "split"),
+        "FORK": str(folder / "fork"),
+        "OUT_A": str(folder / "a.note"),
+        "OUT_B": str(folder / "b.note"),
+    }
+
+
+def equivocation_proven(folder: Path) -> subprocess.CompletedProcess[str]:
+    root = json.loads((folder / "keys.json").read_text())["root"]
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairroll.cli",
+            "verify",
+            "--equivocation",
+            folder / "a.note",
+            folder / "b.note",
+            "--keys",
+            folder / "keys.json",
+            "--root",
+            root,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_python_package_witnesses_checkpoints_and_catches_a_split_view(
+    project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    """Two players keep, prove consistent and cosign the checkpoints they verify; each
+    sees the other's cosignature of the same tree (unconfirmed before); a note the
+    operator signed for another tree of the same size, handed over out of band, is an
+    equivocation whose two notes ``fairroll verify --equivocation`` proves; a larger
+    tree that does not extend the verified one is refused."""
+    script = project.folder / "witness.py"
+    script.write_text(WITNESS)
+    project.env.update(forged_views(live_server, tmp_path))
+    said = json.loads(project.run(project.python, script))
+    assert said["first"] == [3, True]  # nobody else had cosigned it yet
+    assert said["second"] == ["roth.players.example"]
+    assert said["again"] == ["sheena.players.example"]
+    assert said["split"] == "EQUIVOCATION: two signed trees of size 3 for one log"
+    assert said["forked"] is not None and "not consistent" in said["forked"]
+    assert said["grown"] == [4, []] and said["trees"] == [3, 4]
+    proven = equivocation_proven(tmp_path)
+    assert proven.returncode == 3, proven.stdout + proven.stderr
+
+
+WITNESS_JS = """
+import { readFileSync, writeFileSync } from "node:fs";
+import { createFairroll, Equivocation } from "@fairroll/client";
+const env = process.env;
+const dice = createFairroll({ baseUrl: env.FAIRROLL_URL });
+const table = env.TABLE;
+const { root } = await dice.keys();
+const roth = await dice.witness(table, "roth.players.example", root);
+const sheena = await dice.witness(table, "sheena.players.example", root);
+const first = await roth.check();
+const second = await sheena.check();
+const kept = JSON.parse(JSON.stringify(roth.state()));
+const again = await (await dice.witness(table, "", "", kept)).check();
+const split = await sheena.compare(readFileSync(env.SPLIT, "utf8"));
+writeFileSync(env.OUT_A, split.first);
+writeFileSync(env.OUT_B, split.second);
+await dice.rollFormula({ table, formula: "1d6" }, undefined, false);
+let forked = null;
+try {
+  await roth.compare(readFileSync(env.FORK, "utf8"));
+} catch (error) {
+  forked = error.message.split("\\n")[0];
+}
+const grown = await roth.check();
+console.log(JSON.stringify({
+  first: [first.size, first.unconfirmed], second: second.confirmedBy, again: again.confirmedBy,
+  split: split instanceof Equivocation ? split.message.split("\\n")[0] : null, forked,
+  grown: [grown.size, grown.confirmedBy], trees: roth.state().trees.map((t) => t.size),
+}));
+"""
+
+
+def test_the_npm_package_witnesses_checkpoints_and_catches_a_split_view(
+    project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    """The same as the Python package's, with WebCrypto keys."""
+    script = project.folder / "witness.mjs"
+    script.write_text(WITNESS_JS)
+    project.env.update(forged_views(live_server, tmp_path))
+    said = json.loads(project.run(shutil.which("node") or "node", script))
+    assert said["first"] == [3, True]
+    assert said["second"] == ["roth.players.example"]
+    assert said["again"] == ["sheena.players.example"]
+    assert said["split"] == "EQUIVOCATION: two signed trees of size 3 for one log"
+    assert said["forked"] is not None and "not consistent" in said["forked"]
+    assert said["grown"] == [4, []] and said["trees"] == [3, 4]
+    proven = equivocation_proven(tmp_path)
+    assert proven.returncode == 3, proven.stdout + proven.stderr
+
+
+REFUSALS = """
+import json, os
+import httpx
+from fairroll_client import Fairroll, FairrollError, verify_export
+
+url = os.environ["FAIRROLL_URL"]
+
+
+class Refusing(httpx.BaseTransport):
+    # An operator refusing rolls: the first before the server sees it, the second after
+    # the server recorded it (it saw the dice, and drops the answer), then it gives in.
+    def __init__(self) -> None:
+        self.real = httpx.HTTPTransport()
+        self.asked = []
+
+    def handle_request(self, request):
+        if request.url.path != "/v1/dice/rolls":
+            return self.real.handle_request(request)
+        body = json.loads(request.content)
+        self.asked.append([body["session"]["nonce"], body["session"]["client_seed"],
+                           request.headers.get("idempotency-key")])
+        if len(self.asked) == 1:
+            return httpx.Response(503, json={"status": 503, "title": "refused"})
+        answer = self.real.handle_request(request)
+        answer.read()
+        if len(self.asked) == 2:
+            return httpx.Response(503, json={"status": 503, "title": "refused"})
+        return answer
+
+
+refusing = Refusing()
+dice = Fairroll(url, player="Roth", transport=refusing)
+table = "t-refused-" + os.urandom(6).hex()
+statuses = []
+for _ in range(3):
+    try:
+        rolled = dice.roll_formula("3d6", table=table)
+        statuses.append(200)
+    except FairrollError as error:
+        statuses.append(error.status)
+after = dice.roll_formula("1d6", table=table)
+report = verify_export(dice.export(table), dice.keys(), root=dice.keys()["root"])
+with open(os.environ["EXPORT"], "wb") as out:
+    out.write(dice.export(table))
+print(json.dumps({
+    "statuses": statuses, "asked": refusing.asked, "nonce": rolled["session"]["nonce"],
+    "next": after["session"]["nonce"], "entries": report.entries, "ok": report.ok,
+}))
+"""
+
+
+def test_a_selective_refusal_repeats_the_same_roll_and_cannot_change_a_die(
+    project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    """An operator that refuses a player's roll, before or after seeing its dice, can
+    only refuse it again: the client resends the same nonce, client seed and
+    Idempotency-Key, so what it finally gets is the one roll that nonce gives (checked
+    against the chain), recorded once; the nonce after it is the next. The verifiers say
+    in words what such refusals look like."""
+    script = project.folder / "refusals.py"
+    script.write_text(REFUSALS)
+    project.env.update(FAIRROLL_URL=live_server.url, EXPORT=str(tmp_path / "export.ndjson"))
+    said = json.loads(project.run(project.python, script))
+    assert said["statuses"] == [503, 503, 200]
+    refused, then = said["asked"][:3], said["asked"][3:]
+    assert len({tuple(a) for a in refused}) == 1, said["asked"]  # the same roll, thrice
+    assert refused[0][0] == 1 and said["nonce"] == 1
+    assert [a[0] for a in then] == [2] and said["next"] == 2
+    # session.commit, the roll recorded once (its retry answered from the record), the next
+    assert said["entries"] == 3 and said["ok"]
+    root = json.loads(project.run(project.python, "-c", KEYS_ROOT))["root"]
+    verified = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairroll.cli",
+            "verify",
+            tmp_path / "export.ndjson",
+            "--root",
+            root,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stdout
+    assert "the same nonce and client seed refused again and again" in verified.stdout
+
+
+KEYS_ROOT = """
+import json, os
+from fairroll_client import Fairroll
+print(json.dumps({"root": Fairroll(os.environ["FAIRROLL_URL"]).keys()["root"]}))
+"""

@@ -720,3 +720,38 @@ def test_go_checks_the_receipt_and_cosignature_vectors(go_checker: Path) -> None
         {"vkey": request["vkey"], "checkpoints": forgeries, "cosigners": [cosigned["vkey"]]},
     )
     assert all(said[0] for said in checked["cosignatures"]), checked
+
+
+def test_go_checks_the_witness_vector(go_checker: Path) -> None:
+    """docs/vectors/witness.json: each cosignature a witness answered opens for its key
+    in Go, on the note it was asked to cosign; each consistency proof it took holds in
+    Go's tlog, and the bad one it refused does not."""
+    witnessed = json.loads((ROOT / "docs" / "vectors" / "witness.json").read_text())
+    vkey = witnessed["log"].partition("=")[2]
+    sizes: dict[int, str] = {}  # the trees the witness cosigned, by size
+    cosigned, consistency = [], []
+    for step in witnessed["steps"]:
+        head, _, note = step["request"].partition("\n\n")
+        lines = head.split("\n")
+        old = int(lines[0].removeprefix("old "))
+        size = int(note.split("\n")[1])
+        if step["status"] == 200:
+            cosigned.append(note + step["body"])
+            sizes.setdefault(size, note)
+        if old and old < size and step["status"] in (200, 422):
+            consistency.append(({"from": old, "to": size, "proof": lines[1:]}, step["status"]))
+    seen = go_check(
+        go_checker,
+        {
+            "vkey": vkey,
+            "checkpoints": [*sizes.values()],
+            "consistency": [c for c, _ in consistency],
+        },
+    )
+    assert seen["checkpoints"] == [""] * len(sizes)
+    assert [said == "" for said in seen["consistency"]] == [s == 200 for _, s in consistency]
+    checked = go_check(
+        go_checker, {"vkey": vkey, "checkpoints": cosigned, "cosigners": [witnessed["vkey"]]}
+    )
+    assert checked["checkpoints"] == [""] * len(cosigned)
+    assert all(said == [""] for said in checked["cosignatures"]), checked

@@ -35,6 +35,7 @@ LOG = (VECTORS / "log.ndjson").read_bytes()
 ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["12"]
 RECEIPTS = json.loads((VECTORS / "receipts.json").read_text())
 COSIGNED = json.loads((VECTORS / "cosignatures.json").read_text())
+WITNESSED = json.loads((VECTORS / "witness.json").read_text())
 
 
 def test_the_vectors_are_current(tmp_path: Path) -> None:
@@ -165,3 +166,39 @@ def test_the_checkpoint_proofs_and_jcs_cases() -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_forgery_has_its_file(name: str) -> None:
     assert (VECTORS / "bad" / f"{name}.ndjson").exists()
+
+
+def test_the_witness_vector_is_answered_to_the_byte() -> None:
+    """A fresh ``fairroll witness`` answers the vector's add-checkpoint requests, in
+    order, with the status, content type and body the vector holds."""
+    import asyncio  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
+    from fairroll.witness import Witness, parse_log_key  # noqa: PLC0415
+
+    origin, _, vkey = WITNESSED["log"].partition("=")
+    key = Ed25519PrivateKey.from_private_bytes(base64.b64decode(WITNESSED["private_key"]))
+    with tempfile.TemporaryDirectory() as folder:
+        witness = Witness(
+            WITNESSED["name"],
+            key,
+            {origin: [parse_log_key(vkey)]},
+            Path(folder) / "state.json",
+            clock=lambda: WITNESSED["time"],
+        )
+        for step in WITNESSED["steps"]:
+            said = asyncio.run(witness.add_checkpoint(step["request"]))
+            assert (said.status, said.content_type, said.body) == (
+                step["status"],
+                step["content_type"],
+                step["body"],
+            )
+    assert [s["status"] for s in WITNESSED["steps"]] == [200, 422, 200, 200, 400, 409, 409]
+    for step in WITNESSED["steps"]:
+        if step["status"] == 200:
+            note = step["request"].partition("\n\n")[2]
+            assert open_cosignature(note + step["body"], WITNESSED["vkey"]) == WITNESSED["time"]

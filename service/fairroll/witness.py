@@ -26,7 +26,7 @@ import binascii
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,7 @@ class Witness:
     """The witness ``name`` with key ``key``, for the logs ``logs`` (origin -> keys; an
     origin ending in ``*`` stands for every origin it begins, as ``fairroll/*`` for every
     table of a fairroll server), keeping its state in ``state`` (a JSON file: origin ->
-    [size, root hex])."""
+    [size, root hex]); ``clock`` dates its cosignatures (POSIX seconds)."""
 
     def __init__(
         self,
@@ -89,8 +89,11 @@ class Witness:
         key: Ed25519PrivateKey,
         logs: Mapping[str, list[LogKey]],
         state: Path,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
+        self.clock = clock
         self.key = key
         self.logs = dict(logs)
         self.state = state
@@ -143,7 +146,7 @@ class Witness:
                     return Verdict(422, f"the consistency proof does not hold: {exc}\n")
             self._seen[origin] = (size, root.hex())
             self._persist()
-        line = cosign(note, self.name, self.key, int(time.time()))
+        line = cosign(note, self.name, self.key, int(self.clock()))
         return Verdict(200, f"{line}\n")
 
     def _persist(self) -> None:

@@ -27,14 +27,20 @@ export {
   parseStrict,
   PROVES,
   SELECTIVE_REFUSAL,
+  trustedKeys,
   verifyCheckpoint,
   verifyConsistency,
+  verifyCosignature,
   verifyEntries,
   verifyEntry,
+  verifyInclusion,
+  verifyReceipt,
 } from "./vendor/verify.js";
 import { tableEvents, type EventOptions, type TableEvent } from "./events.js";
 import { PlayerSession, type Call, type SessionState } from "./session.js";
 export { PlayerSession, type SessionState, UnfairRollError } from "./session.js";
+import { TableWitness, type WitnessState } from "./witness.js";
+export { type Checked, Equivocation, TableWitness, type WitnessState } from "./witness.js";
 
 /** The version of the API spec this client was generated from (and its own). */
 export const SPEC_VERSION = "0.1.0";
@@ -168,6 +174,12 @@ export function createFairroll(options: FairrollOptions) {
     },
     keys() {
       return answer(api.GET("/v1/keys"));
+    },
+    /** This player as a witness of `table`'s log, trusting keys from the pinned `root`
+     * only (see TableWitness): `await (await dice.witness(table, name, root)).check()`
+     * verifies, proves consistent, cosigns and posts the table's checkpoint. */
+    witness(table: string, name: string, root: string, state?: WitnessState): Promise<TableWitness> {
+      return state ? TableWitness.resume(call, state) : TableWitness.create(call, table, name, root);
     },
     /** Follow a table's entries live (see `tableEvents`). */
     events(table: string, eventOptions: EventOptions = {}): AsyncGenerator<TableEvent> {

@@ -17,16 +17,28 @@ from fairroll_client.client import Fairroll, FairrollError
 from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import PlayerSession, SessionState, UnfairRollError
 from fairroll_client.verify import Verified, verify_export
+from fairroll_client.witness import (
+    Checked,
+    Equivocation,
+    EquivocationError,
+    TableWitness,
+    ViewError,
+)
 
 __all__ = [
     "SPEC_VERSION",
+    "Checked",
+    "Equivocation",
+    "EquivocationError",
     "Event",
     "Fairroll",
     "FairrollError",
     "PlayerSession",
     "SessionState",
+    "TableWitness",
     "UnfairRollError",
     "Verified",
+    "ViewError",
     "parse_events",
     "verify_export",
 ]

@@ -190,6 +190,11 @@ class Fairroll:
 
     # -- plumbing -----------------------------------------------------------------------
 
+    def call(self, method: str, path: str, **options: Any) -> Any:
+        """Any endpoint of the API, its answer as JSON (``FairrollError`` on a problem);
+        ``options`` as httpx takes them (``json``, ``params``)."""
+        return self._json(method, path, **options)
+
     def _json(self, method: str, path: str, **options: Any) -> Any:
         response = self._http.request(method, path, **options)
         self._check(response)

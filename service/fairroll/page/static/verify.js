@@ -432,6 +432,27 @@ export async function importKeys(served) {
   return keys;
 }
 
+/** The keys of a GET /v1/keys answer whose certificate the pinned `root` (a key id
+ * published out of band) signed, imported as `importKeys` does; any other key is left
+ * out, whatever the answer says. */
+export async function trustedKeys(served, root) {
+  const keys = new Map();
+  for (const key of served.keys ?? []) {
+    const certificate = key.certificate;
+    if (!certificate || certificate.certified_by !== root || certificate.key_id !== key.key_id) continue;
+    if (certificate.public_key !== key.public_key) continue;
+    const raw = base64ToBytes(certificate.public_key ?? "");
+    const rootRaw = base64ToBytes(certificate.root_public_key ?? "");
+    if ((await keyIdOf(raw)) !== certificate.key_id || (await keyIdOf(rootRaw)) !== root) continue;
+    const rootKey = await subtle.importKey("raw", rootRaw, { name: "Ed25519" }, false, ["verify"]);
+    const message = encoder.encode(`fairroll/key/v1\n${certificate.key_id}\n${certificate.public_key}\n`);
+    if (!(await subtle.verify({ name: "Ed25519" }, rootKey, base64ToBytes(certificate.signature), message))) continue;
+    const imported = await subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+    keys.set(key.key_id, { key: imported, raw, notAfter: key.not_after });
+  }
+  return keys;
+}
+
 /** Check one entry; `previousHash` is the entry_hash of seq - 1 (64 zeros before seq 1),
  * or null when the previous entry is not at hand (then the link is not checked).
  * Returns {seq, ok, problems: [..], checks: {...}}. */

@@ -1,0 +1,171 @@
+// A player as a witness of one table's log (docs/audit.md, "Cosignatures", in the
+// service's repository): every checkpoint it verified kept, each new one proven
+// consistent with every tree verified before (RFC 9162, GET .../proofs/consistency),
+// cosigned in the C2SP tlog-cosignature format (cosignature/v1) with the player's own
+// Ed25519 key (WebCrypto) and posted; and checkpoints handed over by other players, over a
+// channel the operator does not run (a VTT's own messages), compared: two signed trees of
+// one size are an Equivocation, whose two notes anyone can check
+// (`fairroll verify --equivocation A B`). Keys are trusted only through the pinned root.
+
+import type { Call } from "./session.js";
+import { cosignerVkey, cosignNote, trustedKeys, verifyCheckpoint, verifyConsistency } from "./vendor/verify.js";
+
+/** What a witness keeps (`state()`), to go on with it elsewhere. */
+export interface WitnessState {
+  table: string;
+  name: string;
+  root: string;
+  /** The player's Ed25519 key: PKCS #8 and raw public key, base64. */
+  privateKey: string;
+  publicKey: string;
+  trees: Array<{ size: number; root_hash: string; note: string }>;
+}
+
+/** Two notes of one log, both signed under the pinned root, of two trees of one size. */
+export class Equivocation extends Error {
+  constructor(
+    readonly size: number,
+    readonly first: string,
+    readonly second: string,
+  ) {
+    super(`EQUIVOCATION: two signed trees of size ${size} for one log\n--- first note ---\n${first}--- second note ---\n${second}`);
+    this.name = "Equivocation";
+  }
+}
+
+/** A checkpoint this witness verified and cosigned, and who else cosigned that tree. */
+export interface Checked {
+  size: number;
+  rootHash: string;
+  note: string;
+  cosigned: string;
+  confirmedBy: string[];
+  /** No other player or witness has cosigned this tree (yet): the view is unconfirmed. */
+  unconfirmed: boolean;
+}
+
+const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const unb64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const SIZE = /^\d+$/;
+
+export class TableWitness {
+  private constructor(
+    private readonly call: Call,
+    private readonly s: WitnessState,
+    private readonly key: CryptoKey,
+    readonly vkey: string,
+  ) {}
+
+  /** A witness of `table` with a fresh Ed25519 key, trusting keys from `root` only. */
+  static async create(call: Call, table: string, name: string, root: string): Promise<TableWitness> {
+    const pair = (await globalThis.crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const raw = new Uint8Array(await globalThis.crypto.subtle.exportKey("raw", pair.publicKey));
+    const pkcs8 = new Uint8Array(await globalThis.crypto.subtle.exportKey("pkcs8", pair.privateKey));
+    const state = { table, name, root, privateKey: b64(pkcs8), publicKey: b64(raw), trees: [] };
+    return new TableWitness(call, state, pair.privateKey, await cosignerVkey(name, raw));
+  }
+
+  /** Go on with a kept witness. */
+  static async resume(call: Call, state: WitnessState): Promise<TableWitness> {
+    const key = await globalThis.crypto.subtle.importKey("pkcs8", unb64(state.privateKey), { name: "Ed25519" }, true, ["sign"]);
+    return new TableWitness(call, { ...state, trees: [...state.trees] }, key, await cosignerVkey(state.name, unb64(state.publicKey)));
+  }
+
+  state(): WitnessState {
+    return { ...this.s, trees: [...this.s.trees] };
+  }
+
+  /** Verify the table's current checkpoint, prove it consistent with every tree verified
+   * before, keep it, cosign it and post the cosignature. Throws an Equivocation if the
+   * server now shows another tree of a size verified before. */
+  async check(): Promise<Checked> {
+    const table = encodeURIComponent(this.s.table);
+    const [status, served] = await this.call("GET", `/v1/tables/${table}/checkpoint`);
+    if (status !== 200) throw new Error(`the checkpoint was not served (HTTP ${status})`);
+    const note: string = served.text;
+    const split = await this.compare(note);
+    if (split) throw split;
+    const { size, rootHash } = await this.open(note);
+    const plain = ownLines(note);
+    const cosigned = `${plain}${await cosignNote(plain, this.s.name, this.key, unb64(this.s.publicKey), Math.floor(Date.now() / 1000))}\n`;
+    const [posted, problem] = await this.call("POST", `/v1/tables/${table}/cosignatures`, { vkey: this.vkey, note: cosigned });
+    if (posted !== 201) throw Object.assign(new Error(`the cosignature was refused (HTTP ${posted})`), { problem });
+    const [, listed] = await this.call("GET", `/v1/tables/${table}/cosignatures`);
+    const confirmedBy = [
+      ...new Set<string>(
+        (listed?.cosignatures ?? [])
+          .filter((c: any) => c.vkey !== this.vkey && c.size === size && c.root_hash === rootHash)
+          .map((c: any) => String(c.name)),
+      ),
+    ].sort();
+    return { size, rootHash, note, cosigned, confirmedBy, unconfirmed: confirmedBy.length === 0 };
+  }
+
+  /** Check a checkpoint note, from the server or from another player: signed under the
+   * root and consistent with every tree verified before (the server proves it; throws if
+   * it cannot). Returns the Equivocation if it states another tree for a size verified
+   * before (the note is then not kept); else keeps it and returns null. */
+  async compare(note: string): Promise<Equivocation | null> {
+    const { size, rootHash } = await this.open(note);
+    const kept = this.s.trees.find((t) => t.size === size);
+    if (kept) return kept.root_hash === rootHash ? null : new Equivocation(size, kept.note, note);
+    for (const old of this.s.trees) {
+      if (old.size === 0 || size === 0) continue;
+      const [low, high] = old.size < size ? [old, { size, root_hash: rootHash }] : [{ size, root_hash: rootHash }, old];
+      const [status, proof] = await this.call(
+        "GET",
+        `/v1/tables/${encodeURIComponent(this.s.table)}/proofs/consistency?from=${low.size}&to=${high.size}`,
+      );
+      if (status !== 200) throw new Error(`no consistency proof from ${low.size} to ${high.size} (HTTP ${status})`);
+      try {
+        await verifyConsistency(low.size, high.size, unb64(low.root_hash), unb64(high.root_hash), proof.proof.map(unb64));
+      } catch (error) {
+        throw new Error(
+          `the checkpoint of size ${size} is not consistent with the one of size ${old.size} verified before ` +
+            `(${(error as Error).message}): keep both notes\n${old.note}\n${note}`,
+        );
+      }
+    }
+    this.s.trees.push({ size, root_hash: rootHash, note: ownLines(note) });
+    this.s.trees.sort((a, b) => a.size - b.size);
+    return null;
+  }
+
+  private async open(note: string): Promise<{ size: number; rootHash: string; root: Uint8Array }> {
+    const lines = note.split("\n");
+    if (!lines[0]?.endsWith(`/${this.s.table}`) || !SIZE.test(lines[1] ?? "")) {
+      throw new Error(`the note is not a checkpoint of table ${this.s.table}`);
+    }
+    const [, served] = await this.call("GET", "/v1/keys");
+    const keys = await trustedKeys(served, this.s.root);
+    let last: unknown = new Error("no key certified by the pinned root");
+    for (const keyId of keys.keys()) {
+      try {
+        const opened = await verifyCheckpoint({ text: note, key_id: keyId, size: Number(lines[1]), root_hash: lines[2] }, keys);
+        return { size: opened.size, rootHash: lines[2]!, root: opened.root };
+      } catch (error) {
+        last = error;
+      }
+    }
+    throw last;
+  }
+}
+
+/** The note with only the log's own signature lines (no one's cosignatures). */
+function ownLines(note: string): string {
+  const split = note.indexOf("\n\n");
+  const body = note.slice(0, split + 1);
+  const name = body.slice(0, body.indexOf("\n")).replace(/\/[^/]*$/, "");
+  const own = note
+    .slice(split + 2)
+    .split("\n")
+    .filter((line) => {
+      if (!line.startsWith(`\u2014 ${name} `)) return false;
+      try {
+        return unb64(line.slice(name.length + 3)).length === 68;
+      } catch {
+        return false;
+      }
+    });
+  return `${body}\n${own.map((line) => `${line}\n`).join("")}`;
+}
