@@ -55,12 +55,14 @@ class RedisServer:
         port: int | None = None,
         binary: str | None = None,
         appendfsync: str = "always",
+        appendonly: str = "yes",
         env: dict[str, str] | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.port = port
         self.binary = binary
         self.appendfsync = appendfsync
+        self.appendonly = appendonly
         self.env = env
         self.socket_path = data_dir / "redis.sock"
         self._process: subprocess.Popen[bytes] | None = None
@@ -82,7 +84,7 @@ class RedisServer:
             "--dir",
             str(self.data_dir.resolve()),
             "--appendonly",
-            "yes",
+            self.appendonly,
             "--appendfsync",
             # "always": Redis fsyncs before it answers, so an acknowledged roll survives
             # a host crash (docs/operations.md, "Durability"); a round is one fsync.

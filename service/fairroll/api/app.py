@@ -30,9 +30,10 @@ from fairroll.api.dependencies import DEPENDENCIES
 from fairroll.api.direct import DirectRoutes
 from fairroll.api.headers import DocsPage, security_headers
 from fairroll.api.lifespan import lifespan
+from fairroll.api.limits import refusal
 from fairroll.api.metrics import http_metrics
 from fairroll.api.problems import exception_handlers
-from fairroll.api.protection import rate_limit, request_timeout
+from fairroll.api.protection import rate_limit, request_timeout, send_problem
 from fairroll.api.settings import Settings
 from fairroll.api.strict import StrictDecoders, strict_body
 from fairroll.audit import load_signer
@@ -63,6 +64,7 @@ SERVICE_TAGS = [
 class FairrollApp(Litestar):
     """Litestar, with what every response needs, before routing (so 404s and 405s too):
 
+    - the limits on a request's head (``api.limits``: 431, 414) before anything reads it;
     - the security headers (``api.headers``) on every HTTP response;
     - ``HEAD`` answered on every ``GET`` route: the same status and headers
       (``Content-Length`` included), no body, as RFC 9110 asks of a server;
@@ -82,6 +84,11 @@ class FairrollApp(Litestar):
             await super().__call__(scope, receive, send)
             return
         extra = self.headers_for(scope["path"])
+        refused = refusal(scope)
+        if refused is not None:  # a head too large: nothing is read, routed or recorded
+            status, headers, body = refused
+            await send_problem(send, (status, [*headers, *extra], body))
+            return
         head = scope["method"] == "HEAD"
 
         allow = self._allow(scope["path"]) if scope["method"] == "OPTIONS" else None

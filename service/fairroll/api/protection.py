@@ -53,6 +53,7 @@ from fairroll.audit.keyspace import rate_key, write_key_rate_key
 
 __all__ = [
     "POLICY",
+    "Problem",
     "client_of",
     "cost_of",
     "problem",

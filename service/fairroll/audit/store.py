@@ -23,6 +23,7 @@ from fairroll.audit.entry import (
     Head,
     TablePolicy,
 )
+from fairroll.audit.keyspace import head_key, log_key, signed_key
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.reader import LogReader
 from fairroll.audit.redis.append import Marker
@@ -40,7 +41,7 @@ from fairroll.audit.redis.errors import (
 from fairroll.audit.redis.keyring import KeyRing
 from fairroll.audit.redis.maintenance import Maintenance
 from fairroll.audit.redis.tables import Tables
-from fairroll.audit.redis.tips import FenceAlarm, Tips
+from fairroll.audit.redis.tips import FenceAlarm, Tips, parse_head
 from fairroll.audit.redis.verified import VerifiedStates
 from fairroll.audit.signing import PublicKey, Signer
 
@@ -130,6 +131,33 @@ class AuditStore(LogReader):
 
     async def head(self, table: str) -> Head:
         return await self.tips.head(table)
+
+    async def read_head(self, table: str) -> tuple[Head, TableFencedError | None]:
+        """The head as Redis holds it, for reading what a table's log holds, and why
+        appends to the table are stopped (None: they are not): a stopped table's
+        surviving log stays readable, marked stopped."""
+        try:
+            return await self.tips.head(table), None
+        except TableFencedError as stopped:
+            return parse_head(await self.redis.get(head_key(table)) or b""), stopped
+
+    async def log_length(self, table: str) -> tuple[int, int]:
+        """How many entries the table's log holds (after its archive base), and its
+        head's seq, read together (one transaction)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.xlen(log_key(table))
+        pipe.get(head_key(table))
+        length, head = await pipe.execute()
+        return int(length), parse_head(head or b"").seq
+
+    async def last_signed(self, table: str) -> tuple[int, bytes] | None:
+        """The size and root of the last checkpoint this log's server signed (every
+        round's, and every ``GET .../checkpoint``'s), None if none was."""
+        raw = await self.redis.get(signed_key(table))
+        if not raw:
+            return None
+        size, _, root = (raw.decode() if isinstance(raw, bytes) else str(raw)).partition(" ")
+        return int(size), bytes.fromhex(root)
 
     # Keys
 

@@ -170,6 +170,9 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: False: the verification stopped short of the log's head (the server's own,
     #: incremental: ``play.verification``); the report is of the part verified so far.
     complete: bool = True
+    #: The server stopped appends to this table (its log went back or was rewritten):
+    #: why. The report is of what survives (the server's own verification only).
+    stopped: str | None = None
 
 
 class DuplicateKeyError(ValueError):
@@ -652,6 +655,10 @@ class Trust:
     #: the log published (or ``keys`` names) and had not retired; the entries'
     #: signatures are then not checked one by one (one signature instead of one each).
     covered_by: Checkpoint | None = None
+    #: The lines may stop before the log's end (one part of it, ``verify_run``'s
+    #: ``resume``): kept checkpoints and receipts beyond the last line are checked by the
+    #: part that reaches them, not taken for a truncation.
+    open_end: bool = False
 
     @classmethod
     def published(cls, public_keys: Iterable[PublicKeyLike], **rest: Any) -> Trust:
@@ -723,6 +730,8 @@ class VerifiedState(msgspec.Struct, frozen=True, kw_only=True):
     sessions: list[SessionState]
     v1_nonces: list[tuple[str, int]]
     v1_unrevealed: int
+    #: The seqs epochs declared lost, as (lost_after, resume_after) spans.
+    gaps: list[tuple[int, int]] = []
 
 
 def verify_run(
@@ -770,6 +779,7 @@ class _Run:
         self.check: _Verifier | None = None
         self.count = 0
         self.epochs = 0
+        self.gaps: list[tuple[int, int]] = []
         self.first_seq: int | None = None
         self.prev: dict[str, Any] | None = None
         self.frontier: Frontier | None = None
@@ -821,6 +831,7 @@ class _Run:
             )
             session.last, session.partial, session.pending = s.last, s.partial, list(s.pending)
         self.count, self.epochs, self.first_seq = state.count, state.epochs, state.first_seq
+        self.gaps = list(state.gaps)
         self.prev = {"seq": state.seq, "entry_hash": state.entry_hash, "table": state.table}
 
     def entry(self, line: bytes | str) -> None:
@@ -850,6 +861,8 @@ class _Run:
                     "signed: rewritten or forked",
                 )
         self.epochs += entry["mechanic"] == EPOCH_MECHANIC
+        if prev is not None and seq > prev["seq"] + 1:  # a gap an epoch declared
+            self.gaps.append((prev["seq"], seq - 1))
         if seq in self.expected and entry["entry_hash"] != self.expected[seq]:
             raise _BadEntryError(
                 seq,
@@ -886,7 +899,7 @@ class _Run:
             _check_head(self.prev, head)
         last = self.prev["seq"] if self.prev else 0
         beyond = [seq for seq in [*self.expected, *self.expected_roots] if seq > last]
-        if beyond:
+        if beyond and not self.trust.open_end:
             raise _BadEntryError(
                 last + 1,
                 f"the log ends at seq {last}, but a checkpoint or receipt saw seq "
@@ -950,6 +963,7 @@ class _Run:
             ],
             v1_nonces=sorted(check.v1_nonces),
             v1_unrevealed=check.v1_unrevealed,
+            gaps=list(self.gaps),
         )
 
 

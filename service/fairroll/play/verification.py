@@ -12,6 +12,11 @@ again to go on. Entries that no longer chain on the kept state (an epoch replace
 lost tail, or the log was rewritten) drop the state, and the log is verified from the
 start: the state is a head start, never a reason to believe anything.
 
+The log must also hold the tree of the last checkpoint this server signed (every
+round's, every ``GET .../checkpoint``'s): a head moved back behind it, or another tree
+at its size, is named. A stopped table (``TableFencedError``: its log went back) is
+verified as far as its log survives, and the report says it is stopped.
+
 This is the operator's check of its own store: a player verifies offline, trusting
 nothing the server says (``docs/audit.md``).
 """
@@ -27,12 +32,15 @@ from collections.abc import Iterator
 import msgspec
 
 from fairroll.audit import AuditStore, Trust, VerifyReport, merkle, verify_checkpoint
+from fairroll.audit.entry import Head
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.sessions import SeedSessions
 from fairroll.audit.verify import VerifiedState, verify_run
 from fairroll.mechanics import replay_entry
 
-__all__ = ["verify_table"]
+__all__ = ["MOVED_BACK", "verify_table"]
+
+MOVED_BACK = "its head moved back (entries were deleted)"
 
 
 async def verify_table(
@@ -41,7 +49,38 @@ async def verify_table(
     """Verify ``table`` on from its kept state (``full``: from the start) for at most
     about ``budget`` seconds."""
     deadline = time.monotonic() + budget
-    head, _ = await store.tip(table)
+    head, stopped = await store.read_head(table)
+    report = await _verify(store, sessions, table, head, deadline, full=full)
+    if stopped is not None:
+        return msgspec.structs.replace(report, stopped=stopped.args[0])
+    if report.first_bad_seq == head.seq + 1 and MOVED_BACK in (report.reason or ""):
+        # Every process's append refuses a table behind its last signed checkpoint.
+        why = f"table {table!r} is stopped: {report.reason}; nothing can be appended"
+        return msgspec.structs.replace(report, stopped=why)
+    return report
+
+
+async def _verify(
+    store: AuditStore,
+    sessions: SeedSessions,
+    table: str,
+    head: Head,
+    deadline: float,
+    *,
+    full: bool,
+) -> VerifyReport:
+    signed = await store.last_signed(table)
+    if signed is not None and signed[0] > head.seq:
+        return VerifyReport(
+            ok=False,
+            entries=0,
+            last_seq=head.seq,
+            first_bad_seq=head.seq + 1,
+            reason=f"the log ends at seq {head.seq}, but this server signed a checkpoint of "
+            f"size {signed[0]}: {MOVED_BACK}",
+            signatures_checked=True,
+            outcomes_replayed=False,
+        )
     base = await store.base(table)
     published = Trust.published(await store.public_keys())
     keys = published.keys or {}
@@ -63,6 +102,9 @@ async def verify_table(
         if base is not None and base.frontier is not None
         else None,
         root=store.root_key_id,
+        # The log must still hold the tree this server last signed a checkpoint of.
+        roots=[signed] if signed is not None and signed[0] else [],
+        open_end=True,  # a part at a time: the head is checked once it is reached
     )
     kept = None if full else await store.verified.load(table)
     if kept is not None and not await _still_holds(store, table, head.seq, kept):
@@ -73,6 +115,14 @@ async def verify_table(
         # further on is the log's, and is answered as it is, every time.)
         await store.verified.drop(table)
         report, state, complete = await _run(store, table, head.seq, trust, None, deadline)
+    if report.ok and complete and state is not None and kept is not None:
+        held, now = await store.log_length(table)
+        held -= max(0, now - head.seq)  # rolls appended since this verification began
+        if held != _entries_needed(state, head.seq, base.size if base is not None else 0):
+            # Entries the kept state vouched for are gone from the log (deleted under
+            # their chain and tree): verify the log from the start to name the first.
+            await store.verified.drop(table)
+            report, state, complete = await _run(store, table, head.seq, trust, None, deadline)
     if state is not None:
         await store.verified.keep(table, state)
     if not report.ok:
@@ -80,9 +130,16 @@ async def verify_table(
     if not complete:
         return msgspec.structs.replace(report, complete=False)
     # At the head: the report of the whole log, with the head the store recorded.
-    whole = dataclasses.replace(trust, head=(head.seq, head.entry_hash))
+    whole = dataclasses.replace(trust, head=(head.seq, head.entry_hash), open_end=False)
     final, _ = verify_run([], whole, replay=replay_entry, resume=state)
     return final
+
+
+def _entries_needed(state: VerifiedState, head: int, base: int) -> int:
+    """The entries a log whose seqs run base + 1 .. head holds, but for those epochs
+    declared lost."""
+    lost = sum(max(0, until - max(after, base)) for after, until in state.gaps)
+    return head - base - lost
 
 
 async def _still_holds(store: AuditStore, table: str, head: int, kept: VerifiedState) -> bool:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import ResponseHeader
 from litestar.exceptions import ClientException, NotFoundException, ServiceUnavailableException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
@@ -179,6 +180,9 @@ class EntryPage(msgspec.Struct, frozen=True, kw_only=True):
     entries: list[Entry]
     words: list[Words | None]
     next_after: int | None
+    #: Appends to the table are stopped (its log went back or was rewritten): why. What
+    #: survives is still served.
+    stopped: str | None = None
 
 
 TreeSize = Annotated[
@@ -209,6 +213,14 @@ class ConsistencyProof(msgspec.Struct, frozen=True, kw_only=True):
 
 def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
+
+
+#: On an export of a table whose appends are stopped: why.
+STOPPED_HEADER = "Fairroll-Table-Stopped"
+
+
+def _ascii(text: str) -> str:
+    return text.encode("ascii", "replace").decode().replace("\n", " ")
 
 
 def _wants_note(request: Request[Any, Any, Any]) -> bool:
@@ -248,7 +260,7 @@ class TablesController(Controller):
         after: After = 0,
         limit: Limit = 100,
     ) -> Response[EntryPage]:
-        head = await store.head(table)
+        head, stopped = await store.read_head(table)
         entries = await store.entries(table, after=after, limit=limit)
         last = entries[-1].seq if entries else after
         page = EntryPage(
@@ -257,6 +269,7 @@ class TablesController(Controller):
             entries=entries,
             words=[words_or_none(e.mechanic, e.request, e.outcome) for e in entries],
             next_after=last if entries and last < head.seq else None,
+            stopped=stopped.args[0] if stopped is not None else None,
         )
         return cached(request, msgspec.json.encode(page), "application/json")
 
@@ -326,8 +339,18 @@ class TablesController(Controller):
         "/export",
         operation_id="exportTable",
         summary="Export a table's audit trail (or a seq range) as NDJSON, one entry a line",
+        description="A table whose appends are stopped (its log went back or was "
+        "rewritten) is still exported as far as its log survives, with the "
+        "`Fairroll-Table-Stopped` header saying why.",
         media_type="application/x-ndjson",
         responses=problem_responses(400, 422, 429, 503),
+        response_headers=[
+            ResponseHeader(
+                name=STOPPED_HEADER,
+                description="Appends to the table are stopped: why (absent otherwise).",
+                documentation_only=True,
+            )
+        ],
     )
     async def export(
         self,
@@ -341,13 +364,15 @@ class TablesController(Controller):
                 f"to_seq ({to_seq}) is before from_seq ({from_seq}): no entry is in that range",
                 field="to_seq",
             )
-        await store.head(table)  # answer 503 before streaming when Redis is down
+        # 503 before streaming when Redis is down; a stopped table's log is still served.
+        _, stopped = await store.read_head(table)
 
         async def lines() -> AsyncIterator[bytes]:
             async for raw in store.raw_entries(table, after=from_seq - 1, until=to_seq):
                 yield raw + b"\n"
 
-        return Stream(lines(), media_type="application/x-ndjson")
+        headers = {STOPPED_HEADER: _ascii(stopped.args[0])} if stopped is not None else {}
+        return Stream(lines(), media_type="application/x-ndjson", headers=headers)
 
     @post(
         "/seeds",

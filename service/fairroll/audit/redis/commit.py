@@ -73,7 +73,7 @@ from fairroll.audit.redis.append import (
     script_result,
 )
 from fairroll.audit.redis.connection import AnyRedis, pipelined, send_batch, wait_ms
-from fairroll.audit.redis.durability import DurabilityWatch
+from fairroll.audit.redis.durability import DurabilityWatch, config_holds
 from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
     AppendConflictError,
@@ -561,19 +561,35 @@ class GroupCommit:
         confirmations: list[tuple[Any, ...]] = []
         if mode == "waitaof":
             confirmations.append(("WAITAOF", 1, 0, timeout_ms))
+        elif mode == "fsync-always":
+            # What the mode rests on, read after the round's writes in the same round
+            # trip: a Redis restarted, failed over or reconfigured without it acks nothing.
+            confirmations += [("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync")]
         if replicas:
             # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
             # about once a second: WAITAOF's replica count would slow every round.
             confirmations.append(("WAIT", replicas, timeout_ms))
         try:
-            results = await send_batch(self.redis, [*calls, *confirmations])
+            replies = await send_batch(self.redis, [*calls, *confirmations])
         except RedisError as exc:  # the connection failed: every batch failed
+            self.durability.forget()
             return [exc] * len(calls), None
+        results, checks = replies[: len(calls)], replies[len(calls) :]
         confirmed: str | None = None
-        if replicas:
-            confirmed = _unconfirmed("wait", results.pop(), replicas)
         if mode == "waitaof":
-            confirmed = _unconfirmed("waitaof", results.pop(), replicas) or confirmed
+            confirmed = _unconfirmed("waitaof", checks.pop(0), replicas)
+        elif mode == "fsync-always":
+            appendonly, appendfsync = checks.pop(0), checks.pop(0)
+            if not config_holds(appendonly, appendfsync):
+                confirmed = (
+                    "Redis no longer fsyncs every write (appendonly, appendfsync changed: "
+                    "a restart, a failover or a reconfiguration); the round may have been "
+                    "recorded, and rolls are refused until it is durable again"
+                )
+        if replicas:
+            confirmed = confirmed or _unconfirmed("wait", checks.pop(0), replicas)
+        if confirmed is not None:
+            self.durability.forget()
         return results, confirmed
 
 

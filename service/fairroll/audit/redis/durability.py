@@ -21,8 +21,16 @@ for replicas, on that many replicas too). What makes that so depends on the serv
     Anything else (no AOF, or ``everysec`` on a server without WAITAOF). Appends are
     refused (503) unless the operator accepted it with ``FAIRROLL_DURABILITY=memory``.
 
-The mode is probed when the store first appends and again at most every
-``PROBE_SECONDS`` and on every ``/readyz``; ``/readyz`` says which mode is in force.
+The mode is probed when the store first appends, again at most every ``PROBE_SECONDS``
+and on every ``/readyz``, and at once after a round whose durability was not confirmed;
+while appends are refused it is probed every ``REFUSING_PROBE_SECONDS``, so they resume
+within a second of Redis being durable again. And every round re-checks what its mode
+rests on, in the same round trip, before it is acknowledged: ``WAITAOF`` itself in
+``waitaof`` (it fails on a Redis without AOF, or one too old for it: a restart, a
+failover to another server), and in ``fsync-always`` ``CONFIG GET appendonly`` and
+``appendfsync`` after the round's script calls, so a Redis restarted or failed over
+to one without ``appendfsync always``, or reconfigured at run time, has no round
+acknowledged (503, "may have been recorded"); ``/readyz`` says which mode is in force.
 On Redis Cluster every primary is probed and the weakest answer counts, and only
 ``fsync-always`` is durable there: WAITAOF and WAIT confirm the writes of the connection
 they are sent on, and the cluster client gives no way to send them on the connection
@@ -39,9 +47,19 @@ import msgspec
 from redis.asyncio import RedisCluster
 from redis.exceptions import ResponseError
 
-__all__ = ["PROBE_SECONDS", "Durability", "DurabilityWatch", "Mode", "probe"]
+__all__ = [
+    "PROBE_SECONDS",
+    "REFUSING_PROBE_SECONDS",
+    "Durability",
+    "DurabilityWatch",
+    "Mode",
+    "config_holds",
+    "probe",
+]
 
 PROBE_SECONDS = 30.0
+#: How often the mode is probed while appends are refused (it is not durable).
+REFUSING_PROBE_SECONDS = 0.5
 
 Mode = Literal["waitaof", "fsync-always", "unsafe"]
 
@@ -124,7 +142,13 @@ class DurabilityWatch:
 
     def due(self) -> bool:
         """Whether the next round must probe first."""
-        return time.monotonic() - self._probed_at >= PROBE_SECONDS
+        refusing = self.current is not None and not self.current.accepted
+        every = REFUSING_PROBE_SECONDS if refusing else PROBE_SECONDS
+        return time.monotonic() - self._probed_at >= every
+
+    def forget(self) -> None:
+        """A round's durability was not confirmed: probe again before the next round."""
+        self._probed_at = -PROBE_SECONDS
 
     async def probe(self) -> Durability:
         """Ask Redis what an acknowledged append is worth now."""
@@ -133,6 +157,23 @@ class DurabilityWatch:
         )
         self._probed_at = time.monotonic()
         return self.current
+
+
+def config_holds(appendonly: object, appendfsync: object) -> bool:
+    """Whether the ``CONFIG GET appendonly`` and ``appendfsync`` replies a round carries
+    still say what ``fsync-always`` rests on: ``yes`` and ``always``."""
+    return _setting(appendonly) == "yes" and _setting(appendfsync) == "always"
+
+
+def _setting(reply: object) -> str | None:
+    """A one-setting ``CONFIG GET`` reply's value (a dict in RESP3, a pair in RESP2)."""
+    if isinstance(reply, dict):
+        values = list(reply.values())
+    elif isinstance(reply, list | tuple) and len(reply) == 2:  # RESP2: name, value
+        values = [reply[1]]
+    else:
+        return None
+    return _text(values[0]) if len(values) == 1 else None
 
 
 async def _each_primary(redis: Any, *command: str) -> list[dict[str, Any]]:

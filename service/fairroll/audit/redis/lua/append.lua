@@ -21,8 +21,9 @@
 -- a renew is taken only at its end.
 --
 -- Replies: {1, head} stored; {0, head, key states, frontier...} the head moved (re-chain
--- on it); {2, head} the anchor is gone or changed (the log went back or was forked: stop);
--- {3, i, marker} entry i's Idempotency-Key is already done; {4, i, why, nonce} entry i's
+-- on it); {2, head} the anchor is gone or changed (the log went back or was forked: stop),
+-- or the entry the head names is not the log's last (its tail deleted: stop); {3, i,
+-- marker} entry i's Idempotency-Key is already done; {4, i, why, nonce} entry i's
 -- claim is refused (unknown, exists, revealed, spent or moved: the session is at nonce); {5,
 -- head} the tree does not match the head (a table from before trees). Nothing is stored
 -- unless the reply is 1. (A batch never carries one key twice.)
@@ -41,6 +42,13 @@ if ARGV[3] ~= '0' and ARGV[4] ~= head then
 end
 if head ~= ARGV[1] then
   return frontier(seq_of(head), {0, head, redis.call('HGETALL', KEYS[5])})
+end
+-- The entry the head names must be the log's last: a tail deleted under an unchanged
+-- head would have the batch appended after a hole. Fail closed, as the log going back.
+local at = seq_of(head)
+if at > tonumber(redis.call('HGET', KEYS[3], 'seq') or '0') then
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if #last == 0 or last[1][1] ~= at .. '-0' then return {2, head} end
 end
 if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
 local signed = redis.call('GET', KEYS[6])
