@@ -133,6 +133,11 @@ class SeedSessions:
         self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
         #: Chains in use here, by (table, seed_id, anchor): immutable, so safe to keep.
         self._chains: OrderedDict[tuple[str, str, str], HashChain] = OrderedDict()
+        #: Sessions as this process last saw them roll, so a roll needs no read first.
+        #: The append's claim is the authority (the nonce it takes must follow the one in
+        #: Redis, within the chain in Redis): a stale state is refused, forgotten, and
+        #: read afresh.
+        self._states: OrderedDict[tuple[str, str], SessionState] = OrderedDict()
 
     @asynccontextmanager
     async def hold(self, table: str, seed_id: str) -> AsyncIterator[None]:
@@ -228,6 +233,7 @@ class SeedSessions:
             commitment=chain.anchor,
             length=state.length,
         )
+        self.forget(table, seed_id)
         await self.store.append(Draft.statement(table, RENEW_MECHANIC, request, claim))
         self._remember(table, seed_id, chain.anchor, chain)
 
@@ -250,7 +256,33 @@ class SeedSessions:
         while len(self._chains) > CACHED_CHAINS:
             self._chains.popitem(last=False)
 
-    async def state(self, table: str, seed_id: str) -> SessionState:
+    async def state(self, table: str, seed_id: str, *, cached: bool = False) -> SessionState:
+        """The session as Redis holds it; ``cached``: as this process last saw it roll,
+        if it did (for a roll, whose append checks it)."""
+        key = (table, seed_id)
+        if cached and (known := self._states.get(key)) is not None:
+            self._states.move_to_end(key)
+            return known
+        state = await self._read(table, seed_id)
+        if cached:
+            self._keep(key, state)
+        return state
+
+    def rolled(self, table: str, seed_id: str, state: SessionState, nonce: int) -> None:
+        """A roll with ``nonce`` was recorded in the session ``state`` describes."""
+        self._keep((table, seed_id), msgspec.structs.replace(state, nonce=nonce))
+
+    def forget(self, table: str, seed_id: str) -> None:
+        """The session moved (another process rolled, renewed or revealed it)."""
+        self._states.pop((table, seed_id), None)
+
+    def _keep(self, key: tuple[str, str], state: SessionState) -> None:
+        self._states[key] = state
+        self._states.move_to_end(key)
+        while len(self._states) > CACHED_CHAINS:
+            self._states.popitem(last=False)
+
+    async def _read(self, table: str, seed_id: str) -> SessionState:
         raw = await self.redis.hmget(
             session_key(table, seed_id),
             ["nonce", "server_seed", "commitment", "revealed", "used", "start", "length"],
@@ -276,6 +308,7 @@ class SeedSessions:
         """Close the session with a ``session.reveal`` entry publishing its server seed
         (idempotent: a revealed session answers its status). With ``idle_before`` (ms),
         only a session unused since then is revealed; else its status is returned."""
+        self.forget(table, seed_id)
         async with self.hold(table, seed_id):
             for _ in range(ATTEMPTS):
                 state = await self.state(table, seed_id)

@@ -21,7 +21,7 @@ from fairroll.audit import (
     StoreUnavailableError,
 )
 from fairroll.audit.entry import Claim
-from fairroll.audit.sessions import SeedSessions, SessionError
+from fairroll.audit.sessions import SeedSessions, SessionError, SessionState
 from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker, Recorded
 from fairroll.mechanics import Mechanic
 from fairroll.play.envelope import RollEnvelope, SessionRef, receipt_of
@@ -239,47 +239,30 @@ class Roller:
         async with self.sessions.hold(table, ref.seed_id):
             for _ in range(SESSION_ATTEMPTS):
                 try:
-                    state = await self.sessions.state(table, ref.seed_id)
+                    state = await self.sessions.state(table, ref.seed_id, cached=True)
                 except SessionError as exc:
                     raise NotFoundError(str(exc)) from None
                 if state.revealed:
+                    self.sessions.forget(table, ref.seed_id)
                     raise _revealed(ref.seed_id)
                 nonce = state.nonce + 1
                 if not isinstance(ref.nonce, UnsetType) and ref.nonce != nonce:
+                    fresh = await self.sessions.state(table, ref.seed_id)
+                    if fresh != state:  # this process's view was behind: go on from Redis's
+                        self.sessions.forget(table, ref.seed_id)
+                        continue
                     raise NonceConflictError(ref.seed_id, ref.nonce, nonce)
                 if state.spent:  # the chain is used up: commit the next one, then roll
                     with contextlib.suppress(ClaimRefusedError):  # renewed elsewhere first
                         await self.sessions.renew(table, ref.seed_id, state)
                     continue
-                link = None
-                server_seed = state.server_seed
-                if state.length:  # a hash chain: this roll reveals its own link
-                    link = server_seed = self.sessions.link(table, ref.seed_id, state, nonce)
-                source = SeededDice(committed_seed(server_seed, ref.client_seed, nonce))
-                outcome = mechanic.resolve(mechanic_input, source)
-                draft = Draft(
-                    table=table,
-                    mechanic=mechanic.name,
-                    request=mechanic_input,
-                    source="committed",
-                    # The seed embeds the server seed (commit-reveal): it stays out until
-                    # the reveal. A chain's link is in the session.
-                    seed=None,
-                    dice=source.dice,
-                    outcome=outcome,
-                    session=Session(
-                        seed_id=ref.seed_id,
-                        commitment=state.commitment,
-                        client_seed=ref.client_seed,
-                        nonce=nonce,
-                        link=link,
-                        first_nonce=state.start if link is not None else None,
-                    ),
-                    claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
+                link, outcome, draft = self._in_session(
+                    mechanic, table, mechanic_input, ref, state, nonce
                 )
                 try:
                     rolled = Rolled(outcome, *await self._append(mechanic, draft, marker))
                 except ClaimRefusedError as exc:
+                    self.sessions.forget(table, ref.seed_id)
                     if exc.why == "revealed":
                         raise _revealed(ref.seed_id) from None
                     if exc.why == "unknown":
@@ -291,6 +274,10 @@ class Roller:
                     if not isinstance(ref.nonce, UnsetType):
                         raise NonceConflictError(ref.seed_id, ref.nonce, exc.nonce + 1) from None
                     continue
+                except BaseException:
+                    self.sessions.forget(table, ref.seed_id)  # it may have been recorded
+                    raise
+                self.sessions.rolled(table, ref.seed_id, state, nonce)
                 if link is not None and nonce == state.start + state.length - 1:
                     # The chain's last link is used: commit the next chain now, before any
                     # request for it is seen, so a client can draw its next client seed
@@ -303,6 +290,45 @@ class Roller:
             f"seed session {ref.seed_id} is too busy: other rolls kept taking its next nonce; "
             "nothing was recorded"
         )
+
+    def _in_session(
+        self,
+        mechanic: Mechanic[InputT, OutcomeT],
+        table: str,
+        mechanic_input: InputT,
+        ref: SessionRef,
+        state: SessionState,
+        nonce: int,
+    ) -> tuple[str | None, OutcomeT, Draft]:
+        """The roll with ``nonce`` in the session: the link it reveals (a chain), its
+        outcome and its draft, with the claim its append makes."""
+        link = None
+        server_seed = state.server_seed
+        if state.length:  # a hash chain: this roll reveals its own link
+            link = server_seed = self.sessions.link(table, ref.seed_id, state, nonce)
+        source = SeededDice(committed_seed(server_seed, ref.client_seed, nonce))
+        outcome = mechanic.resolve(mechanic_input, source)
+        draft = Draft(
+            table=table,
+            mechanic=mechanic.name,
+            request=mechanic_input,
+            source="committed",
+            # The seed embeds the server seed (commit-reveal): it stays out until
+            # the reveal. A chain's link is in the session.
+            seed=None,
+            dice=source.dice,
+            outcome=outcome,
+            session=Session(
+                seed_id=ref.seed_id,
+                commitment=state.commitment,
+                client_seed=ref.client_seed,
+                nonce=nonce,
+                link=link,
+                first_nonce=state.start if link is not None else None,
+            ),
+            claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
+        )
+        return link, outcome, draft
 
     async def _append(
         self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
