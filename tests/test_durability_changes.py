@@ -29,7 +29,8 @@ class Load:
 
     def __init__(self, url: str, lanes: int = 4) -> None:
         self.url = url
-        self.answers: list[tuple[float, int]] = []
+        #: (sent, answered, status) of every roll.
+        self.answers: list[tuple[float, float, int]] = []
         self.running = True
         self.threads = [threading.Thread(target=self.lane, args=(i,)) for i in range(lanes)]
         for thread in self.threads:
@@ -38,13 +39,14 @@ class Load:
     def lane(self, i: int) -> None:
         with httpx.Client(base_url=self.url, timeout=5) as http:
             while self.running:
+                sent = time.monotonic()
                 try:
                     status = http.post(
                         "/v1/fbc/rolls", json={**BODY, "table": f"d-{i}"}
                     ).status_code
                 except httpx.HTTPError:
                     status = 0
-                self.answers.append((time.monotonic(), status))
+                self.answers.append((sent, time.monotonic(), status))
 
     def stop(self) -> None:
         self.running = False
@@ -52,12 +54,15 @@ class Load:
             thread.join(10)
 
     def acked(self, start: float, end: float) -> int:
-        return sum(1 for at, status in self.answers if start <= at <= end and status == 200)
+        """Rolls sent after ``start`` (so never to the Redis before it) and answered 200
+        before ``end``."""
+        return sum(
+            1 for sent, at, status in self.answers if sent >= start and at <= end and status == 200
+        )
 
     def first_ack_after(self, start: float) -> float | None:
-        return next(
-            (at - start for at, status in self.answers if at >= start and status == 200), None
-        )
+        later = (at - start for _, at, status in self.answers if at >= start and status == 200)
+        return next(later, None)
 
 
 @pytest.fixture
@@ -109,5 +114,5 @@ def test_no_roll_is_acknowledged_on_a_redis_restarted_without_durability(
         assert resumed is not None and resumed < 1.0, resumed
     finally:
         load.stop()
-    refused = sum(1 for _, status in load.answers if status == 503)
+    refused = sum(1 for _, _, status in load.answers if status == 503)
     assert refused > 0  # the rolls in the gaps were refused, not lost in silence

@@ -183,3 +183,21 @@ def test_an_operator_opens_a_new_epoch_the_log_records(
             assert (broken["ok"], broken["first_bad_seq"]) == (False, 2)
     finally:
         restarted.stop()
+
+
+@pytest.mark.slow
+def test_a_failover_under_load_loses_no_acknowledged_roll_with_a_replica_required() -> None:
+    """A primary, one replica and a Sentinel; fairroll follows the primary through the
+    Sentinel. The primary is killed mid-load, the replica promoted, the old primary back
+    as its replica: with FAIRROLL_REQUIRE_REPLICAS=1 every acknowledged roll is on the
+    new primary, none forked or doubled, and rolls go on there. Without it, what the
+    replica had not received is lost, and the fence stops those tables: no seq is
+    issued twice either way."""
+    [held] = faults("--faults", "failover", "--replicas", "1", "--seconds", "5")
+    assert held["acked"] > 50, held
+    assert (held["lost"], held["forked"], held["double"], held["stuck"]) == (0, 0, 0, 0), held
+    after = int(next(n for n in held["notes"] if "after the promotion" in n).split()[0])
+    assert after > 0, held  # rolls resumed on the new primary
+    [bare] = faults("--faults", "failover", "--replicas", "0", "--seconds", "3")
+    assert (bare["forked"], bare["double"]) == (0, 0), bare
+    assert bare["lost"] == 0 or bare["stopped"] > 0, bare

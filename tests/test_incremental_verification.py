@@ -19,28 +19,42 @@ from fairroll.audit import Trust, verify_entries
 from fairroll.audit.keyspace import log_key, verified_key
 from fairroll.audit.reader import stored_json
 from fairroll.mechanics import replay_entry
-from fairroll.redis_server import RedisServer
+from fairroll.redis_server import RedisServer, free_port
 from support import LiveServer
 
 BODY = {"a": {"attribute": 16, "talents": 2}, "b": {"attribute": 12}}
 
 
 @pytest.fixture(scope="module")
-def server(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    # Its own Redis: thousands of rolls must not slow the shared one's other tests.
+    with RedisServer(tmp_path_factory.mktemp("incremental-redis"), port=free_port()) as redis:
+        yield redis
+
+
+@pytest.fixture(scope="module")
+def server(private_redis: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # A calculation deadline of 1 s: a verification reads for half of it, then answers.
     live = LiveServer(
-        redis_server.url,
+        private_redis.url,
         tmp_path_factory.mktemp("incremental") / "server.log",
-        env={"FAIRROLL_REDIS_TIMEOUT": "2", "FAIRROLL_COMPUTE_TIMEOUT": "1"},
+        env={"FAIRROLL_REDIS_TIMEOUT": "5", "FAIRROLL_COMPUTE_TIMEOUT": "1"},
     )
     yield live.url
     live.stop()
 
 
+@pytest.fixture
+def redis_client(private_redis: RedisServer) -> Iterator[Redis]:
+    client = Redis.from_url(private_redis.url)
+    yield client
+    client.close()
+
+
 def roll(url: str, table: str, count: int) -> None:
     async def run() -> None:
         async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-            semaphore = asyncio.Semaphore(32)
+            semaphore = asyncio.Semaphore(8)
 
             async def one() -> None:
                 async with semaphore:

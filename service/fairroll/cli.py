@@ -316,7 +316,7 @@ def _run_verify(args: argparse.Namespace) -> int:
 def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) -> int:
     from fairroll.redis_server import RedisServer  # noqa: PLC0415 - only serve needs it
 
-    if os.environ.get("REDIS_URL"):
+    if os.environ.get("REDIS_URL") or os.environ.get("FAIRROLL_SENTINELS"):
         from fairroll.api.settings import Settings  # noqa: PLC0415
 
         try:
@@ -465,7 +465,7 @@ def _operator_store() -> AuditStore | int:
     from fairroll.api.settings import Settings  # noqa: PLC0415
     from fairroll.audit import AuditStore, connect_redis  # noqa: PLC0415
 
-    if not os.environ.get("REDIS_URL"):
+    if not (os.environ.get("REDIS_URL") or os.environ.get("FAIRROLL_SENTINELS")):
         print("error: set REDIS_URL to the audit store", file=sys.stderr)
         return 2
     settings = Settings.from_env()

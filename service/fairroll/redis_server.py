@@ -57,12 +57,15 @@ class RedisServer:
         appendfsync: str = "always",
         appendonly: str = "yes",
         env: dict[str, str] | None = None,
+        extra: list[str] | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.port = port
         self.binary = binary
         self.appendfsync = appendfsync
         self.appendonly = appendonly
+        #: More redis-server arguments (``--replicaof host port``).
+        self.extra = list(extra or [])
         self.env = env
         self.socket_path = data_dir / "redis.sock"
         self._process: subprocess.Popen[bytes] | None = None
@@ -96,6 +99,7 @@ class RedisServer:
             "--protected-mode",
             "yes",
         ]
+        args += self.extra
         if self.port is None:
             args += ["--unixsocket", str(self.socket_path.resolve()), "--unixsocketperm", "600"]
         log = (self.data_dir / "redis.log").open("ab")

@@ -43,6 +43,7 @@ from fairroll.spec.examples import attach_examples
 from fairroll.spec.openapi import (
     FinishedDocument,
     declare_closed_objects,
+    declare_head_limits,
     declare_integer_bounds,
     declare_links,
     declare_ndjson,
@@ -227,6 +228,7 @@ def _document(app: Litestar) -> None:
     declare_response_fields(app)
     declare_integer_bounds(app)
     declare_roll_headers(app)
+    declare_head_limits(app)
     declare_links(app)
     declare_ndjson(app)
     attach_examples(app)

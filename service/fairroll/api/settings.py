@@ -17,7 +17,10 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 class Settings:
     """How one fairroll process runs.
 
-    ``redis_url``: the audit store (``redis://``, ``rediss://`` or ``unix://``).
+    ``redis_url``: the audit store (``redis://``, ``rediss://`` or ``unix://``;
+    ``redis+sentinel://host:port,.../<service>``, or ``FAIRROLL_SENTINELS`` with
+    ``FAIRROLL_SENTINEL_SERVICE``: the primary Redis Sentinel names, followed through a
+    failover; ``redis+cluster://``).
     ``signing_key`` / ``signing_key_file``: the Ed25519 key (PEM or base64 seed).
     ``dev_key_dir``: where a development key is created and kept when no key is given.
     ``ephemeral_key``: without any of them, sign with a key of this process's own instead
@@ -105,7 +108,7 @@ class Settings:
         key_file = env.get("FAIRROLL_SIGNING_KEY_FILE")
         dev_dir = env.get("FAIRROLL_DEV_KEY_DIR")
         return cls(
-            redis_url=env.get("REDIS_URL", DEFAULT_REDIS_URL),
+            redis_url=_redis_url(env),
             signing_key=env.get("FAIRROLL_SIGNING_KEY") or None,
             signing_key_file=Path(key_file) if key_file else None,
             dev_key_dir=Path(dev_dir) if dev_dir else None,
@@ -147,3 +150,13 @@ class Settings:
 
 def _listed(text: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+def _redis_url(env: Mapping[str, str]) -> str:
+    """``REDIS_URL``; or, with ``FAIRROLL_SENTINELS`` ("host:port,host:port"), the
+    Sentinel URL of ``FAIRROLL_SENTINEL_SERVICE`` (default ``fairroll``)."""
+    sentinels = env.get("FAIRROLL_SENTINELS", "").strip()
+    if not sentinels:
+        return env.get("REDIS_URL", DEFAULT_REDIS_URL)
+    service = env.get("FAIRROLL_SENTINEL_SERVICE", "fairroll").strip() or "fairroll"
+    return f"redis+sentinel://{sentinels}/{service}"

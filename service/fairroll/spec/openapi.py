@@ -23,6 +23,8 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import (
     Link,
     OpenAPI,
+    OpenAPIMediaType,
+    OpenAPIResponse,
     Operation,
     Parameter,
     Reference,
@@ -37,6 +39,7 @@ from fairroll.mechanics.declare import Mechanic
 
 __all__ = [
     "declare_closed_objects",
+    "declare_head_limits",
     "declare_integer_bounds",
     "declare_links",
     "declare_ndjson",
@@ -170,6 +173,29 @@ def declare_roll_headers(app: Litestar) -> None:
                 ),
             ),
         ]
+
+
+#: Answered to any request before routing (``api.limits``): every operation can get them.
+HEAD_LIMITS = {
+    "414": "The request target (path and query) is longer than the server reads.",
+    "431": "The request's headers are too many or too large.",
+}
+
+
+def declare_head_limits(app: Litestar) -> None:
+    """Declare on every operation the problems a request's head can earn before routing."""
+    problem = Reference(ref="#/components/schemas/Problem")
+    for operation in _operations(app.openapi_schema).values():
+        responses = operation.responses if operation.responses is not None else {}
+        for status, description in HEAD_LIMITS.items():
+            responses.setdefault(
+                status,
+                OpenAPIResponse(
+                    description=description,
+                    content={"application/problem+json": OpenAPIMediaType(schema=problem)},
+                ),
+            )
+        operation.responses = responses
 
 
 def _is_roll(operation: Operation) -> bool:

@@ -1,7 +1,9 @@
 """Connecting to Redis, and sending a round of commands in one write.
 
-A standalone Redis (``redis://``, ``rediss://``, ``unix://``) or a Redis Cluster
-(``redis+cluster://``); on plain TCP the store's own connection class packs a command in
+A standalone Redis (``redis://``, ``rediss://``, ``unix://``), the primary a Redis
+Sentinel names (``redis+sentinel://host:port,host:port/<service>``: each new connection
+asks the sentinels where the primary is, so the client follows a failover), or a Redis
+Cluster (``redis+cluster://``); on plain TCP the store's own connection class packs a command in
 one pass and sends a round's batch with one timer for the whole batch. Only redis-py's
 public API is used: ``connection_class``, ``pack_command``, ``send_packed_command``,
 ``read_response`` and the pool's ``get_connection``/``release``
@@ -17,6 +19,7 @@ from typing import Any, cast
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
@@ -24,6 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 __all__ = [
     "CLUSTER_SCHEMES",
+    "SENTINEL_SCHEME",
     "AnyRedis",
     "PackingConnection",
     "connect_redis",
@@ -34,6 +38,8 @@ __all__ = [
 #: A standalone Redis or a Redis Cluster: the store works on either.
 AnyRedis = Redis | RedisCluster
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+SENTINEL_SCHEME = "redis+sentinel://"
+SENTINEL_PORT = 26379
 
 
 class PackingConnection(Connection):
@@ -115,6 +121,22 @@ def connect_redis(
     never append (the compute workers read): a retried append could run twice.
     ``max_connections``: the pool's bound (redis-py's default, 100, when None)."""
     pool: dict[str, Any] = {} if max_connections is None else {"max_connections": max_connections}
+    if url.startswith(SENTINEL_SCHEME):
+        sentinels, service = sentinel_of(url)
+        watch = Sentinel(  # type: ignore[no-untyped-call]
+            sentinels,
+            sentinel_kwargs={"socket_timeout": timeout, "socket_connect_timeout": timeout},
+        )
+        primary: Redis = watch.master_for(
+            service,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            health_check_interval=30,
+            retry=Retry(NoBackoff(), retries) if retries else None,
+            retry_on_error=[RedisConnectionError] if retries else None,
+            **pool,
+        )
+        return primary
     if url.startswith(CLUSTER_SCHEMES):
         return RedisCluster.from_url(
             url.replace("+cluster", "", 1),
@@ -139,6 +161,22 @@ def connect_redis(
         retry_on_error=[RedisConnectionError] if retries else None,
         **pool,
     )
+
+
+def sentinel_of(url: str) -> tuple[list[tuple[str, int]], str]:
+    """The sentinels (host, port) and the service name of a ``redis+sentinel://`` URL.
+
+    >>> sentinel_of("redis+sentinel://10.0.0.1,10.0.0.2:26380/fairroll")
+    ([('10.0.0.1', 26379), ('10.0.0.2', 26380)], 'fairroll')
+    """
+    hosts, _, service = url.removeprefix(SENTINEL_SCHEME).partition("/")
+    sentinels = []
+    for host in filter(None, hosts.split(",")):
+        name, colon, port = host.rpartition(":")
+        sentinels.append((name, int(port)) if colon else (host, SENTINEL_PORT))
+    if not sentinels or not service.strip("/"):
+        raise ValueError(f"a Sentinel URL names its sentinels and service: {url!r}")
+    return sentinels, service.strip("/")
 
 
 async def send_batch(redis: AnyRedis, calls: list[tuple[Any, ...]]) -> list[Any]:
