@@ -13,7 +13,7 @@ from litestar.types import ExceptionHandlersMap
 from redis.exceptions import RedisError
 
 from fairroll.audit import StoreUnavailableError
-from fairroll.audit.store import TableFencedError
+from fairroll.audit.store import StoreFullError, TableFencedError
 from fairroll.play.errors import (
     ConflictError,
     KeyRefusedError,
@@ -148,6 +148,15 @@ def _rule(request: Request[Any, Any, Any], exc: RuleError | DiceError) -> Respon
 
 def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     logger.warning("audit store unavailable: %s", exc)
+    if isinstance(exc, StoreFullError):
+        return _respond(
+            request,
+            status=503,
+            slug="storage-full",
+            title="The audit store is nearly full; nothing was recorded",
+            detail=str(exc),
+            headers={"Retry-After": "60"},
+        )
     if isinstance(exc, TableFencedError):
         return _respond(
             request,

@@ -35,6 +35,7 @@ from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
     AppendConflictError,
     ClaimRefusedError,
+    StoreFullError,
     StoreUnavailableError,
     TableFencedError,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "Durability",
     "Marker",
     "Recorded",
+    "StoreFullError",
     "StoreUnavailableError",
     "TableFencedError",
     "connect_redis",

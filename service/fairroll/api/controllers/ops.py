@@ -12,9 +12,14 @@ from redis.exceptions import RedisError
 from fairroll.api.compute.pool import ComputePool
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore
+from fairroll.audit.redis.append import FULL_RATIO
 from fairroll.play.metrics import DURABLE, REDIS_MEMORY
 
 __all__ = ["HealthController", "MetricsController"]
+
+#: How far below the share of maxmemory where appends are refused ``/readyz`` already
+#: says "nearly full" (a load balancer stops sending rolls first).
+READY_MARGIN = 0.02
 
 
 class Health(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +69,13 @@ class HealthController(Controller):
         if not durability.accepted:
             raise ServiceUnavailableException(
                 f"the audit store is not durable: {durability.detail}"
+            )
+        ratio = durability.memory_ratio
+        if ratio is not None and ratio >= FULL_RATIO - READY_MARGIN:
+            raise ServiceUnavailableException(
+                f"the audit store is nearly full ({ratio:.0%} of maxmemory): rolls are "
+                "refused until old entries are archived (fairroll archive) or Redis has more "
+                "memory"
             )
         return Readiness(
             status="ok",

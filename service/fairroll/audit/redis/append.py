@@ -14,6 +14,8 @@ __all__ = [
     "ALREADY_DONE",
     "CLAIM_REFUSED",
     "FENCED",
+    "FULL",
+    "FULL_RATIO",
     "NO_TREE",
     "STORED",
     "Marker",
@@ -25,7 +27,10 @@ __all__ = [
 ]
 
 #: The script's reply statuses.
-STORED, FENCED, ALREADY_DONE, CLAIM_REFUSED, NO_TREE = 1, 2, 3, 4, 5
+STORED, FENCED, ALREADY_DONE, CLAIM_REFUSED, NO_TREE, FULL = 1, 2, 3, 4, 5, 6
+#: The share of ``maxmemory`` past which the append script refuses before writing
+#: (``lua/append.lua`` holds the same number).
+FULL_RATIO = 0.95
 
 
 class Marker(NamedTuple):

@@ -64,6 +64,7 @@ from fairroll.audit.redis.append import (
     ALREADY_DONE,
     CLAIM_REFUSED,
     FENCED,
+    FULL,
     NO_TREE,
     STORED,
     Marker,
@@ -78,6 +79,7 @@ from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
     AppendConflictError,
     ClaimRefusedError,
+    StoreFullError,
     StoreUnavailableError,
 )
 from fairroll.audit.redis.keyring import KeyRing
@@ -393,30 +395,7 @@ class GroupCommit:
             return []
         status, current = result
         if status == STORED:
-            entries = chained.entries
-            head = Head(entries[-1].seq, entries[-1].entry_hash)
-            tips.remember(table, head, chained.frontier)
-            states = tips.key_states.setdefault(table, {})
-            if entries[0].certificate is not None:
-                states[self.signer.key_id] = "live"
-            for pending in batch:
-                claim = pending.draft.claim
-                if claim is not None and claim.kind == "retire":
-                    states[claim.key_id] = "retired"
-            tips.anchor(table, head)
-            self._attempts.pop(table, None)
-            self._losing_since.pop(table, None)
-            self._errors.pop(table, None)
-            if confirmed is not None:
-                # Stored, but not confirmed on disk (or on enough replicas) in time.
-                _fail(batch, StoreUnavailableError(confirmed, recorded=None))
-                return []
-            checkpoint, proofs = self._receipts(table, chained)
-            for pending, entry, leaf, proof in zip(
-                batch, entries, chained.leaves, proofs, strict=True
-            ):
-                if not pending.future.done():
-                    pending.future.set_result(Recorded(entry, leaf, checkpoint, proof))
+            self._stored(table, batch, chained, confirmed)
             return []
         if status == FENCED:
             self._attempts.pop(table, None)
@@ -441,6 +420,10 @@ class GroupCommit:
         if status == NO_TREE:
             tips.frontiers[table] = None
             return batch
+        if status == FULL:
+            used, limit = int(current[0]), int(current[1])
+            _fail(batch, StoreFullError(_full(used, limit)))
+            return []
         # Another writer moved the head: re-chain on the head Redis holds.
         if not tips.learn_tip(table, current):
             _fail(batch, tips.fence_error(table))
@@ -454,6 +437,35 @@ class GroupCommit:
             _fail(batch, AppendConflictError(f"table {table!r} is too busy; nothing was recorded"))
             return []
         return batch
+
+    def _stored(
+        self, table: str, batch: list[_Pending], chained: _Chained, confirmed: str | None
+    ) -> None:
+        """The batch is stored: remember the new tip, and answer each roll its receipt (or,
+        not confirmed durable in time, that it may have been recorded)."""
+        tips = self.tips
+        entries = chained.entries
+        head = Head(entries[-1].seq, entries[-1].entry_hash)
+        tips.remember(table, head, chained.frontier)
+        states = tips.key_states.setdefault(table, {})
+        if entries[0].certificate is not None:
+            states[self.signer.key_id] = "live"
+        for pending in batch:
+            claim = pending.draft.claim
+            if claim is not None and claim.kind == "retire":
+                states[claim.key_id] = "retired"
+        tips.anchor(table, head)
+        self._attempts.pop(table, None)
+        self._losing_since.pop(table, None)
+        self._errors.pop(table, None)
+        if confirmed is not None:
+            # Stored, but not confirmed on disk (or on enough replicas) in time.
+            _fail(batch, StoreUnavailableError(confirmed, recorded=None))
+            return
+        checkpoint, proofs = self._receipts(table, chained)
+        for pending, entry, leaf, proof in zip(batch, entries, chained.leaves, proofs, strict=True):
+            if not pending.future.done():
+                pending.future.set_result(Recorded(entry, leaf, checkpoint, proof))
 
     def _receipts(
         self, table: str, chained: _Chained
@@ -591,6 +603,14 @@ class GroupCommit:
         if confirmed is not None:
             self.durability.forget()
         return results, confirmed
+
+
+def _full(used: int, limit: int) -> str:
+    return (
+        f"the audit store holds {used:,} of its {limit:,} bytes (maxmemory): nothing was "
+        "recorded. An operator must archive old entries (fairroll archive) or give Redis "
+        "more memory"
+    )
 
 
 def _unconfirmed(mode: str, reply: object, replicas: int) -> str | None:

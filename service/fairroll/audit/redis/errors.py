@@ -7,6 +7,7 @@ __all__ = [
     "AlreadyRecordedError",
     "AppendConflictError",
     "ClaimRefusedError",
+    "StoreFullError",
     "StoreUnavailableError",
     "TableFencedError",
 ]
@@ -26,6 +27,11 @@ class StoreUnavailableError(Exception):
 
 class AppendConflictError(StoreUnavailableError):
     """Other writers kept moving the head; the entry was not appended."""
+
+
+class StoreFullError(StoreUnavailableError):
+    """Redis is nearly at its ``maxmemory``: the append was refused before it wrote
+    anything (``recorded`` is False), so no write can fail half-way."""
 
 
 class TableFencedError(StoreUnavailableError):

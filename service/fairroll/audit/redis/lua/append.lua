@@ -25,7 +25,9 @@
 -- or the entry the head names is not the log's last (its tail deleted: stop); {3, i,
 -- marker} entry i's Idempotency-Key is already done; {4, i, why, nonce} entry i's
 -- claim is refused (unknown, exists, revealed, spent or moved: the session is at nonce); {5,
--- head} the tree does not match the head (a table from before trees). Nothing is stored
+-- head} the tree does not match the head (a table from before trees); {6, used, max}
+-- Redis holds 95 % of its maxmemory or more (append.py's FULL_RATIO): refused before any
+-- write, so a write never fails half-way on an out-of-memory error. Nothing is stored
 -- unless the reply is 1. (A batch never carries one key twice.)
 local head = redis.call('GET', KEYS[2]) or ''
 if ARGV[3] ~= '0' and ARGV[4] ~= head then
@@ -51,6 +53,12 @@ if at > tonumber(redis.call('HGET', KEYS[3], 'seq') or '0') then
   if #last == 0 or last[1][1] ~= at .. '-0' then return {2, head} end
 end
 if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
+local memory = redis.call('INFO', 'memory')
+local limit = tonumber(string.match(memory, 'maxmemory:(%d+)') or '0')
+if limit > 0 then
+  local used = tonumber(string.match(memory, 'used_memory:(%d+)') or '0')
+  if used >= limit * 0.95 then return {6, tostring(used), tostring(limit)} end
+end
 local signed = redis.call('GET', KEYS[6])
 if signed then
   local size = tonumber(string.match(signed, '^(%d+) '))
