@@ -1,6 +1,7 @@
 """Live table events under load: append-to-delivery latency and the server's memory.
 
-Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many]
+Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many] [--rate 20]
+                                 [--client raw|httpx]
 
 Starts a private redis-server and two fairroll processes on it (granian, one worker
 each): subscribers listen on the first, rolls are appended through the second, so every
@@ -10,7 +11,9 @@ delivery crosses processes through Redis (a blocking XREAD per table). Scenarios
 - ``many``: 100 tables of 10 subscribers each.
 
 For each roll, the time from sending it to each subscriber receiving its event is
-recorded (both ends on this machine's monotonic clock); printed are p50/p99/max over all
+recorded (both ends on this machine's monotonic clock; the subscribers are bare sockets
+by default, ``--client httpx`` for httpx streams, whose parsing in this one process
+weighs on the figures); printed are p50/p99/max over all
 deliveries, every delivery counted (none may be missing), and the subscribing server's
 RSS before subscribing and with every subscriber connected, with the cost per
 subscriber. The baseline in the same run: the same rolls with no subscriber, timed to
@@ -23,11 +26,13 @@ import argparse
 import asyncio
 import base64
 import os
+import re
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -68,6 +73,48 @@ async def listen(
                     return
 
 
+ID_LINE = re.compile(rb"(?:^|\n)id: (\d+)\r?\n")
+
+
+async def listen_raw(
+    url: str,
+    ready: asyncio.Event,
+    seen: dict[int, list[float]],
+    expected: int,
+    counter: list[int],
+    total: int,
+) -> None:
+    """``listen`` with a bare socket: one GET, then each read scanned for ``id:`` lines
+    (an SSE stream's frames are whole lines in whole chunks), so the subscribers' own
+    parsing costs this one process little next to the server it measures."""
+    parsed = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parsed.hostname, parsed.port)
+    writer.write(
+        f"GET {parsed.path} HTTP/1.1\r\nHost: {parsed.netloc}\r\n"
+        "Accept: text/event-stream\r\n\r\n".encode()
+    )
+    await writer.drain()
+    counter[0] += 1
+    if counter[0] == total:
+        ready.set()
+    got, tail = 0, b""
+    try:
+        while got < expected:
+            data = await reader.read(65536)
+            if not data:
+                return
+            at = time.monotonic()
+            chunk = tail + data
+            for match in ID_LINE.finditer(chunk):
+                seen.setdefault(int(match[1]), []).append(at)
+                got += 1
+            tail = chunk[-64:]
+            if ID_LINE.search(tail):  # counted already: do not count it twice
+                tail = tail[tail.rfind(b"\n") :]
+    finally:
+        writer.close()
+
+
 async def scenario(
     name: str,
     tables: list[str],
@@ -76,6 +123,9 @@ async def scenario(
     listen_url: str,
     roll_url: str,
     worker: int,
+    *,
+    raw: bool = True,
+    rate: float = 0.0,
 ) -> None:
     total = len(tables) * per_table
     limits = httpx.Limits(max_connections=total + 10, max_keepalive_connections=total + 10)
@@ -91,7 +141,11 @@ async def scenario(
         per_roll = max(1, rolls // len(tables))
         tasks = [
             asyncio.ensure_future(
-                listen(
+                listen_raw(
+                    f"{listen_url}/v1/tables/{t}/events", ready, seen[t], per_roll, counter, total
+                )
+                if raw
+                else listen(
                     client,
                     f"{listen_url}/v1/tables/{t}/events",
                     ready,
@@ -108,8 +162,12 @@ async def scenario(
         await asyncio.sleep(1.0)
         connected = rss_kib(worker)
         sent: dict[tuple[str, int], float] = {}
+        pace = 1.0 / rate if rate else 0.0
+        next_at = time.monotonic()
         for _ in range(per_roll):
             for table in tables:
+                next_at += pace
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
                 at = time.monotonic()
                 answer = await roller.post(
                     f"{roll_url}/v1/tft/contests",
@@ -153,6 +211,18 @@ def main() -> None:
     parser.add_argument("--rolls", type=int, default=50)
     parser.add_argument("--scenarios", default="one,many")
     parser.add_argument("--subscribers", type=int, default=1000, help="of the one table")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=20.0,
+        help="rolls a second, paced (0: as fast as they are answered)",
+    )
+    parser.add_argument(
+        "--client",
+        default="raw",
+        choices=["raw", "httpx"],
+        help="the subscribers: bare sockets (default) or httpx streams",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         redis = RedisServer(Path(tmp) / "redis", port=free_port()).start()
@@ -174,6 +244,8 @@ def main() -> None:
             worker = max(children(servers[0].pid), default=servers[0].pid)
             answer = asyncio.run(baseline(urls[1], args.rolls))
             print(f"baseline: a roll answered in {answer:.1f} ms (median, no subscriber)")
+            paced = f"{args.rate:g} rolls/s" if args.rate else "as fast as answered"
+            print(f"rolls paced at {paced}; subscribers: {args.client}")
             print(
                 "scen. tables per_t  rolls deliveries/expected   p50 ms  p99 ms  max ms "
                 "RSS0 MiB RSS MiB  KiB/sub"
@@ -181,12 +253,32 @@ def main() -> None:
             if "one" in args.scenarios:
                 one = ["one"]
                 asyncio.run(
-                    scenario("one", one, args.subscribers, args.rolls, urls[0], urls[1], worker)
+                    scenario(
+                        "one",
+                        one,
+                        args.subscribers,
+                        args.rolls,
+                        urls[0],
+                        urls[1],
+                        worker,
+                        raw=args.client == "raw",
+                        rate=args.rate,
+                    )
                 )
             if "many" in args.scenarios:
                 tables = [f"t{i:03d}" for i in range(100)]
                 asyncio.run(
-                    scenario("many", tables, 10, max(args.rolls, 100), urls[0], urls[1], worker)
+                    scenario(
+                        "many",
+                        tables,
+                        10,
+                        max(args.rolls, 100),
+                        urls[0],
+                        urls[1],
+                        worker,
+                        raw=args.client == "raw",
+                        rate=args.rate,
+                    )
                 )
         finally:
             for server in servers:

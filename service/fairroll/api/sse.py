@@ -13,17 +13,24 @@ from fairroll.play.events import Message
 __all__ = ["last_event_id", "server_sent"]
 
 
-async def server_sent(
-    messages: AsyncGenerator[Message, None],
-) -> AsyncIterator[ServerSentEventMessage]:
-    """Each message as an SSE message; closing this closes ``messages`` (and so ends the
+HEARTBEAT = b": heartbeat\n\n"
+
+
+async def server_sent(messages: AsyncGenerator[Message, None]) -> AsyncIterator[bytes]:
+    """Each message in SSE's bytes (an entry's and a cosignature's made once for all their
+    subscribers: ``Message.frame``); closing this closes ``messages`` (and so ends the
     subscription) at once."""
     async with aclosing(messages) as each:
         async for message in each:
-            if message.event == "heartbeat":
-                yield ServerSentEventMessage(comment="heartbeat", data=None)
+            if message.frame is not None:
+                yield message.frame
+            elif message.event == "heartbeat":
+                yield HEARTBEAT
             else:
-                yield ServerSentEventMessage(data=message.data, event=message.event, id=message.id)
+                encoded = ServerSentEventMessage(
+                    data=message.data, event=message.event, id=message.id
+                ).encode()
+                yield encoded
 
 
 def last_event_id(header: str | None, after: int | None) -> int:

@@ -70,25 +70,38 @@ class TooManySubscribersError(Exception):
 
 class Message(NamedTuple):
     """One event of a table's stream, as the HTTP adapter sends it (``api.sse``): an
-    ``entry`` (``id``: its seq), a ``checkpoint``, or a ``heartbeat`` (no data)."""
+    ``entry`` (``id``: its seq), a ``checkpoint``, a ``cosignature``, or a ``heartbeat``
+    (no data). ``frame``: the event already in SSE's bytes, made once for every
+    subscriber of the event (an entry's, a cosignature's)."""
 
     event: Literal["entry", "checkpoint", "cosignature", "heartbeat"]
     data: str | None = None
     id: int | None = None
+    frame: bytes | None = None
 
 
 class _Event(msgspec.Struct, frozen=True):
     #: The entry's seq; 0 for a cosignature.
     seq: int
-    data: bytes
+    #: The event in SSE's bytes, made once for all its subscribers (its JSON is one line).
+    frame: bytes
     cosignature: bool = False
+
+
+#: Put in an idle subscriber's queue by the hub's ticker: time for a heartbeat.
+_HEARTBEAT = _Event(-1, b"")
+
+
+def cosignature_event(data: bytes) -> _Event:
+    return _Event(0, b"event: cosignature\ndata: " + data + b"\n\n", cosignature=True)
 
 
 def event_of(seq: int, entry_json: bytes) -> _Event:
     """An entry's event data: the entry as stored (its signed bytes) and its words."""
     entry = _entry.decode(entry_json)
     words = _encode.encode(words_or_none(entry.mechanic, entry.request, entry.outcome))
-    return _Event(seq, b'{"entry":' + entry_json + b',"words":' + words + b"}")
+    data = b'{"entry":' + entry_json + b',"words":' + words + b"}"
+    return _Event(seq, b"id: %d\nevent: entry\ndata: %s\n\n" % (seq, data))
 
 
 class Subscription:
@@ -103,6 +116,8 @@ class Subscription:
         self.last = after
         self.queue: asyncio.Queue[_Event] = asyncio.Queue(QUEUE_SIZE)
         self.behind = False
+        #: When this subscriber was last sent anything (the ticker's heartbeat clock).
+        self.sent_at = time.monotonic()
 
     def offer(self, event: _Event) -> None:
         if event.cosignature and not self.cosignatures:
@@ -146,7 +161,7 @@ class _Feed:
                 for stream_id, fields in rows:
                     last[stream] = stream_id
                     if stream == cosigned:
-                        event = _Event(0, fields[b"c"], cosignature=True)
+                        event = cosignature_event(fields[b"c"])
                     else:
                         event = event_of(int(stream_id.split(b"-")[0]), stored_json(fields))
                     for subscriber in list(self.subscribers):
@@ -173,6 +188,20 @@ class TableEvents:
         self.reads = asyncio.Semaphore(CONCURRENT_READS)
         self.feeds: dict[str, _Feed] = {}
         self.count = 0
+        self._ticker: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        """Every half heartbeat, a heartbeat for each subscriber sent nothing for one: one
+        timer for the process, not one per subscriber per event."""
+        while self.feeds:
+            await asyncio.sleep(self.heartbeat / 2)
+            due = time.monotonic() - self.heartbeat
+            for feed in list(self.feeds.values()):
+                for subscriber in list(feed.subscribers):
+                    if subscriber.sent_at <= due and subscriber.queue.empty():
+                        subscriber.sent_at = time.monotonic()
+                        subscriber.offer(_HEARTBEAT)
+        self._ticker = None
 
     async def subscribe(
         self, table: str, after: int, *, cosignatures: bool = False
@@ -185,6 +214,8 @@ class TableEvents:
         if feed is None or feed.task.done():
             feed = self.feeds[table] = _Feed(self, table)
         feed.subscribers.add(subscription)
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.ensure_future(self._tick())
         await feed.started.wait()
         return subscription
 
@@ -200,6 +231,8 @@ class TableEvents:
 
     async def close(self) -> None:
         """Stop every feed, and close the feeds' own client (not the store's)."""
+        if self._ticker is not None:
+            self._ticker.cancel()
         for feed in list(self.feeds.values()):
             feed.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, RedisError):
@@ -225,13 +258,13 @@ async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGener
                     subscription.queue.get_nowait()
                 async for message in _catch_up(subscription, until=None):
                     yield message
-            try:
-                event = await asyncio.wait_for(subscription.queue.get(), hub.heartbeat)
-            except TimeoutError:
+            event = await subscription.queue.get()  # the hub's ticker sends heartbeats
+            subscription.sent_at = time.monotonic()
+            if event is _HEARTBEAT:
                 yield Message("heartbeat")
                 continue
             if event.cosignature:
-                yield Message("cosignature", event.data.decode())
+                yield Message("cosignature", frame=event.frame)
                 continue
             if event.seq <= subscription.last:
                 continue
@@ -267,7 +300,7 @@ async def _catch_up(subscription: Subscription, *, until: int | None) -> AsyncIt
 
 
 def _message(event: _Event) -> Message:
-    return Message("entry", event.data.decode(), event.seq)
+    return Message("entry", id=event.seq, frame=event.frame)
 
 
 async def _checkpoint(store: AuditStore, table: str) -> Message:

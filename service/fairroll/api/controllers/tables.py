@@ -15,7 +15,7 @@ from litestar.exceptions import ClientException, NotFoundException, ServiceUnava
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from litestar.params import Body, Parameter
-from litestar.response import ServerSentEvent, Stream
+from litestar.response import Stream
 
 from fairroll.api.caching import CACHE_HEADERS, NOT_MODIFIED, cached
 from fairroll.api.problems import CALC_ERRORS, problem_responses
@@ -301,7 +301,7 @@ class TablesController(Controller):
         cosignatures: Annotated[
             bool, Parameter(description="Send each cosignature as it is kept (live only).")
         ] = False,
-    ) -> ServerSentEvent:
+    ) -> Stream:
         start = last_event_id(request.headers.get("last-event-id"), after)
         try:
             subscription = await events.subscribe(table, start, cosignatures=cosignatures)
@@ -310,8 +310,9 @@ class TablesController(Controller):
                 "this server follows as many live tables as it may: retry, or poll GET .../entries",
                 headers={"Retry-After": "5"},
             ) from None
-        return ServerSentEvent(
+        return Stream(
             server_sent(stream(subscription, checkpoints=checkpoint)),
+            media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
