@@ -35,30 +35,13 @@ from fairroll.api.settings import Settings
 from fairroll.audit.keyspace import session_key
 from fairroll.chain import HashChain
 from fairroll.redis_server import RedisServer, free_port
-from roll_cost import Lifespan
+from roll_cost import Lifespan, scope_of
 
 
 async def request(app: Any, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     """One request to ``app`` over ASGI: its status and JSON answer."""
     data = b"" if body is None else json.dumps(body).encode()
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
-            (b"host", b"127.0.0.1"),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(data)).encode()),
-        ],
-        "client": ("127.0.0.1", 40000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = scope_of(method, path, len(data))
     sent = False
     status, chunks = 0, []
 

@@ -241,29 +241,34 @@ async def appends(redis_url: str, signer: Signer, rolls: int, concurrency: int) 
     }
 
 
+def scope_of(method: str, path: str, length: int) -> dict[str, Any]:
+    """The ASGI HTTP scope of a request of ``length`` body bytes, as a socket would give."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(length).encode()),
+        ],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
 class Asgi:
     """Drive an ASGI app in process: no socket, no HTTP parser (those are the harness's)."""
 
     def __init__(self, app: Any, path: str) -> None:
         self.app = app
-        self.scope = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": [
-                (b"host", b"127.0.0.1"),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(BODY)).encode()),
-            ],
-            "client": ("127.0.0.1", 40000),
-            "server": ("127.0.0.1", 8000),
-        }
+        self.scope = scope_of("POST", path, len(BODY))
 
     async def call(self, body: bytes) -> int:
         status = 0

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -412,6 +413,18 @@ def forged_views(server: LiveServer, folder: Path) -> dict[str, str]:
     }
 
 
+def witnessed(said: dict[str, Any], folder: Path) -> None:
+    """What either client's witness script must have seen (``WITNESS``, ``WITNESS_JS``)."""
+    assert said["first"] == [3, True]  # nobody else had cosigned it yet
+    assert said["second"] == ["roth.players.example"]
+    assert said["again"] == ["sheena.players.example"]
+    assert said["split"] == "EQUIVOCATION: two signed trees of size 3 for one log"
+    assert said["forked"] is not None and "not consistent" in said["forked"]
+    assert said["grown"] == [4, []] and said["trees"] == [3, 4]
+    proven = equivocation_proven(folder)
+    assert proven.returncode == 3, proven.stdout + proven.stderr
+
+
 def equivocation_proven(folder: Path) -> subprocess.CompletedProcess[str]:
     root = json.loads((folder / "keys.json").read_text())["root"]
     return subprocess.run(
@@ -445,15 +458,7 @@ def test_the_python_package_witnesses_checkpoints_and_catches_a_split_view(
     script = project.folder / "witness.py"
     script.write_text(WITNESS)
     project.env.update(forged_views(live_server, tmp_path))
-    said = json.loads(project.run(project.python, script))
-    assert said["first"] == [3, True]  # nobody else had cosigned it yet
-    assert said["second"] == ["roth.players.example"]
-    assert said["again"] == ["sheena.players.example"]
-    assert said["split"] == "EQUIVOCATION: two signed trees of size 3 for one log"
-    assert said["forked"] is not None and "not consistent" in said["forked"]
-    assert said["grown"] == [4, []] and said["trees"] == [3, 4]
-    proven = equivocation_proven(tmp_path)
-    assert proven.returncode == 3, proven.stdout + proven.stderr
+    witnessed(json.loads(project.run(project.python, script)), tmp_path)
 
 
 WITNESS_JS = """
@@ -495,15 +500,7 @@ def test_the_npm_package_witnesses_checkpoints_and_catches_a_split_view(
     script = project.folder / "witness.mjs"
     script.write_text(WITNESS_JS)
     project.env.update(forged_views(live_server, tmp_path))
-    said = json.loads(project.run(shutil.which("node") or "node", script))
-    assert said["first"] == [3, True]
-    assert said["second"] == ["roth.players.example"]
-    assert said["again"] == ["sheena.players.example"]
-    assert said["split"] == "EQUIVOCATION: two signed trees of size 3 for one log"
-    assert said["forked"] is not None and "not consistent" in said["forked"]
-    assert said["grown"] == [4, []] and said["trees"] == [3, 4]
-    proven = equivocation_proven(tmp_path)
-    assert proven.returncode == 3, proven.stdout + proven.stderr
+    witnessed(json.loads(project.run(shutil.which("node") or "node", script)), tmp_path)
 
 
 REFUSALS = """
