@@ -2,15 +2,16 @@
 
     python scripts/lock.py compile   # requirements/service.lock and dev.lock, with hashes
     python scripts/lock.py check     # every locked package installed at its locked version
-    python scripts/lock.py audit [--strict]   # pip-audit against dev.lock
+    python scripts/lock.py audit [--strict]   # pip-audit against both locks
     python scripts/lock.py newest    # a fresh venv with the newest versions the bounds
                                      # allow (no lock), and the whole suite run in it
 
 The locks are pip-compile's (pip-tools), from ``pyproject.toml``: ``service.lock`` the
 service's dependencies (the Dockerfile installs it), ``dev.lock`` those and the dev extra
 (``.ci/run`` installs it before the README's two commands, which then find every
-dependency satisfied). A change of dependencies is a change of ``pyproject.toml`` and
-``compile``, committed together.
+dependency satisfied). ``service.lock`` also pins ``requirements/image.in``, what the
+image's Debian Python needs beyond the project's own requirements. A change of
+dependencies is a change of ``pyproject.toml`` and ``compile``, committed together.
 
 ``audit`` asks PyPI's vulnerability data through pip-audit. A machine that cannot reach
 it (this workplace's reaches only the package index) gets every package skipped: without
@@ -35,6 +36,8 @@ LOCKS = ROOT / "requirements"
 SERVICE, DEV = LOCKS / "service.lock", LOCKS / "dev.lock"
 #: As pip-compile writes them into the locks' headers: relative to the checkout.
 _SERVICE, _DEV = "requirements/service.lock", "requirements/dev.lock"
+#: What the image's older Python needs beyond pyproject.toml (its comment says why).
+_IMAGE = "requirements/image.in"
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;\\]+)", re.MULTILINE)
 _COMPILE = [
     sys.executable,
@@ -56,7 +59,8 @@ def pins(lock: Path) -> dict[str, str]:
 
 
 def compile_locks() -> int:
-    subprocess.run([*_COMPILE, "-o", _SERVICE, "pyproject.toml"], cwd=ROOT, check=True)
+    service = [*_COMPILE, "-o", _SERVICE, "pyproject.toml", _IMAGE]
+    subprocess.run(service, cwd=ROOT, check=True)
     dev = [*_COMPILE, "--extra", "dev", "-c", _SERVICE, "-o", _DEV, "pyproject.toml"]
     subprocess.run(dev, cwd=ROOT, check=True)
     print(f"{SERVICE.name}: {len(pins(SERVICE))} pins; {DEV.name}: {len(pins(DEV))} pins")
@@ -80,8 +84,8 @@ def check() -> int:
 
 
 def audit(*, strict: bool) -> int:
-    command = [sys.executable, "-m", "pip_audit", "--disable-pip", "--no-deps"]
-    command += ["--require-hashes", "-r", str(DEV), "--format", "json", "--progress-spinner=off"]
+    command = [sys.executable, "-m", "pip_audit", "--disable-pip", "--no-deps", "--require-hashes"]
+    command += ["-r", str(DEV), "-r", str(SERVICE), "--format", "json", "--progress-spinner=off"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     try:
         report = json.loads(done.stdout)
