@@ -26,7 +26,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+import types
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator
 from typing import Any, Literal, NamedTuple
 
 import msgspec
@@ -39,6 +41,7 @@ from fairroll.audit.reader import stored_json
 from fairroll.mechanics import words_or_none
 
 __all__ = [
+    "HEARTBEAT_FRAME",
     "HEARTBEAT_SECONDS",
     "Message",
     "Subscription",
@@ -69,10 +72,10 @@ class TooManySubscribersError(Exception):
 
 
 class Message(NamedTuple):
-    """One event of a table's stream, as the HTTP adapter sends it (``api.sse``): an
-    ``entry`` (``id``: its seq), a ``checkpoint``, a ``cosignature``, or a ``heartbeat``
-    (no data). ``frame``: the event already in SSE's bytes, made once for every
-    subscriber of the event (an entry's, a cosignature's)."""
+    """What a table's stream sends next, as the HTTP adapter writes it (``api.sse``): a
+    ``checkpoint`` (``data``), or ``frame``: events already in SSE's bytes (entries, each
+    made once for every subscriber, cosignatures and heartbeats), all that were waiting
+    at once, in order."""
 
     event: Literal["entry", "checkpoint", "cosignature", "heartbeat"]
     data: str | None = None
@@ -88,8 +91,10 @@ class _Event(msgspec.Struct, frozen=True):
     cosignature: bool = False
 
 
+#: A heartbeat in SSE's bytes: a comment line.
+HEARTBEAT_FRAME = b": heartbeat\n\n"
 #: Put in an idle subscriber's queue by the hub's ticker: time for a heartbeat.
-_HEARTBEAT = _Event(-1, b"")
+_HEARTBEAT = _Event(-1, HEARTBEAT_FRAME)
 
 
 def cosignature_event(data: bytes) -> _Event:
@@ -105,7 +110,11 @@ def event_of(seq: int, entry_json: bytes) -> _Event:
 
 
 class Subscription:
-    """One client's place in a table's events."""
+    """One client's place in a table's events.
+
+    Its queue is a deque with one waiting future, not an ``asyncio.Queue``: the feed
+    offers every event to every subscriber of its table, so what an offer and a wake-up
+    cost is paid a thousand times an event on a busy table."""
 
     def __init__(
         self, hub: TableEvents, table: str, after: int, *, cosignatures: bool = False
@@ -114,18 +123,87 @@ class Subscription:
         self.table = table
         self.cosignatures = cosignatures
         self.last = after
-        self.queue: asyncio.Queue[_Event] = asyncio.Queue(QUEUE_SIZE)
+        self.queue: deque[_Event] = deque()
         self.behind = False
         #: When this subscriber was last sent anything (the ticker's heartbeat clock).
         self.sent_at = time.monotonic()
+        #: Writes a chunk to this subscriber's client, set by the HTTP adapter; with it,
+        #: the feed writes the next entry of a caught-up subscriber itself (``deliver``).
+        self.writer: Callable[[bytes], Coroutine[Any, Any, None]] | None = None
+        #: Checkpoint events follow bursts, which the stream's own task sends.
+        self.direct = True
+        #: A write of the feed's that did not finish at once (the client reads slowly):
+        #: the stream's task waits for it before it writes anything of its own.
+        self.writing: asyncio.Future[None] | None = None
+        self.failed: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def deliver(self, event: _Event) -> None:
+        """``event`` to this subscriber: written at once by the feed's task where the
+        subscriber's own task waits with nothing before it (the next entry, nothing
+        queued, no write pending), so a thousand subscribers of one table cost a thousand
+        writes and no wake-up; otherwise queued for its task (``offer``)."""
+        waiter = self._waiter
+        if (
+            self.writer is None
+            or not self.direct
+            or event.cosignature
+            or event.seq != self.last + 1
+            or self.queue
+            or self.writing is not None
+            or waiter is None
+            or waiter.done()
+        ):
+            self.offer(event)
+            return
+        self.last = event.seq
+        self.sent_at = time.monotonic()
+        write = self.writer(event.frame)
+        try:
+            # One step of the write: a socket with room takes the chunk and returns.
+            blocked = write.send(None)
+        except StopIteration:
+            return
+        except Exception as error:  # the client is gone: its task ends the stream
+            self.failed = error
+            waiter.set_result(None)
+            return
+        self.writing = asyncio.ensure_future(_finish(write, blocked))
 
     def offer(self, event: _Event) -> None:
         if event.cosignature and not self.cosignatures:
             return
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if len(self.queue) >= QUEUE_SIZE:
             self.behind = True  # it reads what it missed from the log instead
+            return
+        self.queue.append(event)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def next_events(self) -> list[_Event]:
+        """Every event waiting, at least one (waiting for it if need be), once the feed's
+        own write to this subscriber, if one is pending, is done."""
+        while not self.queue and self.failed is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if self.writing is not None:
+            try:
+                await self.writing
+            finally:
+                self.writing = None
+        if self.failed is not None:
+            raise self.failed
+        events = list(self.queue)
+        self.queue.clear()
+        return events
+
+    def close(self) -> None:
+        if self.writing is not None:
+            self.writing.cancel()
 
 
 class _Feed:
@@ -165,7 +243,7 @@ class _Feed:
                     else:
                         event = event_of(int(stream_id.split(b"-")[0]), stored_json(fields))
                     for subscriber in list(self.subscribers):
-                        subscriber.offer(event)
+                        subscriber.deliver(event)
 
 
 class TableEvents:
@@ -198,7 +276,7 @@ class TableEvents:
             due = time.monotonic() - self.heartbeat
             for feed in list(self.feeds.values()):
                 for subscriber in list(feed.subscribers):
-                    if subscriber.sent_at <= due and subscriber.queue.empty():
+                    if subscriber.sent_at <= due and not subscriber.queue:
                         subscriber.sent_at = time.monotonic()
                         subscriber.offer(_HEARTBEAT)
         self._ticker = None
@@ -242,9 +320,37 @@ class TableEvents:
             await self.feeds_redis.aclose()
 
 
+async def _finish(write: Coroutine[Any, Any, None], blocked: Any) -> None:
+    await _resumed(write, blocked)
+
+
+@types.coroutine
+def _resumed(write: Coroutine[Any, Any, None], blocked: Any) -> Generator[Any, Any, None]:
+    """Drive ``write`` on from its first suspension (``blocked``: what it yielded, the
+    future it waits for), as the task it now runs in would have: what the task sends or
+    throws in goes on to ``write``, what ``write`` yields goes up to the task."""
+    while True:
+        try:
+            sent = yield blocked
+        except GeneratorExit:
+            write.close()
+            raise
+        except BaseException as error:  # handed on to the write, as a task would
+            try:
+                blocked = write.throw(error)
+            except StopIteration:
+                return
+        else:
+            try:
+                blocked = write.send(sent)
+            except StopIteration:
+                return
+
+
 async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGenerator[Message, None]:
     """The events of one subscription: the log after its start, then each new entry."""
     hub, table = subscription.hub, subscription.table
+    subscription.direct = not checkpoints
     try:
         async for message in _catch_up(subscription, until=None):
             yield message
@@ -254,27 +360,31 @@ async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGener
         while True:
             if subscription.behind:
                 subscription.behind = False
-                while not subscription.queue.empty():
-                    subscription.queue.get_nowait()
+                subscription.queue.clear()
                 async for message in _catch_up(subscription, until=None):
                     yield message
-            event = await subscription.queue.get()  # the hub's ticker sends heartbeats
+            # Every event waiting goes out as one message (one write), in order; the
+            # hub's ticker puts the heartbeats in.
+            frames: list[bytes] = []
+            for event in await subscription.next_events():
+                if event is _HEARTBEAT:
+                    frames.append(HEARTBEAT_FRAME)
+                elif event.cosignature:
+                    frames.append(event.frame)
+                elif event.seq > subscription.last:
+                    if event.seq > subscription.last + 1:  # a gap: what it missed, from the log
+                        if frames:
+                            yield Message("entry", frame=b"".join(frames))
+                            frames = []
+                        async for message in _catch_up(subscription, until=event.seq - 1):
+                            yield message
+                    subscription.last = event.seq
+                    frames.append(event.frame)
             subscription.sent_at = time.monotonic()
-            if event is _HEARTBEAT:
-                yield Message("heartbeat")
-                continue
-            if event.cosignature:
-                yield Message("cosignature", frame=event.frame)
-                continue
-            if event.seq <= subscription.last:
-                continue
-            if event.seq > subscription.last + 1:  # a gap: what it missed, from the log
-                async for message in _catch_up(subscription, until=event.seq - 1):
-                    yield message
-            subscription.last = event.seq
-            yield _message(event)
+            if frames:
+                yield Message("entry", frame=b"".join(frames))
             wait = CHECKPOINT_SECONDS - (time.monotonic() - sent_checkpoint)
-            if checkpoints and subscription.queue.empty() and wait <= 0:
+            if checkpoints and not subscription.queue and wait <= 0:
                 yield await _checkpoint(hub.store, table)
                 sent_checkpoint = time.monotonic()
     except Exception:
@@ -282,6 +392,7 @@ async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGener
         _log.exception("the event stream of table %r stopped", table)
         raise
     finally:
+        subscription.close()
         hub.unsubscribe(subscription)
 
 

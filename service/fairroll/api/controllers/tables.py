@@ -19,7 +19,7 @@ from litestar.response import Stream
 
 from fairroll.api.caching import CACHE_HEADERS, NOT_MODIFIED, cached
 from fairroll.api.problems import CALC_ERRORS, problem_responses
-from fairroll.api.sse import last_event_id, server_sent
+from fairroll.api.sse import EventStream, last_event_id
 from fairroll.api.strict import NDJSON_TYPES, media_type_of
 from fairroll.audit import (
     AuditStore,
@@ -41,7 +41,7 @@ from fairroll.audit.sessions import (
 )
 from fairroll.chain import MAX_LENGTH
 from fairroll.mechanics import Words, replay_entry, words_or_none
-from fairroll.play.events import TableEvents, TooManySubscribersError, stream
+from fairroll.play.events import TableEvents, TooManySubscribersError
 from fairroll.play.rolls import Roller
 from fairroll.play.verification import verify_table
 from fairroll.rules import RuleError
@@ -310,11 +310,7 @@ class TablesController(Controller):
                 "this server follows as many live tables as it may: retry, or poll GET .../entries",
                 headers={"Retry-After": "5"},
             ) from None
-        return Stream(
-            server_sent(stream(subscription, checkpoints=checkpoint)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return EventStream(subscription, checkpoints=checkpoint)
 
     @get(
         "/entries/{seq:int}",
