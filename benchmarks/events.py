@@ -1,7 +1,8 @@
 """Live table events under load: append-to-delivery latency and the server's memory.
 
 Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many] [--rate 20]
-                                 [--client epoll|raw|httpx]
+                                 [--client epoll|raw|httpx] [--listen-workers 1]
+                                 [--listen-processes 1]
 
 Starts a private redis-server and two fairroll processes on it (granian, one worker
 each): subscribers listen on the first, rolls are appended through the second, so every
@@ -127,8 +128,8 @@ def listen_epoll(paths: list[str], host: str, port: int, expected: int, conn: Co
     clock (which the rolling process shares). A read costs a few microseconds here, where
     1,000 asyncio streams in the rolling process cost it most of a core, so the figures
     are the server's delivery, not the subscribers' parsing. A socket's bytes are
-    stamped when ``poll`` says they are there. Sends back, per socket, its seqs and
-    their arrival times."""
+    stamped just before they are read. Sends back, per socket, its seqs and their
+    arrival times."""
     poller = select.epoll()
     sockets: dict[int, socket.socket] = {}
     for path in paths:
@@ -148,11 +149,11 @@ def listen_epoll(paths: list[str], host: str, port: int, expected: int, conn: Co
     open_ = len(sockets)
     deadline = time.monotonic() + 300
     while open_ and time.monotonic() < deadline:
-        ready = poller.poll(5.0)
-        # Every socket in this batch had its bytes when poll returned: stamped then, so
-        # the scanning of the sockets before it in the batch is not counted against it.
-        at = time.monotonic()
-        for fd, _ in ready:
+        for fd, _ in poller.poll(5.0):
+            # Stamped just before the read: the bytes it returns were there by then (a
+            # stamp taken when poll returned would be earlier than bytes that arrive
+            # while the batch is read), so a latency here is never less than the real one.
+            at = time.monotonic()
             data = sockets[fd].recv(65536)
             i = order[fd]
             if data:
@@ -182,6 +183,7 @@ async def scenario(
     *,
     client: str = "epoll",
     rate: float = 0.0,
+    listen_processes: int = 1,
 ) -> None:
     total = len(tables) * per_table
     limits = httpx.Limits(max_connections=total + 10, max_keepalive_connections=total + 10)
@@ -196,19 +198,23 @@ async def scenario(
         counter = [0]
         per_roll = max(1, rolls // len(tables))
         paths = [f"/v1/tables/{t}/events" for t in tables for _ in range(per_table)]
-        listener: multiprocessing.Process | None = None
+        listeners: list[tuple[multiprocessing.Process, Connection, list[str]]] = []
         if client == "epoll":
             parsed = urlsplit(listen_url)
-            mine, theirs = multiprocessing.Pipe()
-            listener = multiprocessing.Process(
-                target=listen_epoll,
-                args=(paths, parsed.hostname, parsed.port, per_roll, theirs),
-                daemon=True,
-            )
-            listener.start()
-            if not mine.poll(120):
-                raise SystemExit("the subscribers did not connect")
-            mine.recv()
+            for k in range(listen_processes):
+                share = paths[k::listen_processes]
+                mine, theirs = multiprocessing.Pipe()
+                listener = multiprocessing.Process(
+                    target=listen_epoll,
+                    args=(share, parsed.hostname, parsed.port, per_roll, theirs),
+                    daemon=True,
+                )
+                listener.start()
+                listeners.append((listener, mine, share))
+            for _, mine, _ in listeners:
+                if not mine.poll(120):
+                    raise SystemExit("the subscribers did not connect")
+                mine.recv()
             ready.set()
         tasks = (
             []
@@ -256,10 +262,10 @@ async def scenario(
                 )
                 sent[table, answer.json()["receipt"]["seq"]] = at
         await asyncio.wait_for(asyncio.gather(*tasks), 120)
-        if listener is not None:
+        for listener, mine, share in listeners:
             got = await asyncio.to_thread(mine.recv)
             listener.join(10)
-            for path, (seq_bytes, time_bytes) in zip(paths, got, strict=True):
+            for path, (seq_bytes, time_bytes) in zip(share, got, strict=True):
                 table = path.split("/")[3]
                 arrived = array("d")
                 arrived.frombytes(time_bytes)
@@ -337,6 +343,18 @@ def main() -> None:
         help="rolls a second, paced (0: as fast as they are answered)",
     )
     parser.add_argument(
+        "--listen-processes",
+        type=int,
+        default=1,
+        help="processes the epoll subscribers are shared between",
+    )
+    parser.add_argument(
+        "--listen-workers",
+        type=int,
+        default=1,
+        help="worker processes of the server the subscribers listen on",
+    )
+    parser.add_argument(
         "--client",
         default="epoll",
         choices=["epoll", "raw", "httpx"],
@@ -358,6 +376,8 @@ def main() -> None:
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             command = [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)]
+            if name == "listen":
+                command += ["--workers", str(args.listen_workers)]
             servers.append(start(command, env, Path(tmp) / f"{name}.log", f"{url}/livez"))
             urls.append(url)
         try:
@@ -382,6 +402,7 @@ def main() -> None:
                         urls[1],
                         worker,
                         client=args.client,
+                        listen_processes=args.listen_processes,
                         rate=args.rate,
                     )
                 )
@@ -397,6 +418,7 @@ def main() -> None:
                         urls[1],
                         worker,
                         client=args.client,
+                        listen_processes=args.listen_processes,
                         rate=args.rate,
                     )
                 )

@@ -208,6 +208,11 @@ def _chroot(
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
+                # Killed by hand: the namespace's PID 1 changed its user, which clears the
+                # signal unshare --kill-child would have had the kernel send it.
+                for child in children.split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(child), signal.SIGKILL)
                 process.kill()
                 process.wait()
         for mounted in reversed(mounts):
