@@ -245,6 +245,9 @@ class GroupCommit:
         if not await self._prepare(round_):
             return {}
         tips = self.tips
+        # The anchors as the round starts: what Redis answers this round is held to them,
+        # not to one a concurrent read set meanwhile (``Tips.learn``).
+        known = {table: tips.anchors.get(table) for table in round_}
         for table in list(round_):
             if table in tips.fenced:
                 _fail(round_.pop(table), tips.fence_error(table))
@@ -259,7 +262,7 @@ class GroupCommit:
             for table, value in zip(unknown, await tips.fetch(unknown), strict=True):
                 if isinstance(value, BaseException):
                     self._failed(table, round_.pop(table), value, retry)
-                elif not tips.learn_tip(table, value):
+                elif not tips.learn_tip(table, value, known=known[table]):
                     _fail(round_.pop(table), tips.fence_error(table))
         missing = [t for t in round_ if tips.frontiers.get(t) is None]
         for table in missing:  # a table from before trees: build its tree once
@@ -280,7 +283,9 @@ class GroupCommit:
             [self._script_call(table, round_[table], chained[table]) for table in round_]
         )
         for (table, batch), result in zip(round_.items(), results, strict=True):
-            again = self._settle(table, batch, chained[table], result, confirmed, retry)
+            again = self._settle(
+                table, batch, chained[table], result, confirmed, retry, known[table]
+            )
             if again:
                 retry[table] = again + retry.get(table, [])
         return retry
@@ -387,8 +392,10 @@ class GroupCommit:
         result: tuple[int, Any] | BaseException,
         confirmed: str | None,
         retry: dict[str, list[_Pending]],
+        known: Head | None,
     ) -> list[_Pending]:
-        """Answer a batch's callers from its script's result; returns what to retry."""
+        """Answer a batch's callers from its script's result; returns what to retry
+        (``known``: the table's anchor as the round started)."""
         tips = self.tips
         if isinstance(result, BaseException):
             self._failed(table, batch, result, retry)
@@ -425,7 +432,7 @@ class GroupCommit:
             _fail(batch, StoreFullError(_full(used, limit)))
             return []
         # Another writer moved the head: re-chain on the head Redis holds.
-        if not tips.learn_tip(table, current):
+        if not tips.learn_tip(table, current, known=known):
             _fail(batch, tips.fence_error(table))
             return []
         attempts = self._attempts[table] = self._attempts.get(table, 0) + 1

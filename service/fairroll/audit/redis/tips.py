@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import msgspec
 
@@ -65,9 +65,12 @@ class Tips:
         if table in self.fenced:
             raise self.fence_error(table)
         for _ in range(MAX_ATTEMPTS):
+            known = self.anchors.get(table)
             raw = await self.redis.eval(TIP.text, 5, *tip_keys(table))
-            if not self.learn_tip(table, cast(list[Any], raw)):
+            if not self.learn_tip(table, cast(list[Any], raw), known=known):
                 raise self.fence_error(table)
+            if table not in self.heads:
+                continue  # older news than an append answered meanwhile: read again
             head, frontier = self.heads[table], self.frontiers.get(table)
             if head.seq:
                 self.anchor(table, head)
@@ -81,9 +84,13 @@ class Tips:
         read) fences the table and raises, so no checkpoint is signed on it."""
         if table in self.fenced:
             raise self.fence_error(table)
+        known = self.anchors.get(table)
         head = parse_head(await self.redis.get(head_key(table)) or b"")
-        if not self.learn(table, head):
+        if not self.learn(table, head, known=known):
             raise self.fence_error(table)
+        newer = self.anchors.get(table)
+        if newer is not None and newer.seq > head.seq:
+            return newer  # an append answered while the read was on its way: Redis has it
         if head.seq:
             self.anchor(table, head)
         return head
@@ -115,31 +122,57 @@ class Tips:
         )
         self.forget(table)
 
-    def learn(self, table: str, head: Head, frontier: Frontier | None = None) -> bool:
-        """Take a head read from Redis; False (and the table fenced) if it is behind this
-        process's anchor, or at the anchor's seq with another hash."""
-        anchor = self.anchors.get(table)
+    def learn(
+        self,
+        table: str,
+        head: Head,
+        frontier: Frontier | None = None,
+        *,
+        known: Head | Literal[False] | None = False,
+    ) -> bool:
+        """Take a head read from Redis; False (and the table fenced) if it is behind the
+        anchor this process held when the read was sent (``known``; the anchor now when
+        not given), or at an anchor's seq with another hash.
+
+        Reads and appends travel on different connections: a read sent before an append
+        can be answered after it, and report the head the append moved on from. Behind
+        only an anchor set while it was on its way, a head is older news, not a log that
+        went back: it is not kept, and nothing is fenced (a Redis frozen and thawed
+        answers both at once, and fencing then stopped a table that lost nothing)."""
+        current = self.anchors.get(table)
+        anchor = current if known is False else known
         if anchor is not None and (
             head.seq < anchor.seq or (head.seq == anchor.seq and head != anchor)
         ):
             self.fence(table, head.seq)
             return False
+        if current is not None and head.seq <= current.seq:
+            if head.seq == current.seq and head != current:
+                self.fence(table, head.seq)  # another entry at a seq this process holds
+                return False
+            if head.seq < current.seq:
+                return True  # older news
         self.remember(table, head, frontier)
         return True
 
-    def learn_tip(self, table: str, tip: list[Any]) -> bool:
+    def learn_tip(
+        self, table: str, tip: list[Any], *, known: Head | Literal[False] | None = False
+    ) -> bool:
         """``learn`` from a head, its keys' states and its tree's frontier hashes as the
         scripts return them (an empty hash: the table has no tree yet)."""
         head = parse_head(tip[0] or b"")
         flat = [text(v) for v in tip[1]] if len(tip) > 1 and isinstance(tip[1], list) else []
-        self.key_states[table] = dict(zip(flat[::2], flat[1::2], strict=True))
         hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in tip[2:]]
         frontier = (
             None
             if any(len(h) != merkle.HASH_SIZE for h in hashes)
             else Frontier.of(head.seq, hashes)
         )
-        return self.learn(table, head, frontier)
+        if not self.learn(table, head, frontier, known=known):
+            return False
+        if self.heads.get(table) == head:  # kept, not older news: its key states too
+            self.key_states[table] = dict(zip(flat[::2], flat[1::2], strict=True))
+        return True
 
     def fence(self, table: str, seen: int) -> None:
         """Stop appends to a table whose log in Redis ends at ``seen``, behind its anchor."""
