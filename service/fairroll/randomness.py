@@ -125,8 +125,8 @@ _OPAD = bytes(x ^ 0x5C for x in range(256))
 def _face(keyed: Keyed, position: int, sides: int) -> int:
     """The face of the die at ``position`` under the keyed HMAC ``keyed``
     (:func:`face_from_block` over each counter's block, inlined: replay derives every die)."""
-    if not 2 <= sides <= MAX_SIDES:
-        raise ValueError(f"sides must be 2..{MAX_SIDES}, not {sides}")
+    if not 1 <= sides <= MAX_SIDES:
+        raise ValueError(f"sides must be 1..{MAX_SIDES}, not {sides}")
     prefix = DOMAIN + position.to_bytes(4, "big") + sides.to_bytes(4, "big")
     limit = _WORD_SPACE - _WORD_SPACE % sides
     counter = 0

@@ -1189,7 +1189,7 @@ def _check_seeded_dice(seq: int, seed: str, dice: list[Any]) -> None:
     for position, die in enumerate(dice):
         sides = die.get("sides") if isinstance(die, dict) else None
         face = die.get("face") if isinstance(die, dict) else None
-        if not isinstance(sides, int) or not 2 <= sides <= MAX_SIDES:
+        if not isinstance(sides, int) or not 1 <= sides <= MAX_SIDES:
             raise _BadEntryError(seq, f"die {position} has no valid sides")
         if face != derive_face(key, position, sides):
             raise _BadEntryError(seq, f"die {position} does not derive from the seed")
