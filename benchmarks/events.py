@@ -1,7 +1,7 @@
 """Live table events under load: append-to-delivery latency and the server's memory.
 
 Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many] [--rate 20]
-                                 [--client epoll|raw|httpx] [--listen-workers 1]
+                                 [--client c|epoll|raw|httpx] [--listen-workers 1]
                                  [--listen-processes 1]
 
 Starts a private redis-server and two fairroll processes on it (granian, one worker
@@ -12,10 +12,14 @@ delivery crosses processes through Redis (a blocking XREAD per table). Scenarios
 - ``many``: 100 tables of 10 subscribers each.
 
 For each roll, the time from sending it to each subscriber receiving its event is
-recorded (both ends on this machine's monotonic clock). The subscribers are bare sockets
-on ``epoll`` in a process of their own by default; ``--client raw`` puts them on asyncio
-streams and ``--client httpx`` on httpx streams in the rolling process, whose parsing
-there weighs on the figures. Printed are p50/p99/max over all
+recorded (both ends on this machine's monotonic clock; each socket stamped just before
+the read that returned its bytes). The subscribers are, by default, bare sockets on one
+``epoll`` in a C process of their own (``events_client.c``, built with the machine's
+``cc`` into ``benchmarks/out/``): a thousand sockets read by Python cost the reader
+enough that its own lag showed in the figures. ``--client epoll`` is the same in Python
+(``--listen-processes`` of them); ``--client raw`` puts them on asyncio streams and
+``--client httpx`` on httpx streams in the rolling process, whose parsing there weighs
+on the figures most. Printed are p50/p99/max over all
 deliveries, every delivery counted (none may be missing), and the subscribing server's
 RSS before subscribing and with every subscriber connected, with the cost per
 subscriber. The baseline in the same run: the same rolls with no subscriber, timed to
@@ -33,6 +37,7 @@ import re
 import select
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -122,6 +127,56 @@ async def listen_raw(
         writer.close()
 
 
+def start_epoll_listeners(
+    client: str, listen_url: str, expected: int, paths: list[str], processes: int
+) -> list[tuple[multiprocessing.Process, Connection, list[str]]]:
+    """The Python epoll subscribers (``--client epoll``), connected, in ``processes``
+    processes sharing the paths; none for the other clients."""
+    if client != "epoll":
+        return []
+    parsed = urlsplit(listen_url)
+    listeners = []
+    for k in range(processes):
+        share = paths[k::processes]
+        mine, theirs = multiprocessing.Pipe()
+        listener = multiprocessing.Process(
+            target=listen_epoll,
+            args=(share, parsed.hostname, parsed.port, expected, theirs),
+            daemon=True,
+        )
+        listener.start()
+        listeners.append((listener, mine, share))
+    for _, mine, _ in listeners:
+        if not mine.poll(120):
+            raise SystemExit("the subscribers did not connect")
+        mine.recv()
+    return listeners
+
+
+def start_c_client(
+    client: str, listen_url: str, expected: int, paths: list[str]
+) -> subprocess.Popen[str] | None:
+    """The C subscribers (``--client c``), connected; None for the other clients."""
+    if client != "c":
+        return None
+    parsed = urlsplit(listen_url)
+    command = [str(c_client()), str(parsed.hostname), str(parsed.port), str(expected), *paths]
+    native = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    if native.stdout is None or native.stdout.readline().strip() != "connected":
+        raise SystemExit("the subscribers did not connect")
+    return native
+
+
+def c_client() -> Path:
+    """``events_client.c`` built with the machine's C compiler (into benchmarks/out/)."""
+    source = Path(__file__).with_name("events_client.c")
+    binary = Path(__file__).with_name("out") / "events_client"
+    if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
+        binary.parent.mkdir(exist_ok=True)
+        subprocess.run(["cc", "-O2", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
 def listen_epoll(paths: list[str], host: str, port: int, expected: int, conn: Connection) -> None:
     """The subscribers in a process of their own, on one thread with ``epoll``: one GET
     per path, then each read scanned for ``id:`` lines, stamped on the machine's monotonic
@@ -198,27 +253,15 @@ async def scenario(
         counter = [0]
         per_roll = max(1, rolls // len(tables))
         paths = [f"/v1/tables/{t}/events" for t in tables for _ in range(per_table)]
-        listeners: list[tuple[multiprocessing.Process, Connection, list[str]]] = []
-        if client == "epoll":
-            parsed = urlsplit(listen_url)
-            for k in range(listen_processes):
-                share = paths[k::listen_processes]
-                mine, theirs = multiprocessing.Pipe()
-                listener = multiprocessing.Process(
-                    target=listen_epoll,
-                    args=(share, parsed.hostname, parsed.port, per_roll, theirs),
-                    daemon=True,
-                )
-                listener.start()
-                listeners.append((listener, mine, share))
-            for _, mine, _ in listeners:
-                if not mine.poll(120):
-                    raise SystemExit("the subscribers did not connect")
-                mine.recv()
+        native = await asyncio.to_thread(start_c_client, client, listen_url, per_roll, paths)
+        if native is not None:
+            ready.set()
+        listeners = start_epoll_listeners(client, listen_url, per_roll, paths, listen_processes)
+        if listeners:
             ready.set()
         tasks = (
             []
-            if client == "epoll"
+            if client in ("epoll", "c")
             else [
                 asyncio.ensure_future(
                     listen_raw(
@@ -262,6 +305,11 @@ async def scenario(
                 )
                 sent[table, answer.json()["receipt"]["seq"]] = at
         await asyncio.wait_for(asyncio.gather(*tasks), 120)
+        if native is not None:
+            out, _ = await asyncio.to_thread(native.communicate)
+            for line in out.splitlines():
+                index, seq, at = line.split()
+                seen[paths[int(index)].split("/")[3]].setdefault(int(seq), []).append(float(at))
         for listener, mine, share in listeners:
             got = await asyncio.to_thread(mine.recv)
             listener.join(10)
@@ -356,10 +404,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--client",
-        default="epoll",
-        choices=["epoll", "raw", "httpx"],
-        help="the subscribers: bare sockets on epoll in a process of their own (default), "
-        "asyncio sockets or httpx streams in the rolling process",
+        default="c",
+        choices=["c", "epoll", "raw", "httpx"],
+        help="the subscribers: bare sockets on epoll in a C process of their own "
+        "(events_client.c), or in a Python process (epoll), or asyncio sockets or httpx "
+        "streams in the rolling process",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
