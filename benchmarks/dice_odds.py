@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from fairroll.mechanics import MECHANICS
 from fairroll.rules import RuleError
@@ -42,26 +43,57 @@ AT_THE_LIMITS = [
     "3d6!+3d8!+3d10!",
 ]
 
-#: The same distributions through icepool (the reference: a ratio, not a correctness check;
-#: tests/test_dice.py checks equality). icepool caches what it has computed, so each is
-#: timed cold, in a fresh process, as a server would meet a new formula.
-ICEPOOL = {
-    "4d6kh3": "icepool.d6.pool(4).highest(3).sum()",
-    "8d100k4": "icepool.d100.pool(8).highest(4).sum()",
-    "20d100": "20 @ icepool.d100",
-    "3d6!+3d8!+3d10!": "3 @ icepool.d6.explode(depth=10) + 3 @ icepool.d8.explode(depth=10)"
-    " + 3 @ icepool.d10.explode(depth=10)",
-}
+#: Formulas timed against icepool (the reference: a ratio, not a correctness check;
+#: tests/test_dice.py checks equality), each built in icepool by tests/test_dice.py's
+#: own translation (``icepool_formula``: icepool's operations, not fairroll's engine).
+#: icepool caches what it has computed, so each is timed cold, in a fresh process, as a
+#: server would meet a new formula; fairroll is timed cold too (its first call).
+AGAINST_ICEPOOL = [
+    "4d6kh3",
+    "8d100k4",
+    "20d100",
+    "3d6!+3d8!+3d10!",
+    # What icepool answers cold in under a second (issue 30's list).
+    "100d20",
+    "100d6kh50",
+    "30d6!",
+    "50d20r<2",
+    "10d20*10d20",
+    "3d1000",
+    "100d10>=8!",
+]
+TESTS = Path(__file__).resolve().parents[1] / "tests"
 COLD = (
-    "import sys, time, icepool\n"
-    "start = time.perf_counter(); die = eval(sys.argv[1]); die.denominator()\n"
+    "import sys, time\n"
+    f"sys.path.insert(0, {str(TESTS)!r})\n"
+    "from test_dice import icepool_formula\n"
+    "from fairroll.rules.dice import parse\n"
+    "tree = parse(sys.argv[1]).tree\n"
+    "start = time.perf_counter(); die = icepool_formula(tree); die.denominator()\n"
     "print((time.perf_counter() - start) * 1000)"
 )
 
 
-def icepool_cold(expression: str) -> float:
+def icepool_cold(formula: str) -> float:
     ran = subprocess.run(
-        [sys.executable, "-c", COLD, expression], capture_output=True, text=True, check=True
+        [sys.executable, "-c", COLD, formula], capture_output=True, text=True, check=True
+    )
+    return float(ran.stdout)
+
+
+def fairroll_cold(formula: str) -> float:
+    """The odds' work of ``formula`` in a fresh process (parse, exact distribution, the
+    answer's fractions), as icepool's is."""
+    code = (
+        "import sys, time\n"
+        "from fairroll.mechanics import MECHANICS\n"
+        "from fairroll.rules.dice import Formula\n"
+        "odds = MECHANICS['dice.roll'].odds_of; odds(Formula(formula='1d6'))\n"
+        "start = time.perf_counter(); odds(Formula(formula=sys.argv[1]))\n"
+        "print((time.perf_counter() - start) * 1000)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, formula], capture_output=True, text=True, check=True
     )
     return float(ran.stdout)
 
@@ -140,12 +172,9 @@ def main() -> None:
     for elapsed, formula in times[-5:]:
         print(f"  {formula:40} {elapsed:7.2f} ms")
 
-    print("\nagainst icepool (same distribution; fairroll cold too: its first call):")
-    for formula, expression in ICEPOOL.items():
-        start = time.perf_counter()
-        ODDS(Formula(formula=formula))
-        ours = (time.perf_counter() - start) * 1000
-        theirs = icepool_cold(expression)
+    print("\nagainst icepool (same distribution; each cold, in a fresh process):")
+    for formula in AGAINST_ICEPOOL:
+        ours, theirs = fairroll_cold(formula), icepool_cold(formula)
         print(
             f"  {formula:32} fairroll {ours:7.2f} ms, icepool {theirs:8.2f} ms, "
             f"{theirs / ours:6.1f}x"

@@ -128,7 +128,7 @@ def test_supplied_dice_are_given_by_die(client: httpx.Client, table: str) -> Non
 def test_a_bad_formula_is_a_422_naming_the_offset_and_records_nothing(
     client: httpx.Client, table: str
 ) -> None:
-    for formula, offset in [("4d6x", 3), ("2d20kh +", 8), ("100d6!", 0), ("d6!>7", 2)]:
+    for formula, offset in [("4d6x", 3), ("2d20kh +", 8), ("100d6!r1", 0), ("d6!>7", 2)]:
         answer = client.post("/v1/dice/rolls", json={"table": table, "formula": formula})
         assert answer.status_code == 422, answer.text
         problem = answer.json()
@@ -184,4 +184,6 @@ def test_the_spec_says_the_limits(client: httpx.Client) -> None:
     assert formula["x-fairroll-limits"]["explosion_depth"] == 10
     assert formula["x-fairroll-limits"]["total_dice"] == 100
     odds = spec["paths"]["/v1/dice/rolls/odds"]["post"]
-    assert "2001 values" in odds["description"]
+    assert "20001 values" in odds["description"]
+    assert "400 ms" in odds["description"]
+    assert formula["x-fairroll-limits"]["rolled_dice_at_worst"] == 1100

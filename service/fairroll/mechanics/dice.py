@@ -150,8 +150,9 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
         f"`formula`) for a formula whose total has more than {MAX_OUTCOMES} values, "
         "or whose exact weights would take more work than the odds allow (each step "
         "estimates its cost from its sizes before it runs; the budget is "
-        f"{WORK_BUDGET_MS} ms of this engine's pace on the reference machine), so every "
-        "formula accepted is answered in tens of milliseconds."
+        f"{WORK_BUDGET_MS} ms of this engine's pace on the reference machine, and the "
+        "refusal says how many times over it a formula is), so every formula accepted "
+        "is answered within a few hundred milliseconds."
     ),
 )
 

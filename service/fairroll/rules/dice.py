@@ -64,7 +64,8 @@ EXPLOSION_DEPTH = 10
 REROLL_LIMIT = 10
 #: The most dice a formula may ever roll, counting every reroll and explosion it could
 #: make at worst: a formula that could roll more is refused before any die is rolled.
-MAX_ROLLED_DICE = 1000
+#: As many as its most dice, each exploding to the limit (``100d10!``).
+MAX_ROLLED_DICE = MAX_DICE * (1 + EXPLOSION_DEPTH)
 #: No part of a formula may ever be larger than this in size (JavaScript's safe integers).
 MAX_TOTAL = 2**53 - 1
 #: The most parts (terms, constants, operations) a formula may have.
