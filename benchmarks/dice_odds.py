@@ -22,6 +22,10 @@ from fairroll.mechanics import MECHANICS
 from fairroll.rules import RuleError
 from fairroll.rules.dice import Formula, parse
 
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
+from test_dice import WITHIN_ICEPOOLS_SECOND  # noqa: E402  (issue 30's list, kept in one place)
+
 ODDS = MECHANICS["dice.roll"].odds_of
 
 #: Formulas at or near the odds' limits (the slowest kinds of work each).
@@ -48,21 +52,7 @@ AT_THE_LIMITS = [
 #: own translation (``icepool_formula``: icepool's operations, not fairroll's engine).
 #: icepool caches what it has computed, so each is timed cold, in a fresh process, as a
 #: server would meet a new formula; fairroll is timed cold too (its first call).
-AGAINST_ICEPOOL = [
-    "4d6kh3",
-    "8d100k4",
-    "20d100",
-    "3d6!+3d8!+3d10!",
-    # What icepool answers cold in under a second (issue 30's list).
-    "100d20",
-    "100d6kh50",
-    "30d6!",
-    "50d20r<2",
-    "10d20*10d20",
-    "3d1000",
-    "100d10>=8!",
-]
-TESTS = Path(__file__).resolve().parents[1] / "tests"
+AGAINST_ICEPOOL = ["4d6kh3", "8d100k4", "20d100", "3d6!+3d8!+3d10!", *WITHIN_ICEPOOLS_SECOND]
 COLD = (
     "import sys, time\n"
     f"sys.path.insert(0, {str(TESTS)!r})\n"

@@ -121,6 +121,24 @@ class LiveServer:
         self._log.close()
 
 
+def verified_export(
+    client: httpx.Client, table: str, folder: Path
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A table's export (written to ``folder``) and what ``fairroll verify`` said of it,
+    with the server's keys."""
+    export = folder / "export.ndjson"
+    export.write_bytes(client.get(f"/v1/tables/{table}/export").content)
+    keys = folder / "keys.json"
+    keys.write_text(client.get("/v1/keys").text)
+    verified = subprocess.run(
+        [sys.executable, "-m", "fairroll.cli", "verify", str(export), "--keys", str(keys)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return export, verified
+
+
 def chances(odds: dict[str, Any], name: str) -> dict[Any, str]:
     """One distribution of an odds answer: outcome -> exact probability (a fraction's text)."""
     for distribution in odds["distributions"]:

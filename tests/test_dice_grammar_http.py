@@ -3,8 +3,6 @@ real server and a real Redis; a d1 (which the docs allow: 1 to 1000 sides) is a 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -12,7 +10,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support import chances
+from support import chances, verified_export
 
 SIDES = st.sampled_from([1, 1, 2, 3, 4, 6, 8, 10, 12, 20, 100, 1000])
 
@@ -29,16 +27,7 @@ def test_a_d1_rolls_a_one_and_its_odds_agree(
         odds = client.post("/v1/dice/rolls/odds", json={"formula": formula})
         assert odds.status_code == 200, odds.text
         assert {t: Fraction(p) for t, p in chances(odds.json(), "total").items()} == {total: 1}
-    export = tmp_path / "export.ndjson"
-    export.write_bytes(client.get(f"/v1/tables/{table}/export").content)
-    keys = tmp_path / "keys.json"
-    keys.write_text(client.get("/v1/keys").text)
-    verified = subprocess.run(
-        [sys.executable, "-m", "fairroll.cli", "verify", str(export), "--keys", str(keys)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    _, verified = verified_export(client, table, tmp_path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 

@@ -15,7 +15,7 @@ import httpx
 from fairroll.chain import previous
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import committed_seed, derive_faces
-from support import chances
+from support import chances, verified_export
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,16 +47,7 @@ def test_a_formula_roll_is_a_signed_entry_every_verifier_replays(
     assert entry["request"] == {"formula": "4d6kh3+2 # Strength"}
     assert entry["outcome"] == first["outcome"]
 
-    export = tmp_path / "export.ndjson"
-    export.write_bytes(client.get(f"/v1/tables/{table}/export").content)
-    keys = tmp_path / "keys.json"
-    keys.write_text(client.get("/v1/keys").text)
-    replayed = subprocess.run(
-        [sys.executable, "-m", "fairroll.cli", "verify", str(export), "--keys", str(keys)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    export, replayed = verified_export(client, table, tmp_path)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "outcomes" in replayed.stdout
     stdlib = subprocess.run(
