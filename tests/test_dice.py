@@ -212,7 +212,7 @@ def test_words_say_every_die_and_what_became_of_it() -> None:
 @pytest.mark.parametrize(
     ("formula", "offset", "says"),
     [
-        ("4d6x", 3, "'x' is not dice notation here"),
+        ("4d6x", 3, "'x' is not roll20 dice notation here; Roll20 explodes with !"),
         ("1d6+*2", 4, "'*' cannot come here"),
         ("2d20kh +", 8, "the formula ends"),
         ("", 0, "the formula ends"),

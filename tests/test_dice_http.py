@@ -44,7 +44,7 @@ def test_a_formula_roll_is_a_signed_entry_every_verifier_replays(
     ]
 
     entry = client.get(f"/v1/tables/{table}/entries/{first['receipt']['seq']}").json()
-    assert entry["request"] == {"formula": "4d6kh3+2 # Strength"}
+    assert entry["request"] == {"formula": "4d6kh3+2 # Strength", "dialect": "roll20"}
     assert entry["outcome"] == first["outcome"]
 
     export, replayed = verified_export(client, table, tmp_path)

@@ -8,6 +8,7 @@ words. Its rules are :mod:`fairroll.rules.dice`; its odds :mod:`fairroll.odds.di
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Annotated, Any, cast
 
 import msgspec
@@ -16,6 +17,8 @@ from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, face
 from fairroll.odds import Distribution, weighted_distribution
 from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
 from fairroll.rules import dice
+from fairroll.rules.dice.model import Crit
+from fairroll.rules.dice.rolling import whole
 
 __all__ = ["ROLL", "SYSTEM"]
 
@@ -80,16 +83,53 @@ FormulaDice = cast(
 
 
 def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
-    """``Strength: 4d6kh3 + 2`` -> ``17 — 4d6kh3: 6, 5, 4, dropped 1``."""
-    formula = dice.parse(request.formula)
+    """``Strength: 4d6kh3 + 2`` -> ``17 — 4d6kh3: 6, 5, 4, dropped 1``; a natural 20 or 1
+    on a d20 (or a face in a Roll20 critical range, ``cs``/``cf``) is said, and flagged."""
+    formula = dice.parse_request(request)
     asked = f"{formula.label}: {formula.written}" if formula.label else formula.written
     only = formula.tree.term
-    if only is not None and only.success is not None:
-        head = plural(outcome.total, "success", "successes")
+    if only is not None and only.counts:
+        head = plural(int(outcome.total), "success", "successes")
     else:
-        head = str(outcome.total)
-    terms = "; ".join(f"{t.text}: {', '.join(_die(d) for d in t.dice)}" for t in outcome.terms)
-    return Words(asked=asked, text=f"{head} — {terms}" if terms else head)
+        head = _number(outcome.total)
+    said: list[str] = []
+    critical = catastrophic = False
+    for term, rolled in zip(formula.terms, outcome.terms, strict=True):
+        crit = next((m for m in term.modifiers if isinstance(m, Crit)), None)
+        dice_said = []
+        for die in rolled.dice:
+            flag = _critical(term, crit, die)
+            critical = critical or flag in ("natural 20", "critical success")
+            catastrophic = catastrophic or flag in ("natural 1", "critical failure")
+            dice_said.append(_die(die) + (f" ({flag})" if flag else ""))
+        said.append(f"{rolled.text}: {', '.join(dice_said)}")
+    terms = "; ".join(said)
+    return Words(
+        asked=asked,
+        text=f"{head} — {terms}" if terms else head,
+        critical=critical,
+        catastrophic=catastrophic,
+    )
+
+
+def _number(total: float) -> str:
+    return str(total) if isinstance(total, int) else f"{total:g}"
+
+
+def _critical(term: dice.DiceTerm, crit: Crit | None, die: dice.RolledDie) -> str | None:
+    """A die that counts and is critical: in the term's range, or a natural 20 or 1."""
+    if die.rerolled or die.dropped:
+        return None
+    face = die.face if isinstance(die.face, int) else die.value
+    if crit is not None and (crit.success is not None or crit.failure is not None):
+        if crit.success is not None and crit.success(face):
+            return "critical success"
+        if crit.failure is not None and crit.failure(face):
+            return "critical failure"
+        return None
+    if term.sides == 20 and not term.fate:
+        return "natural 20" if face == 20 else "natural 1" if face == 1 else None
+    return None
 
 
 def _die(die: dice.RolledDie) -> str:
@@ -102,22 +142,24 @@ def _die(die: dice.RolledDie) -> str:
         return f"dropped {said}"
     if die.success:
         return f"{said} (success)"
+    if die.failure is True:
+        return f"{said} (failure)"
     return said
 
 
 def odds_of_roll(request: dice.Formula) -> list[Distribution]:
-    formula = dice.parse(request.formula)
+    formula = dice.parse_request(request)
     total, weights = formula_odds(formula)
     only = formula.tree.term
-    counting = only is not None and only.success is not None
+    counting = only is not None and only.counts
     title = formula.written
     return [
         weighted_distribution(
             "successes" if counting else "total",
             f"Successes of {title}" if counting else f"Total of {title}",
-            {value: weights[value] for value in sorted(weights)},
+            {whole(Fraction(value)): weights[value] for value in sorted(weights)},
             total,
-            label=lambda v: plural(int(v), "success", "successes") if counting else str(v),
+            label=lambda v: plural(int(v), "success", "successes") if counting else _number(v),
         )
     ]
 
@@ -128,14 +170,16 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
     operation_id="rollDiceFormula",
     summary="Roll a dice formula (4d6kh3, 1d20+5, 6d10>=8!)",
     description=(
-        "Rolls a formula in the notation of Roll20 and Foundry VTT: `NdX`, `d%`, `dF`, "
-        "keep/drop `kh` `kl` `dh` `dl`, explode `!` `!>N`, reroll `r<N` (until it no "
-        "longer matches, at most 10 times) or `ro<N` (once), success counting `>=N` "
-        "`<=N`, `+ - *`, parentheses, integers and a `# label`. `>N` means N or more and "
-        "`<N` N or less, as in Roll20. Modifiers apply in one order whatever their "
-        "order in the text: rerolls, explosions, keep/drop, successes. Supplied dice are "
-        "given by die (`d6`, `d20`, `dF` ...) in the order the formula rolls them. "
-        "The grammar and its limits: docs/rules/dice.md."
+        "Rolls a formula read in its `dialect`, as that VTT reads it: `roll20` (the "
+        "default: Roll20's Dice Reference; `>N` means N or more, `r` rerolls until the "
+        "die no longer matches, modifiers in one fixed order), `foundry` (Foundry VTT's "
+        "dice modifiers: `r` rerolls once, `rr` recursively, `x`/`xo` explode, `>` and "
+        "`<` are strict, `cs`/`cf` count, `min`/`max`, `even`/`odd`, pools `{a, b}kh`, "
+        "modifiers in the order written) or `avrae` (avrae's d20: `k p rr ro ra e mi ma` "
+        "with selectors `X hX lX >X <X`, sets `(a, b)kh1`, `/ // %`, comparisons worth "
+        "1 or 0). All three: `/` and `floor` `ceil` `round` `abs` (Roll20, Foundry), "
+        "groups, tags and labels. Supplied dice are given by die (`d6`, `d20`, `dF` ...) "
+        "in the order the dialect rolls them. The table of every form: docs/rules/dice.md."
     ),
     input_type=dice.Formula,
     dice_type=FormulaDice,
@@ -159,6 +203,6 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
 SYSTEM = System(
     slug="dice",
     title="Dice formulas",
-    description="Generic dice formulas in the notation of Roll20 and Foundry VTT.",
+    description="Generic dice formulas, read as Roll20, Foundry VTT or avrae reads them.",
     mechanics=(ROLL,),
 )

@@ -33,8 +33,8 @@ __all__ = [
 ]
 
 #: An outcome of a quantity: a count (successes, HP, periods) or a named result.
-Outcome = int | str
-OutcomeT = TypeVar("OutcomeT", bound=int | str)
+Outcome = int | float | str
+OutcomeT = TypeVar("OutcomeT", bound=int | float | str)
 
 
 class Probability(msgspec.Struct, frozen=True, kw_only=True):

@@ -33,10 +33,26 @@ says the same), so no accepted formula takes more than a few hundred millisecond
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 from math import comb
+from typing import Any
 
 from fairroll.rules.dice import EXPLOSION_DEPTH, REROLL_LIMIT, DiceTerm, Node, ParsedFormula
+from fairroll.rules.dice.model import (
+    Clamp,
+    Count,
+    Crit,
+    Explode,
+    Group,
+    Modifier,
+    Reroll,
+    Select,
+    Sort,
+    Test,
+)
+from fairroll.rules.dice.rolling import PoolDie, foundry_count, js_round
 from fairroll.rules.errors import RuleError
 
 __all__ = ["MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
@@ -51,7 +67,7 @@ MAX_OUTCOMES = 20_001
 WORK_BUDGET_MS = 400
 
 #: Weights of outcomes, and the total they are out of.
-Weights = dict[int, int]
+Weights = dict[Any, int]
 Dist = tuple[int, Weights]
 
 
@@ -103,77 +119,397 @@ class Work:
 
 
 def _node(node: Node, work: Work) -> Dist:
-    if node.kind == "const":
-        return 1, {node.value: 1}
-    if node.kind == "term":
+    kind = node.kind
+    if kind == "const":
+        return 1, {_key(node.number): 1}
+    if kind == "term":
         return _term(node.dice, work)
+    if kind == "group":
+        return _group(node, work)
     parts = [_node(p, work) for p in node.parts]
-    if node.kind == "neg":
+    if kind in _UNARY:
         total, weights = parts[0]
-        return total, {-v: w for v, w in weights.items()}
+        return total, _mapped(weights, _UNARY[kind])
     a, b = parts
-    if node.kind == "add":
+    if kind == "add":
         return _convolve(a, b, work)
-    if node.kind == "sub":
-        return _convolve(a, (b[0], {-v: w for v, w in b[1].items()}), work)
-    return _product(a, b, work)
+    if kind == "sub":
+        return _convolve(a, (b[0], _mapped(b[1], lambda v: -v)), work)
+    return _pairs(a, b, _binary(node), work)
+
+
+def _key(value: Any) -> Any:
+    """A value as a weights key: an int where it is whole (so sums can be packed)."""
+    if isinstance(value, Fraction) and value.denominator == 1:
+        return value.numerator
+    return value
+
+
+def _mapped(weights: Weights, f: Callable[[Any], Any]) -> Weights:
+    out: Weights = {}
+    for v, w in weights.items():
+        k = _key(f(v))
+        out[k] = out.get(k, 0) + w
+    return out
+
+
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "neg": lambda v: -v,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "round": lambda v: js_round(Fraction(v)),
+    "abs": abs,
+}
+
+_COMPARE: dict[str | None, Callable[[Any, Any], bool]] = {
+    "==": lambda x, y: x == y,
+    "!=": lambda x, y: x != y,
+    ">=": lambda x, y: x >= y,
+    "<=": lambda x, y: x <= y,
+    ">": lambda x, y: x > y,
+    "<": lambda x, y: x < y,
+}
+
+
+def _binary(node: Node) -> Callable[[Any, Any], Any]:
+    kind = node.kind
+    if kind == "mul":
+        return lambda x, y: x * y
+    if kind == "div":
+        return lambda x, y: Fraction(x) / y
+    if kind == "idiv":
+        return lambda x, y: Fraction(x) // y
+    if kind == "mod":
+        return lambda x, y: Fraction(x) % y
+    if kind == "rem":
+        return lambda x, y: x - y * math.trunc(Fraction(x) / y)
+    compare = _COMPARE[node.op]
+    return lambda x, y: int(compare(x, y))
 
 
 def _term(term: DiceTerm, work: Work) -> Dist:
     """The exact distribution of one dice term's value."""
     low, high = term.bounds()
     work.outcomes(high - low + 1)
-    die_total, die = _die(term)
-    value: Callable[[int], int] = (
-        (lambda v: 1 if term.success is not None and term.success(v) else 0)
-        if term.success is not None
-        else (lambda v: v)
-    )
-    if term.keep is not None:
-        return _keep(term, die_total, die, value, work)
-    chain = _chain(term, die_total, die, value, work)
-    return _power(chain, term.count, work)
+    plan = _plan(term)
+    if plan.explode is not None:
+        chain = _chain(plan, work)
+        if plan.compound:
+            # Roll20's !!: the chain is one die, kept or counted as a whole.
+            plan.value = plan.counted
+            return _pool(term, plan, chain, work)
+        if plan.add_one is not None:
+            raise _Refusal(term)("an explosion and a reroll-and-add")
+        return _power(chain, term.count, work)
+    return _pool(term, plan, plan.first, work)
 
 
-def _die(term: DiceTerm) -> Dist:
-    """One die of ``term`` after its rerolls: each face's weight out of a common total."""
-    faces, sides = term.faces, len(term.faces)
-    if term.reroll is None:
-        return sides, dict.fromkeys(faces, 1)
-    reroll = term.reroll
-    matching = sum(1 for v in faces if reroll(v))
-    limit = 1 if term.reroll_once else REROLL_LIMIT
-    # A face stands at try t < limit if it does not match (after t matching tries), and
-    # whatever it is at try ``limit``: out of sides ** (limit + 1),
-    # weight(f) = [f does not match] * sum_t matching**t * sides**(limit - t) + matching**limit
-    stops = sum(matching**t * sides ** (limit - t) for t in range(limit))
-    last = matching**limit
-    return sides ** (limit + 1), {v: (0 if reroll(v) else stops) + last for v in faces}
+def _pool(term: DiceTerm, plan: _Plan, die: Dist, work: Work) -> Dist:
+    """``count`` independent dice of distribution ``die``: added, kept or counted."""
+    die_total, weights = die
+    if plan.select is not None:
+        return _keep(term.count, plan.select, die_total, weights, plan.value, work)
+    if plan.add_one is not None:
+        return _add_one(term.count, die, plan, work)
+    return _power((die_total, _mapped(weights, plan.value)), term.count, work)
 
 
-def _chain(
-    term: DiceTerm, die_total: int, die: Weights, value: Callable[[int], int], work: Work
-) -> Dist:
-    """A die and its explosions: what they add (or count) together."""
-    standing: Weights = {}
-    for face, weight in die.items():
-        standing[value(face)] = standing.get(value(face), 0) + weight
-    if term.explode is None:
-        return die_total, standing
-    explode = term.explode
-    stops = {face: w for face, w in die.items() if not explode(face)}
-    goes_on: Dist = (die_total, {})
-    for face, weight in die.items():
-        if explode(face):
-            goes_on[1][value(face)] = goes_on[1].get(value(face), 0) + weight
-    chain: Dist = (die_total, standing)  # the last die allowed stands whatever it shows
-    for _ in range(EXPLOSION_DEPTH):
-        total, after = _convolve(goes_on, chain, work)
-        scale = chain[0]
-        for face, weight in stops.items():
-            after[value(face)] = after.get(value(face), 0) + weight * scale
-        chain = (total, after)
-    return chain
+class _Plan:
+    """A term's modifiers as the odds compute them: the first die of a chain (rerolls and
+    minimums applied), the dice its explosions add, the explosion, and what each die that
+    stands counts (``value``, after the pool's later minimums and counting)."""
+
+    def __init__(self) -> None:
+        self.first: Dist = (1, {})
+        self.extra: Dist = (1, {})
+        self.explode: Explode | None = None
+        self.compound = False
+        self.penetrate = False
+        self.depth = EXPLOSION_DEPTH
+        self.select: tuple[int, bool] | None = None
+        self.value: Callable[[Any], Any] = _same
+        self.counted: Callable[[Any], Any] = _same
+        self.add_one: Reroll | None = None
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+class _Refusal:
+    def __init__(self, term: DiceTerm) -> None:
+        self.term = term
+
+    def __call__(self, what: str) -> RuleError:
+        return RuleError(
+            f"formula, at offset {self.term.offset}: the odds of {self.term.text!r} are not "
+            f"offered: {what} in one term (it rolls)",
+            field="formula",
+        )
+
+
+def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of modifier)
+    plan = _Plan()
+    raw: Dist = (len(term.faces), dict.fromkeys(term.faces, 1))
+    die = raw
+    stage = 0  # 0: rerolls and minimums, 1: exploded, 2: kept
+    after: list[Modifier] = []  # what runs on every standing die, in order
+    refuse = _Refusal(term)
+    for m in term.modifiers:
+        if isinstance(m, Crit | Sort):
+            continue
+        if isinstance(m, Reroll):
+            if m.rank is not None:
+                raise refuse(f"rerolling the {'highest' if m.rank[0] == 'h' else 'lowest'} dice")
+            if stage > 0 or after:
+                raise refuse("a reroll after an explosion, a keep or a count")
+            if m.mode == "add":
+                if plan.add_one is not None:
+                    raise refuse("two reroll-and-adds")
+                plan.add_one = m
+                continue
+            if plan.add_one is not None:
+                raise refuse("a reroll after a reroll-and-add")
+            die = _reroll(die, raw, m)
+        elif isinstance(m, Clamp):
+            if stage == 0 and not after and plan.add_one is None:
+                die = (die[0], _mapped(die[1], _clamp(m)))
+            elif stage == 2:
+                raise refuse("a minimum or maximum after a keep")
+            else:
+                after.append(m)
+        elif isinstance(m, Explode):
+            if stage > 0 or after or plan.add_one is not None:
+                raise refuse("an explosion after another, a keep or a count")
+            plan.explode = m
+            plan.compound = m.mode == "compound"
+            plan.penetrate = m.mode == "penetrate"
+            plan.depth = 1 if m.mode == "once" else EXPLOSION_DEPTH
+            stage = 1
+        elif isinstance(m, Select):
+            if m.how == "test":
+                after.append(m)
+                continue
+            if plan.select is not None or any(isinstance(x, Select) for x in after):
+                raise refuse("two keeps")
+            if plan.explode is not None and not plan.compound:
+                raise refuse("keeping dice of a pool its explosions grow")
+            if plan.add_one is not None:
+                raise refuse("keeping dice of a pool a reroll-and-add grows")
+            if any(isinstance(x, Count) and x.kind == "margin" for x in after):
+                raise refuse("a keep after a margin")
+            if any(isinstance(x, Clamp) for x in after):
+                raise refuse("a keep after a minimum or maximum that follows an explosion")
+            n = m.n if m.keep else term.count - m.n
+            plan.select = (n, (m.how == "h") == m.keep)
+            stage = 2
+        elif isinstance(m, Count):
+            after.append(m)
+    plan.first = die
+    # Roll20 rerolls every die of a chain; the pool dialects roll the extra dice afresh.
+    plan.extra = die if not term.pool else raw
+    plan.value = _standing(term, after)
+    if plan.compound:
+        # The chain adds its faces; what stands (counted, kept) is the chain's sum.
+        plan.counted = plan.value
+        plan.value = _same
+    return plan
+
+
+def _clamp(m: Clamp) -> Callable[[Any], Any]:
+    def clamped(v: Any) -> Any:
+        if m.low is not None and v < m.low:
+            v = m.low
+        if m.high is not None and v > m.high:
+            v = m.high
+        return v
+
+    return clamped
+
+
+def _standing(term: DiceTerm, after: list[Modifier]) -> Callable[[Any], Any]:
+    """What a standing die of face ``v`` counts, after the modifiers that run on each."""
+    if not term.pool:
+        counts = [m for m in after if isinstance(m, Count)]
+        success = next((c.test for c in counts if c.kind == "success"), None)
+        failure = next((c.test for c in counts if c.kind == "failure"), None)
+        if success is None:
+            return _same
+
+        def roll20(v: Any, success: Test = success) -> int:
+            if success(v):
+                return 1
+            return -1 if failure is not None and failure(v) else 0
+
+        return roll20
+    cache: dict[Any, Any] = {}
+
+    def pool(v: Any) -> Any:
+        if v not in cache:
+            r = PoolDie(v)
+            for m in after:
+                if isinstance(m, Clamp):
+                    r.value = _clamp(m)(r.value)
+                elif isinstance(m, Select) and m.test is not None:
+                    if m.test(r.value) != m.keep:
+                        r.dropped = True
+                elif isinstance(m, Count):
+                    foundry_count([r], m)
+            cache[v] = 0 if r.dropped else (r.count if r.count is not None else r.value)
+        return cache[v]
+
+    return pool
+
+
+def _reroll(die: Dist, raw: Dist, m: Reroll) -> Dist:
+    """``die`` after a reroll of its matching faces: a rerolled die is a fresh raw die,
+    rerolled again (``until``) while it matches, up to the limit."""
+    limit = 1 if m.mode == "once" else REROLL_LIMIT
+    test = m.test
+    sides = raw[0]
+    faces = list(raw[1])
+    matching = sum(1 for v in faces if test(v))
+    # A fresh raw die rerolled up to ``limit - 1`` more times, out of sides ** limit:
+    # weight(f) = [f does not match] * sum_t matching**t * sides**(more - t) + matching**more
+    more = limit - 1
+    stops = sum(matching**t * sides ** (more - t) for t in range(more))
+    last = matching**more
+    fresh_total = sides ** (more + 1)
+    fresh = {v: (0 if test(v) else stops) + last for v in faces}
+    total, weights = die
+    hit = sum(w for v, w in weights.items() if test(v))
+    out: Weights = {}
+    for v, w in weights.items():
+        if not test(v):
+            out[v] = out.get(v, 0) + w * fresh_total
+    for v, w in fresh.items():
+        if w and hit:
+            out[v] = out.get(v, 0) + hit * w
+    return total * fresh_total, {v: w for v, w in out.items() if w}
+
+
+def _chain(plan: _Plan, work: Work) -> Dist:
+    """A die and its explosions: what they add (or count) together. Built from the last
+    die allowed (which stands whatever it shows) back to the first."""
+    explode = plan.explode
+    if explode is None:
+        raise TypeError("a chain needs an explosion")
+    value = _same if plan.compound else plan.value
+
+    def counted(face: Any, depth: int) -> Any:
+        return value(face - 1 if plan.penetrate and depth > 0 else face)
+
+    def level(die: Dist, depth: int, after: Dist | None) -> Dist:
+        total, weights = die
+        if after is None:  # the last die allowed stands
+            return total, _mapped(weights, lambda f: counted(f, depth))
+        goes_on: Weights = {}
+        stops: Weights = {}
+        for face, w in weights.items():
+            target = goes_on if explode.test(face) else stops
+            k = _key(counted(face, depth))
+            target[k] = target.get(k, 0) + w
+        summed = _convolve((total, goes_on), after, work) if goes_on else (total * after[0], {})
+        out = dict(summed[1])
+        for k, w in stops.items():
+            out[k] = out.get(k, 0) + w * after[0]
+        return total * after[0], out
+
+    chain: Dist | None = None
+    for depth in range(plan.depth, 0, -1):
+        chain = level(plan.extra, depth, chain)
+    return level(plan.first, 0, chain)
+
+
+def _add_one(count: int, die: Dist, plan: _Plan, work: Work) -> Dist:
+    """avrae's ``ra``: the first die of the pool that matches rolls one more, added."""
+    m = plan.add_one
+    if m is None:
+        raise TypeError("no reroll-and-add to add")
+    total, weights = die
+    value = plan.value
+    every = _power((total, _mapped(weights, value)), count, work)
+    missing = {v: w for v, w in weights.items() if not m.test(v)}
+    none: Dist = _power((total, _mapped(missing, value)), count, work) if missing else (0, {})
+    some = {v: w - none[1].get(v, 0) for v, w in every[1].items()}
+    some = {v: w for v, w in some.items() if w}
+    extra_faces = plan.extra[1]
+    extra: Dist = (len(extra_faces), _mapped(dict.fromkeys(extra_faces, 1), value))
+    out: Weights = {}
+    if some:
+        out.update(_convolve((every[0], some), extra, work)[1])
+    for v, w in none[1].items():
+        out[v] = out.get(v, 0) + w * extra[0]
+    return every[0] * extra[0], out
+
+
+def _group(node: Node, work: Work) -> Dist:
+    """A group's sub-rolls: the kept totals added, or the totals that meet a target counted."""
+    how = node.how or Group()
+    if how.of_dice:
+        (inner,) = node.parts
+        select = how.select
+        if inner.kind != "term" or select is None:
+            raise RuleError(
+                f"formula, at offset {node.offset}: the odds of keeping dice across a "
+                "group of different dice are not offered (it rolls)",
+                field="formula",
+            )
+        term = inner.dice
+        n = select.n if select.keep else term.count - select.n
+        faces: Weights = dict.fromkeys(term.faces, 1)
+        chosen = (n, (select.how == "h") == select.keep)
+        return _keep(term.count, chosen, len(term.faces), faces, _same, work)
+    members = [_node(p, work) for p in node.parts]
+    if how.count is not None and how.count.test is not None:
+        test = how.count.test
+        sign = -1 if how.count.kind == "failure" else 1
+        result: Dist = (1, {0: 1})
+        for total, weights in members:
+            hit = sum(w for v, w in weights.items() if test(v))
+            bernoulli = {0: total - hit, sign: hit} if hit else {0: total}
+            result = _convolve(result, (total, {v: w for v, w in bernoulli.items() if w}), work)
+        return result
+    if how.select is None:
+        result = (1, {0: 1})
+        for member in members:
+            result = _convolve(result, member, work)
+        return result
+    select = how.select
+    keep = select.n if select.keep else len(members) - select.n
+    highest = (select.how == "h") == select.keep
+    # The kept totals so far, best first, as states; each member adds its values.
+    states: dict[tuple[Any, ...], int] = {(): 1}
+    grand = 1
+    for total, weights in members:
+        work.spend(len(states) * len(weights) * 1.5, "a group's keep")
+        nxt: dict[tuple[Any, ...], int] = {}
+        for state, w in states.items():
+            for v, q in weights.items():
+                key = tuple(sorted((*state, v), reverse=highest)[:keep])
+                nxt[key] = nxt.get(key, 0) + w * q
+        states = nxt
+        grand *= total
+        work.outcomes(len(states))
+    out: Weights = {}
+    for state, w in states.items():
+        k = _key(sum(state, Fraction(0)))
+        out[k] = out.get(k, 0) + w
+    return grand, out
+
+
+def _pairs(a: Dist, b: Dist, op: Callable[[Any, Any], Any], work: Work) -> Dist:
+    """Every outcome of one side with every outcome of the other."""
+    (ta, wa), (tb, wb) = a, b
+    pairs = len(wa) * len(wb)
+    work.spend(pairs * (0.2 + _slot(ta * tb) / 20_000), "a product")
+    out: Weights = {}
+    for x, p in wa.items():
+        for y, q in wb.items():
+            k = _key(op(x, y))
+            out[k] = out.get(k, 0) + p * q
+    work.outcomes(len(out))
+    return ta * tb, out
 
 
 def _power(dist: Dist, n: int, work: Work) -> Dist:
@@ -192,11 +528,16 @@ def _power(dist: Dist, n: int, work: Work) -> Dist:
 
 
 def _keep(
-    term: DiceTerm, die_total: int, die: Weights, value: Callable[[int], int], work: Work
+    n: int,
+    select: tuple[int, bool],
+    die_total: int,
+    die: Weights,
+    value: Callable[[Any], Any],
+    work: Work,
 ) -> Dist:
-    """The kept dice of ``term`` (``kh`` or ``kl`` ``k`` of ``n``): what they add up to."""
-    n, k = term.count, term.keep_count
-    faces = sorted(die, reverse=term.keep == "kh")
+    """The kept dice of ``n`` (the ``k`` highest, or lowest, by face): what they add up to."""
+    k, highest = select
+    faces = sorted(die, reverse=highest)
     low = min(value(f) for f in faces)
     total = die_total**n
     slot = _slot(total)
@@ -229,13 +570,15 @@ def _keep(
                     done += (kept[m] * coefficient * lower) << (shift * (k - m))
                 power *= weight
         kept = after
-    counts = _unpack(done, slot, k * (max(value(f) for f in faces) - low) + 1)
+    counts = _unpack(done, slot, slots)
     return total, {v + k * low: c for v, c in enumerate(counts) if c}
 
 
 def _convolve(a: Dist, b: Dist, work: Work) -> Dist:
     """The sum of two independent parts."""
     (ta, wa), (tb, wb) = a, b
+    if not all(type(v) is int for v in (*wa, *wb)):
+        return _pairs(a, b, lambda x, y: x + y, work)  # fractions: pair them up
     la, ha, lb, hb = min(wa), max(wa), min(wb), max(wb)
     width = ha - la + hb - lb + 1
     pairs = len(wa) * len(wb)
@@ -252,18 +595,6 @@ def _convolve(a: Dist, b: Dist, work: Work) -> Dist:
     packed = _pack(wa, la, ha, slot) * _pack(wb, lb, hb, slot)
     counts = _unpack(packed, slot, width)
     out = {v + la + lb: c for v, c in enumerate(counts) if c}
-    work.outcomes(len(out))
-    return ta * tb, out
-
-
-def _product(a: Dist, b: Dist, work: Work) -> Dist:
-    (ta, wa), (tb, wb) = a, b
-    pairs = len(wa) * len(wb)
-    work.spend(pairs * (0.2 + _slot(ta * tb) / 20_000), "a product")
-    out: Weights = {}
-    for x, p in wa.items():
-        for y, q in wb.items():
-            out[x * y] = out.get(x * y, 0) + p * q
     work.outcomes(len(out))
     return ta * tb, out
 
