@@ -33,8 +33,9 @@ __all__ = [
 ]
 
 #: An outcome of a quantity: a count (successes, HP, periods) or a named result.
-Outcome = int | float | str
-OutcomeT = TypeVar("OutcomeT", bound=int | float | str)
+#: An outcome: a number (an integer, but for a formula that divides) or a name.
+Outcome = float | str
+OutcomeT = TypeVar("OutcomeT", bound=float | str)
 
 
 class Probability(msgspec.Struct, frozen=True, kw_only=True):

@@ -76,6 +76,8 @@ def formula_odds(formula: ParsedFormula, work: Work | None = None) -> Dist:
     ``weight / total`` is each value's probability (``work``: the budget it is charged to)."""
     work = work or Work(formula.text)
     total, weights = _node(formula.tree, work)
+    if formula.dialect == "avrae":  # d20's total is int() of its value
+        weights = _mapped(weights, math.trunc)
     # Writing each probability out (a reduced fraction, its float) is paid for too.
     work.spend(len(weights) * (4 + total.bit_length() / 200), "writing the answer")
     return total, weights

@@ -301,8 +301,18 @@ def declare_response_fields(app: Litestar) -> None:
         schema.required = sorted(
             f.encode_name
             for f in fields
-            if f.default is not msgspec.UNSET and f.encode_name in schema.properties
+            if _always_written(f) and f.encode_name in schema.properties
         )
+
+
+def _always_written(field: Any) -> bool:
+    """A field the server always writes: required, or with a default other than UNSET
+    (which ``msgspec.inspect`` reports as no default on a field that is not required)."""
+    if field.required:
+        return True
+    if field.default_factory is not msgspec.NODEFAULT:
+        return True
+    return field.default not in (msgspec.NODEFAULT, msgspec.UNSET)
 
 
 class FinishedDocument(JsonRenderPlugin):

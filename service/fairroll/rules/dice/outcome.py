@@ -49,16 +49,17 @@ class GroupOutcome(msgspec.Struct, frozen=True, kw_only=True):
     total, which were kept, and its successes where it counts them."""
 
     offset: int
-    values: tuple[int | float, ...]
+    values: tuple[float, ...]
     kept: tuple[bool, ...]
     successes: int | None = None
 
 
 class FormulaOutcome(msgspec.Struct, frozen=True, kw_only=True):
-    """A rolled formula: its total (a number with a fraction only where the formula
-    divides), each dice term as rolled, its label, and its groups where it has any."""
+    """A rolled formula: its total (an integer, written as one, unless the formula divides:
+    then the nearest double to the exact fraction), each dice term as rolled, its label,
+    and its groups where it has any."""
 
-    total: int | float
+    total: float
     label: str | None
     terms: tuple[TermOutcome, ...]
     groups: tuple[GroupOutcome, ...] | msgspec.UnsetType = msgspec.UNSET

@@ -7,8 +7,9 @@ Two orders of rolling, as the dialects document them:
   order whatever their order in the text (rerolls, explosions, keep/drop, counting);
 - **pool by pool** (Foundry VTT, avrae): every die of the term is rolled first, then
   each modifier runs over the pool as it stands, in the order written. A die a
-  modifier adds (a reroll, an explosion) goes to the end of the pool, so the record is
-  in the order the dice were rolled, which is the order supplied dice are taken in.
+  modifier adds goes to the end of the pool (Foundry: rerolls and explosions; avrae:
+  explosions), or in the place of the die it rerolls (avrae: a die keeps its place,
+  as in d20). Supplied dice are taken in the order the dice are rolled.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
         rolled[id(term)] = roller(term, dice)
     groups: list[GroupOutcome] = []
     total = _evaluate(formula.tree, rolled, groups)
+    if formula.dialect == "avrae":
+        total = Fraction(math.trunc(total))  # d20's total is int() of its value
     return FormulaOutcome(
         total=whole(total),
         label=formula.label,
@@ -304,8 +307,9 @@ def _pool_reroll(
             if not matching:
                 return
             for r in matching:
+                # d20 rerolls a die in its place: the new face follows the old one.
                 r.rerolled = True
-                results.append(roll(r.depth, r.rerolls + 1))
+                results.insert(results.index(r) + 1, roll(r.depth, r.rerolls + 1))
         return
     # Foundry: one pass over the results, rerolled dice appended; ``rr`` goes on over them.
     checked, initial = 0, len(results)

@@ -1,0 +1,348 @@
+"""Each dialect checked against the roller that implements it, dice by dice.
+
+A corpus per dialect is rolled on fairroll from seeds; the very faces each roll drew
+are then handed to the peer through a rigged random source, and the totals and the
+marks of every die (kept, dropped, rerolled, exploded, success, failure) must agree:
+
+- ``roll20`` against ``@dice-roller/rpg-dice-roller`` (npm, ``tests/peers/package.json``),
+  the Roll20-like roller of the JavaScript world. It takes every die's first face before
+  any reroll or explosion, so the faces are handed to it in that order; its compare
+  points are strict where Roll20's are not, so the corpus writes them unambiguously
+  (``>=``, ``<=``). Among equal dice it drops the earlier, fairroll the later: marks are
+  compared as a multiset of (value, marks) per term.
+- ``avrae`` against avrae's own ``d20`` (PyPI, ``tests/peers/avrae.lock``, in a venv of
+  its own: it needs ``lark-parser`` 0.9, whose module shadows ``lark``). d20 keeps each
+  die in its place, as fairroll's avrae reading does, so marks are compared in order.
+
+Foundry VTT cannot run here (its roller ships inside the licensed application); its
+reading is checked against every worked example of its articles in
+``tests/test_dice_dialects.py``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fairroll.randomness import SeededDice
+from fairroll.rules.dice import Formula, FormulaOutcome, RolledDie, resolve_formula
+
+PEERS = Path(__file__).resolve().parent / "peers"
+SEEDS = [f"peer-corpus-{n}" for n in range(10)]
+
+#: Roll20 forms, written the same for fairroll and rpg-dice-roller.
+ROLL20 = [
+    "1d20",
+    "3d6",
+    "1d20+5",
+    "2d20kh1",
+    "2d20kl1",
+    "4d6kh3",
+    "4d6k3",
+    "4d6dl1",
+    "4d6d1",
+    "5d8dh2",
+    "8d100kh4",
+    "3d6!",
+    "5d10!>=8",
+    "2d6!=6",
+    "3d6!!",
+    "4d6!!>=5",
+    "3d6!p",
+    "2d10r<=2",
+    "4d6r=1",
+    "3d6ro<=2",
+    "6d10>=8",
+    "10d10>=7",
+    "5d6<=2",
+    "6d10>=8f<=1",
+    "6d10>=7f=1",
+    "8d6>=5f<=2",
+    "4d6kh3+2d8-1",
+    "(1d4+1)*3",
+    "2d20kh1+1d4",
+    "8d6/2",
+    "floor(8d6/2)",
+    "ceil(3d6/2)",
+    "round(2d6/4)",
+    "abs(1d6-4)",
+    "3d6*2",
+    "1d20cs>=19",
+    "1d20cf<=2",
+    "4d6s",
+]
+
+#: avrae forms (its d20 grammar).
+AVRAE = [
+    "1d20",
+    "3d6",
+    "1d20+5",
+    "2d20kh1",
+    "2d20kl1",
+    "4d6kh3",
+    "4d6k3",
+    "4d6k>3",
+    "4d6p1",
+    "4d6pl1",
+    "4d6ph1",
+    "4d6p<3",
+    "1d20ro1",
+    "2d20ro<3",
+    "1d20rr1",
+    "4d6rr1",
+    "2d6rr1rr2",
+    "3d6e6",
+    "4d6e>5",
+    "4d6ra6",
+    "2d20ra>18",
+    "4d6mi2",
+    "4d6ma4",
+    "8d6mi2ma5",
+    "4d6rr1kh3",
+    "4d6kh3rr1",
+    "(1d20, 1d20)kh1",
+    "(4d6kh3, 4d6kh3, 4d6kh3)kl1",
+    "(1d20, 1d20+5, 2d10)ph1",
+    "8d6/2",
+    "8d6//2",
+    "1d20 % 7",
+    "1d20 >= 10",
+    "2d6 == 7",
+    "1d20 + 5 < 15",
+    "-1d6+10",
+    "1d20+5 Longsword attack",
+    "1d8[slashing]+3",
+]
+
+
+def _installed(marker: Path, install: list[list[str]]) -> None:
+    """Install a peer once (one test process at a time, as workers share the folder)."""
+    with (PEERS / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists():
+            return
+        for command in install:
+            subprocess.run(command, cwd=PEERS, check=True, timeout=600, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def rpg_dice_roller() -> Iterator[subprocess.Popen[str]]:
+    npm, node = shutil.which("npm"), shutil.which("node")
+    assert npm is not None and node is not None, "Node.js and npm are needed"
+    marker = PEERS / "node_modules" / "@dice-roller" / "rpg-dice-roller" / "package.json"
+    _installed(marker, [[npm, "ci", "--no-audit", "--no-fund"]])
+    yield from _serve([node, str(PEERS / "roll20_peer.mjs")])
+
+
+@pytest.fixture(scope="module")
+def d20() -> Iterator[subprocess.Popen[str]]:
+    venv = PEERS / ".venv"
+    python = venv / "bin" / "python"
+    marker = venv / "installed"
+    _installed(
+        marker,
+        [
+            [sys.executable, "-m", "venv", "--clear", str(venv)],
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--require-hashes",
+                "-r",
+                str(PEERS / "avrae.lock"),
+            ],
+            ["touch", str(marker)],
+        ],
+    )
+    yield from _serve([str(python), str(PEERS / "avrae_peer.py")])
+
+
+def _serve(command: list[str]) -> Iterator[subprocess.Popen[str]]:
+    peer = subprocess.Popen(
+        command,
+        cwd=PEERS,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    try:
+        yield peer
+    finally:
+        assert peer.stdin is not None
+        peer.stdin.close()
+        peer.wait(timeout=30)
+
+
+def ask(peer: subprocess.Popen[str], formula: str, faces: list[int]) -> dict[str, Any]:
+    assert peer.stdin is not None and peer.stdout is not None
+    peer.stdin.write(json.dumps({"formula": formula, "faces": faces}) + "\n")
+    answer: dict[str, Any] = json.loads(peer.stdout.readline())
+    assert "error" not in answer, (formula, answer)
+    return answer
+
+
+def rolled(formula: str, dialect: str, seed: str) -> tuple[FormulaOutcome, list[int]]:
+    source = SeededDice(seed)
+    outcome = resolve_formula(Formula(formula=formula, dialect=dialect), source)  # type: ignore[arg-type]
+    return outcome, [die.face for die in source.dice]
+
+
+# --- Roll20 against rpg-dice-roller ---------------------------------------------------------
+
+
+def _chains(dice: tuple[RolledDie, ...]) -> list[list[RolledDie]]:
+    """A Roll20 term's record, die by die: each die with its rerolls and its explosions."""
+    chains: list[list[RolledDie]] = [[]]
+    for die in dice:
+        chains[-1].append(die)
+        if not (die.rerolled or die.exploded):
+            chains.append([])
+    return [c for c in chains if c]
+
+
+def _face(die: RolledDie) -> int:
+    return die.face if isinstance(die.face, int) else die.value
+
+
+def rpg_order(outcome: FormulaOutcome) -> list[int]:
+    """The faces in the order rpg-dice-roller takes them: term by term, every die's first
+    face, then each die's rerolls and explosions."""
+    faces: list[int] = []
+    for term in outcome.terms:
+        chains = _chains(term.dice)
+        faces += [_face(c[0]) for c in chains]
+        faces += [_face(d) for c in chains for d in c[1:]]
+    return faces
+
+
+def rpg_marks(outcome: FormulaOutcome) -> list[Counter[tuple[float, frozenset[str]]]]:
+    """fairroll's record as rpg-dice-roller writes it: a rerolled die shows its last face
+    (marked re-roll), a compounded chain is one die, a penetrating die counts one less."""
+    terms = []
+    for term in outcome.terms:
+        said: Counter[tuple[float, frozenset[str]]] = Counter()
+        for chain in _chains(term.dice):
+            standing = [d for d in chain if not d.rerolled]
+            marks: set[str] = set()
+            if len(standing) < len(chain):
+                marks.add("re-roll" if term.text.count("ro") == 0 else "re-roll-once")
+            if chain[0].compounded is True:
+                last = standing[-1]
+                value = sum(d.value for d in standing)
+                said[(value, frozenset(marks | {"explode", "compound"} | _fate(last)))] += 1
+                continue
+            for die in standing:
+                own = set(marks)
+                if die.exploded:
+                    own.add("explode")
+                    if "!p" in term.text:
+                        own.add("penetrate")  # on the die that penetrates, as rpg marks it
+                said[(die.value, frozenset(own | _fate(die)))] += 1
+        terms.append(said)
+    return terms
+
+
+def _fate(die: RolledDie) -> set[str]:
+    marks = set()
+    if die.dropped:
+        marks.add("drop")
+    if die.success:
+        marks.add("target-success")
+    if die.failure is True:
+        marks.add("target-failure")
+    return marks
+
+
+_IGNORED = {"critical-success", "critical-failure", "sorting"}
+
+
+def peer_marks(answer: dict[str, Any]) -> list[Counter[tuple[float, frozenset[str]]]]:
+    return [
+        Counter((d["value"], frozenset(set(d["modifiers"]) - _IGNORED)) for d in term)
+        for term in answer["terms"]
+    ]
+
+
+@pytest.mark.parametrize("formula", ROLL20)
+def test_roll20_agrees_with_rpg_dice_roller(
+    rpg_dice_roller: subprocess.Popen[str], formula: str
+) -> None:
+    for seed in SEEDS:
+        outcome, _ = rolled(formula, "roll20", seed)
+        answer = ask(rpg_dice_roller, formula, rpg_order(outcome))
+        assert answer["left"] == 0, (formula, seed, answer)
+        assert answer["total"] == pytest.approx(outcome.total), (formula, seed, answer)
+        assert peer_marks(answer) == rpg_marks(outcome), (formula, seed, answer["output"])
+
+
+# --- avrae against d20 -----------------------------------------------------------------------
+
+
+def d20_marks(outcome: FormulaOutcome) -> list[list[dict[str, Any]]]:
+    return [
+        [
+            {
+                "value": d.value,
+                "rerolled": d.rerolled,
+                "exploded": d.exploded,
+                "dropped": d.dropped,
+            }
+            for d in term.dice
+        ]
+        for term in outcome.terms
+    ]
+
+
+@pytest.mark.parametrize("formula", AVRAE)
+def test_avrae_agrees_with_d20(d20: subprocess.Popen[str], formula: str) -> None:
+    for seed in SEEDS:
+        outcome, faces = rolled(formula, "avrae", seed)
+        answer = ask(d20, formula, faces)
+        assert answer["left"] == 0, (formula, seed, answer)
+        assert answer["total"] == pytest.approx(outcome.total), (formula, seed, answer)
+        # A set's totals are not dice: d20 lists the dice of each member in turn, as
+        # fairroll lists its terms.
+        assert answer["terms"] == d20_marks(outcome), (formula, seed)
+
+
+# --- The corpus reaches what it claims to check ------------------------------------------------
+
+
+@pytest.mark.parametrize(("dialect", "corpus"), [("roll20", ROLL20), ("avrae", AVRAE)])
+def test_the_corpus_rolls_every_kind_of_mark(dialect: str, corpus: list[str]) -> None:
+    """Agreement on dice no modifier touched would prove little: across the corpus's
+    seeds, dice are rerolled, exploded, dropped, and (Roll20) succeed, fail, compound."""
+    seen: Counter[str] = Counter()
+    for formula in corpus:
+        for seed in SEEDS:
+            outcome, _ = rolled(formula, dialect, seed)
+            for term in outcome.terms:
+                for die in term.dice:
+                    seen.update(
+                        mark
+                        for mark, on in [
+                            ("rerolled", die.rerolled),
+                            ("exploded", die.exploded),
+                            ("dropped", die.dropped),
+                            ("success", die.success is True),
+                            ("failure", die.failure is True),
+                            ("compounded", die.compounded is True),
+                        ]
+                        if on
+                    )
+    wanted = ["rerolled", "exploded", "dropped"]
+    if dialect == "roll20":
+        wanted += ["success", "failure", "compounded"]
+    assert all(seen[mark] >= 10 for mark in wanted), seen
