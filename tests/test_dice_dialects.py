@@ -7,8 +7,10 @@ by its probability)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from fractions import Fraction
+from pathlib import Path
 
 import icepool
 import pytest
@@ -338,3 +340,29 @@ def test_odds_refuse_what_they_do_not_offer_and_say_the_roll_is_fine() -> None:
         with pytest.raises(RuleError) as refused:
             ROLL.odds_of(Formula(formula=formula, dialect=dialect))  # type: ignore[arg-type]
         assert "are not offered" in str(refused.value) and "it rolls" in str(refused.value)
+
+
+# --- The docs' table is what rolls -----------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules" / "dice.md"
+
+
+def docs_rows() -> list[tuple[str, str, dict[str, list[int]], float]]:
+    text = DOCS.read_text()
+    table = text.split("<!-- dialect-table -->", 1)[1].split("<!-- /dialect-table -->", 1)[0]
+    rows = []
+    for line in table.strip().splitlines()[2:]:
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        formula = cells[0].strip("`").replace("\\|", "|")
+        faces: dict[str, list[int]] = {}
+        for group in re.findall(r"(d\w+): ([-0-9 ]+)", cells[2]):
+            faces[group[0]] = [int(v) for v in group[1].split()]
+        rows.append((formula, cells[1], faces, float(cells[3])))
+    return rows
+
+
+def test_every_row_of_the_docs_table() -> None:
+    rows = docs_rows()
+    assert len(rows) == len(TABLE)
+    for formula, dialect, faces, total in rows:
+        assert roll(formula, dialect, **faces).total == total, (formula, dialect)  # type: ignore[arg-type]
