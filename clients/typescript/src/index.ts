@@ -147,8 +147,9 @@ export function createFairroll(options: FairrollOptions) {
         }),
       );
     },
-    formulaOdds(formula: string) {
-      return answer(api.POST("/v1/dice/rolls/odds", { body: { formula } }));
+    /** Exact odds of a formula, read in `dialect` (`roll20`, the default; `foundry`; `avrae`). */
+    formulaOdds(formula: string, dialect?: FormulaRequest["dialect"]) {
+      return answer(api.POST("/v1/dice/rolls/odds", { body: dialect ? { formula, dialect } : { formula } }));
     },
     entries(table: string, after = 0, limit = 100) {
       return answer(api.GET("/v1/tables/{table}/entries", { params: { path: { table }, query: { after, limit } } }));

@@ -60,51 +60,50 @@ def roll_odds(roll: Roll) -> RollOdds:
     check_risk(roll)
     adjectives = adjectives_of(roll)
     kinds = _kinds(roll.target, adjectives)
-    effects = list(kinds)
     n = roll.risk
-    # weighted[i][c]: the ways c dice of the n still unplaced fall in kind i: C(n, c) * w**c.
-    powers = [[weight**c for c in range(n + 1)] for weight in kinds.values()]
-    successes: defaultdict[int, int] = defaultdict(int)
-    pools: defaultdict[int, int] = defaultdict(int)
-    last = len(effects) - 1
-
-    def place(
-        kind: int, left: int, lost: int, hits: int, kept: int, gained: int, ways: int
-    ) -> None:
-        lost_e, hit_e, kept_e, gain_e = effects[kind]
-        if kind == last:
-            ways *= powers[kind][left]
-            lost += left * lost_e
-            hits += left * hit_e
-            kept += left * kept_e
-            gained += left * gain_e
-            pool = (
-                roll.pool
-                - lost
-                + min(adjectives.cheaper, lost)
-                - min(adjectives.expensive, kept)
-                + gained
-                + min(roll.convert, max(hits - 1, 0))
-            )
-            successes[hits] += ways
-            pools[max(pool, 1)] += ways
-            return
-        row = powers[kind]
-        for count in range(left + 1):
-            place(
-                kind + 1,
-                left - count,
-                lost + count * lost_e,
-                hits + count * hit_e,
-                kept + count * kept_e,
-                gained + count * gain_e,
-                ways * comb(left, count) * row[count],
-            )
-
-    place(0, n, 0, 0, 0, 0, 1)
     total = sum(kinds.values()) ** n
+    # Successes alone: each die succeeds or not, so their count is binomial.
+    hit = sum(w for (_, success, _, _), w in kinds.items() if success)
+    miss = sum(kinds.values()) - hit
+    successes = {k: comb(n, k) * hit**k * miss ** (n - k) for k in range(n + 1)}
+    # The new pool: every count vector of the (at most four) kinds, as nested loops. What
+    # a vector adds to the pool is read from tables built once (each capped rule -
+    # Cheaper, Expensive, converting extra successes - a lookup, not a min()).
+    effects = list(kinds.items()) + [((0, 0, 0, 0), 0)] * (4 - len(kinds))
+    (e0, w0), (e1, w1), (e2, w2), (e3, w3) = effects
+    lost_part = [min(adjectives.cheaper, lost) - lost for lost in range(n + 1)]
+    kept_part = [-min(adjectives.expensive, kept) for kept in range(n + 1)]
+    hits_part = [min(roll.convert, max(hits - 1, 0)) for hits in range(n + 1)]
+    pools: defaultdict[int, int] = defaultdict(int)
+    binomial = [[comb(m, c) for c in range(m + 1)] for m in range(n + 1)]
+    p0 = [w0**c for c in range(n + 1)]
+    p1 = [w1**c for c in range(n + 1)]
+    p2 = [w2**c for c in range(n + 1)]
+    p3 = [w3**c for c in range(n + 1)]
+    base = roll.pool
+    for c0 in range(n + 1 if w0 else 1):
+        ways0 = binomial[n][c0] * p0[c0]
+        left0 = n - c0
+        for c1 in range(left0 + 1 if w1 else 1):
+            ways1 = ways0 * binomial[left0][c1] * p1[c1]
+            left1 = left0 - c1
+            lost1 = c0 * e0[0] + c1 * e1[0]
+            hits1 = c0 * e0[1] + c1 * e1[1]
+            kept1 = c0 * e0[2] + c1 * e1[2]
+            gained1 = c0 * e0[3] + c1 * e1[3]
+            row = binomial[left1]
+            for c2 in range(left1 + 1 if w2 else 1):
+                c3 = left1 - c2
+                if c3 and not w3:
+                    continue
+                lost = lost1 + c2 * e2[0] + c3 * e3[0]
+                hits = hits1 + c2 * e2[1] + c3 * e3[1]
+                kept = kept1 + c2 * e2[2] + c3 * e3[2]
+                gained = gained1 + c2 * e2[3] + c3 * e3[3]
+                pool = base + lost_part[lost] + kept_part[kept] + gained + hits_part[hits]
+                pools[pool if pool > 1 else 1] += ways1 * row[c2] * p2[c2] * p3[c3]
     return RollOdds(
-        successes={k: Fraction(w, total) for k, w in sorted(successes.items())},
+        successes={k: Fraction(w, total) for k, w in sorted(successes.items()) if w},
         new_pool={k: Fraction(w, total) for k, w in sorted(pools.items())},
     )
 

@@ -109,15 +109,19 @@ class Fairroll:
         formula: str,
         *,
         table: str = "default",
+        dialect: str = "roll20",
         seed: str | None = None,
         dice: dict[str, list[int]] | None = None,
         session: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         fair: bool = True,
     ) -> dict[str, Any]:
-        """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``), in this
-        client's seed session unless ``seed``, ``dice`` or ``session`` is given."""
+        """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``) read in
+        ``dialect`` (``roll20``, ``foundry`` or ``avrae``), in this client's seed session
+        unless ``seed``, ``dice`` or ``session`` is given."""
         body: dict[str, Any] = {"formula": formula, "table": table}
+        if dialect != "roll20":
+            body["dialect"] = dialect
         body.update((k, v) for k, v in (("seed", seed), ("dice", dice), ("session", session)) if v)
         return self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair)
 
