@@ -1,0 +1,189 @@
+// fairroll for Foundry VTT (v12+): every roll's dice fulfilled by fairroll.
+//
+// A roll is resolved whole in one audited request, in the `foundry` dialect (fairroll
+// reads Foundry's notation as Foundry does, and rolls a term's dice in Foundry's order:
+// every die first, then each modifier in turn), before Foundry evaluates it; Foundry's
+// own dice then take those faces, one by one, through the fulfillment method this
+// module registers (CONFIG.Dice.fulfillment). The chat card shows fairroll's words, the
+// receipt and a mark this client earned by checking the roll itself. After each roll the
+// player's witness verifies the table's checkpoint and shares it over Foundry's socket;
+// every other player compares it with theirs, and an alarm is raised where they differ.
+
+import { alarm, card, type CheckedRoll, escaped, FairTable, type SharedCheckpoint } from "../../shared/fair-table.js";
+
+const ID = "fairroll";
+const CHANNEL = `module.${ID}`;
+
+type Setting = "server" | "table" | "root" | "writeKey";
+
+declare global {
+  interface SettingConfig {
+    "fairroll.server": string;
+    "fairroll.table": string;
+    "fairroll.root": string;
+    "fairroll.writeKey": string;
+  }
+}
+
+/** The faces of the roll being evaluated, handed to Foundry's dice in order. */
+class Faces {
+  private index = 0;
+  constructor(
+    private readonly faces: number[],
+    private readonly sides: number[],
+  ) {}
+
+  next(sides: number): number {
+    const at = this.index++;
+    if (at >= this.faces.length) throw new Error("Foundry asked for more dice than fairroll rolled");
+    if (this.sides[at] !== sides) throw new Error(`Foundry asked for a d${sides} where fairroll rolled a d${this.sides[at]}`);
+    return this.faces[at]!;
+  }
+
+  get done(): boolean {
+    return this.index === this.faces.length;
+  }
+}
+
+let current: Faces | null = null;
+let queue: Promise<unknown> = Promise.resolve();
+let table: FairTable | null = null;
+
+function setting(key: Setting): string {
+  return String(game.settings!.get(ID, key) ?? "");
+}
+
+function fairTable(): FairTable | null {
+  const server = setting("server");
+  const root = setting("root");
+  if (!server || !root) return null;
+  table ??= new FairTable({
+    server,
+    table: setting("table") || `foundry-${game.world?.id ?? "world"}`,
+    root,
+    player: `${game.user?.name ?? "player"}.foundry`,
+    ...(setting("writeKey") ? { writeKey: setting("writeKey") } : {}),
+  });
+  return table;
+}
+
+/** The fulfillment handler: the next face fairroll rolled, for Foundry's die. */
+async function fulfil(term: foundry.dice.terms.DiceTerm): Promise<number | void> {
+  if (current === null) return undefined; // not a fairroll roll: Foundry rolls it itself
+  return current.next(term.faces ?? 0);
+}
+
+type Evaluate = (this: Roll, options?: object) => Promise<Roll>;
+
+/** Evaluate a roll with fairroll's faces: one request for the whole formula, then
+ * Foundry's evaluation takes them die by die. Rolls are evaluated one at a time. */
+function wrapEvaluate(original: Evaluate): Evaluate {
+  return async function evaluate(this: Roll, options?: object): Promise<Roll> {
+    const fair = fairTable();
+    if (fair === null) return original.call(this, options);
+    const turn = queue.then(async () => {
+      let checked: CheckedRoll;
+      try {
+        checked = await fair.roll(this.formula, "foundry");
+      } catch (error) {
+        // fairroll refused the formula (a form it does not read) or could not be reached:
+        // Foundry rolls it, and the card says so.
+        keep(this, { refused: String(error instanceof Error ? error.message : error) });
+        return original.call(this, options);
+      }
+      current = new Faces(checked.faces, (checked.roll.dice ?? []).map((d) => d.sides));
+      try {
+        const evaluated = await original.call(this, options);
+        const agree = current.done && Number(evaluated.total) === Number(checked.roll.outcome.total);
+        keep(this, { checked, agree });
+        return evaluated;
+      } finally {
+        current = null;
+      }
+    });
+    queue = turn.catch(() => undefined);
+    return turn;
+  };
+}
+
+interface Record {
+  checked?: CheckedRoll;
+  agree?: boolean;
+  refused?: string;
+}
+
+/** A roll's options travel with it into its chat message (Roll#toJSON): fairroll's record
+ * of the roll goes there. */
+function keep(roll: Roll, record: Record): void {
+  (roll.options as { fairroll?: Record }).fairroll = record;
+}
+
+/** The card of a message's fairroll rolls, added where Foundry renders the message. */
+function render(message: ChatMessage, html: JQuery | HTMLElement): void {
+  const element = html instanceof HTMLElement ? html : html[0];
+  if (!element) return;
+  for (const roll of message.rolls ?? []) {
+    const record = (roll.options as { fairroll?: Record }).fairroll;
+    if (!record) continue;
+    const block = document.createElement("div");
+    if (record.checked) {
+      const agree = record.agree
+        ? ""
+        : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's (${escaped(String(record.checked.roll.outcome.total))})</div>`;
+      block.innerHTML = card(record.checked, game.user?.name ?? "you") + agree;
+    } else {
+      block.innerHTML = `<div class="fairroll-card fairroll-refused">Rolled by Foundry, not fairroll: ${escaped(record.refused ?? "")}</div>`;
+    }
+    element.append(block);
+  }
+}
+
+async function share(): Promise<void> {
+  const fair = fairTable();
+  if (fair === null) return;
+  try {
+    const mine = await fair.witnessCheckpoint();
+    game.socket?.emit(CHANNEL, mine);
+  } catch (error) {
+    ui.notifications?.error(`fairroll: this table's checkpoint does not check out: ${error instanceof Error ? error.message : error}`);
+  }
+}
+
+async function compare(shared: SharedCheckpoint): Promise<void> {
+  const fair = fairTable();
+  if (fair === null) return;
+  const said = alarm(shared.player, await fair.compare(shared));
+  if (said) {
+    ui.notifications?.error(said, { permanent: true });
+    await ChatMessage.create({ content: `<div class="fairroll-alarm">${escaped(said)}</div>` });
+  }
+}
+
+Hooks.once("init", () => {
+  const register = (key: Setting, name: string, hint: string, scope: "world" | "client") =>
+    game.settings!.register(ID, key, { name, hint, scope, config: true, type: String, default: "" });
+  register("server", "fairroll server", "The fairroll server's URL, e.g. https://dice.example", "world");
+  register("table", "Table", "The table this world's rolls go to (default: foundry-<world id>)", "world");
+  register("root", "Root key id", "The root key id (ed25519:...) the players trust, obtained out of band, never from the server", "world");
+  register("writeKey", "Write key", "The table's write key, if it was created with one", "world");
+  CONFIG.Dice.fulfillment.methods[ID] = {
+    label: "fairroll (verifiable)",
+    interactive: false,
+    handler: fulfil,
+    resolver: foundry.applications.dice.RollResolver,
+  };
+  CONFIG.Dice.fulfillment.defaultMethod = ID;
+  const prototype = Roll.prototype as unknown as { evaluate: Evaluate };
+  prototype.evaluate = wrapEvaluate(prototype.evaluate);
+});
+
+Hooks.once("ready", () => {
+  game.socket?.on(CHANNEL, (shared: SharedCheckpoint) => void compare(shared));
+});
+
+Hooks.on("renderChatMessage", (message: ChatMessage, html: JQuery) => {
+  render(message, html);
+  if ((message.rolls ?? []).some((roll) => (roll.options as { fairroll?: Record }).fairroll?.checked)) {
+    if (message.isAuthor) void share();
+  }
+});

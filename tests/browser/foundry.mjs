@@ -1,0 +1,68 @@
+// node foundry.mjs <host-url> <forged-notes.json>
+// Two players in the Foundry stand-in (tests/vtt/foundry-host.html) with the fairroll
+// module: the GM rolls; both see the chat card; the player's client compares the GM's
+// shared checkpoint; then a checkpoint the operator signed for another tree of the same
+// size reaches the player over the socket, and must raise the alarm. Prints what it saw.
+import { readFileSync } from "node:fs";
+import { launch } from "./launch.mjs";
+
+const [url, forgedPath] = process.argv.slice(2);
+const forged = JSON.parse(readFileSync(forgedPath, "utf8"));
+const browser = await launch();
+const errors = [];
+const out = {};
+try {
+  const context = await browser.newContext();
+  const open = async (user) => {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => errors.push(`${user}: ${error}`));
+    page.on("console", (m) => m.type() === "error" && errors.push(`${user}: ${m.text()}`));
+    await page.goto(`${url}&user=${encodeURIComponent(user)}`);
+    await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+    return page;
+  };
+  const gm = await open("Gamemaster");
+  const player = await open("Roth");
+  out.rolls = [];
+  for (const formula of ["4d6kh3 + 2", "1d10r1", "5d10x10", "2d20kh"]) {
+    const seen = await gm.evaluate(async (formula) => {
+      const roll = await new Roll(formula).evaluate();
+      await roll.toMessage();
+      const record = roll.options.fairroll;
+      const card = document.querySelector("#chat li:last-child .fairroll-card");
+      return {
+        formula,
+        foundryTotal: roll.total,
+        fairrollTotal: record?.checked?.roll.outcome.total,
+        agree: record?.agree,
+        verified: record?.checked?.verified,
+        faces: record?.checked?.faces,
+        served: record?.checked?.roll.dice.map((d) => d.face),
+        card: card?.textContent ?? null,
+        mark: card?.querySelector(".fairroll-verified")?.textContent ?? null,
+      };
+    }, formula);
+    out.rolls.push(seen);
+  }
+  // The player compares each checkpoint the GM's witness shared.
+  await player.waitForFunction(() => window.compared >= 1 || document.body.dataset.compared, null, { timeout: 1 }).catch(() => {});
+  await new Promise((r) => setTimeout(r, 1500));
+  out.playerAlarmsBefore = await player.evaluate(() => [...window.alarms]);
+  const size = await gm.evaluate(async ([server, table]) => {
+    const served = await (await fetch(`${server}/v1/tables/${table}/checkpoint`)).json();
+    return served.size;
+  }, [forged.server, forged.table]);
+  out.size = size;
+  await player.evaluate(
+    ([note, table]) => window.deliver("module.fairroll", { player: "Mallory", table, note }),
+    [forged.notes[String(size)], forged.table],
+  );
+  await player.waitForFunction(() => window.alarms.length > 0, null, { timeout: 15000 }).catch(() => {});
+  out.playerAlarms = await player.evaluate(() => [...window.alarms]);
+  out.playerChat = await player.evaluate(() => document.querySelector("#chat")?.textContent ?? "");
+} catch (error) {
+  out.error = String(error);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify({ ...out, errors }));

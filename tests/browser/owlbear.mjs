@@ -1,0 +1,60 @@
+// node owlbear.mjs <host-url> <forged-notes.json>
+// Owlbear Rodeo's stand-in host (tests/vtt/owlbear-host.html) with the fairroll popover
+// for a GM and a player: the GM sets the room up; the player rolls; the GM's popover
+// checks the broadcast roll itself; the checkpoints are compared; then a forged one
+// reaches the GM over the broadcast, and must raise the alarm. Prints what it saw.
+import { readFileSync } from "node:fs";
+import { launch } from "./launch.mjs";
+
+const [url, forgedPath] = process.argv.slice(2);
+const forged = JSON.parse(readFileSync(forgedPath, "utf8"));
+const browser = await launch();
+const errors = [];
+const out = {};
+try {
+  const page = await browser.newPage();
+  page.on("pageerror", (error) => errors.push(String(error)));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  await page.goto(url);
+  const frame = async (id) => {
+    const handle = await page.waitForSelector(`#${id}`);
+    const f = await handle.contentFrame();
+    await f.waitForFunction(() => document.body.dataset.ready === "true", null, { timeout: 20000 });
+    return f;
+  };
+  const gm = await frame("gm");
+  const player = await frame("player");
+  out.setupShown = { gm: await gm.isVisible("#setup"), player: await player.isVisible("#setup") };
+  await gm.fill("#server", forged.server);
+  await gm.fill("#root", forged.root);
+  await gm.fill("#table", forged.table);
+  await gm.click("#setup button");
+  await player.waitForFunction(() => !document.getElementById("roll").disabled, null, { timeout: 10000 });
+  out.status = await player.textContent("#status");
+  await player.fill("#formula", "2d20kh1 + 5");
+  await player.selectOption("#dialect", "roll20");
+  await player.click("#roll");
+  await player.waitForSelector("#rolls .fairroll-card", { timeout: 15000 });
+  out.playerCard = await player.textContent("#rolls li:first-child");
+  await gm.waitForSelector("#rolls .fairroll-card", { timeout: 15000 });
+  out.gmCard = await gm.textContent("#rolls li:first-child");
+  await gm.waitForFunction(() => document.getElementById("agreement").textContent, null, { timeout: 15000 });
+  out.agreement = await gm.textContent("#agreement");
+  const size = await gm.evaluate(async ([server, table]) => {
+    return (await (await fetch(`${server}/v1/tables/${table}/checkpoint`)).json()).size;
+  }, [forged.server, forged.table]);
+  out.size = size;
+  await page.evaluate(
+    ([note, table]) => window.inject("gm", "rodeo.fairroll/checkpoint", { player: "Mallory", table, note }),
+    [forged.notes[String(size)], forged.table],
+  );
+  await gm.waitForFunction(() => !document.getElementById("alarm").hidden, null, { timeout: 15000 }).catch(() => {});
+  out.alarm = await gm.textContent("#alarm");
+  out.notifications = await page.evaluate(() => window.notifications);
+  out.broadcasts = await page.evaluate(() => window.broadcasts);
+} catch (error) {
+  out.error = String(error);
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify({ ...out, errors }));

@@ -1,0 +1,177 @@
+"""The reference integrations (``clients/vtt``), built and run in Debian's chromium.
+
+Each is type-checked against its host's own types (``npm run typecheck``: the Foundry
+module against ``@league-of-foundry-developers/foundry-vtt-types`` 12, the Owlbear
+popover against ``@owlbear-rodeo/sdk``) and bundled with esbuild. The VTTs themselves
+cannot run here (Foundry ships inside a licensed application; Owlbear Rodeo is a hosted
+service), so each runs against a stand-in for the host API surface it calls:
+
+- Foundry (``tests/vtt/foundry-host.html``): Hooks, game.settings, game.socket between
+  two players' pages, CONFIG.Dice.fulfillment, ui.notifications, ChatMessage, and a Roll
+  whose evaluation asks the fulfillment method for each die in Foundry's order;
+- Owlbear (``tests/vtt/owlbear-host.html``): the host side of the SDK's message bus, for
+  a GM's and a player's popover in two iframes, each running the real SDK.
+
+Against a live fairroll server, in both: a roll resolved in one audited request, its
+card with the words, the receipt and the client's own verified mark; another player's
+own check; checkpoints shared over the VTT's channel and compared; and a checkpoint its
+operator signed for another tree of the same size raises the alarm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from fairroll.audit import load_signer
+from fairroll.audit.checkpoint import sign_checkpoint
+from fairroll.redis_server import RedisServer, free_port
+from support import (
+    CLIENTS,
+    TEST_SIGNING_KEY,
+    LiveServer,
+    browser_ready,
+    run_node,
+    typescript_client_lock,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+VTT = CLIENTS / "vtt"
+
+
+def _npm(*args: str, cwd: Path) -> None:
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is needed"
+    ran = subprocess.run(
+        [npm, *args], cwd=cwd, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """Both integrations type-checked and bundled (the client built first: they bundle it)."""
+    with typescript_client_lock():
+        client = CLIENTS / "typescript"
+        if not (client / "node_modules" / ".package-lock.json").exists():
+            _npm("ci", "--no-audit", "--no-fund", cwd=client)
+        _npm("run", "build", cwd=client)
+        if not (VTT / "node_modules" / ".package-lock.json").exists():
+            _npm("ci", "--no-audit", "--no-fund", cwd=VTT)
+        _npm("run", "build", cwd=VTT)
+    return VTT
+
+
+@pytest.fixture(scope="module")
+def server(
+    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    # The pages come from another origin (the static server below), as a VTT's do.
+    log = tmp_path_factory.mktemp("vtt") / "server.log"
+    live = LiveServer(redis_server.url, log, env={"FAIRROLL_CORS_ORIGINS": "*"})
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture(scope="module")
+def static() -> Iterator[str]:
+    """The repository over HTTP: the stand-in hosts and the built integrations."""
+    port = free_port()
+    served = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        served.terminate()
+        served.wait(10)
+
+
+def forged_table(server: LiveServer, folder: Path) -> tuple[dict[str, Any], Path]:
+    """A table of three rolls, and for every size it may reach in a test a checkpoint its
+    operator signed with its real key for a tree it does not hold."""
+    table = "t-vtt-" + os.urandom(6).hex()
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        for _ in range(3):
+            assert http.post("/v1/dice/rolls", json={"table": table, "formula": "1d6"}).is_success
+        root = http.get("/v1/keys").json()["root"]
+    signer = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    notes = {
+        str(size): sign_checkpoint(signer, table, size, bytes([size]) * 32, "0" * 64).text
+        for size in range(1, 40)
+    }
+    said = {"server": server.url, "table": table, "root": root, "notes": notes}
+    path = folder / "forged.json"
+    path.write_text(json.dumps(said))
+    return said, path
+
+
+def test_the_integrations_type_check_against_their_hosts_and_bundle(built: Path) -> None:
+    assert (built / "foundry" / "dist" / "fairroll.js").stat().st_size > 10_000
+    manifest = json.loads((built / "foundry" / "module.json").read_text())
+    assert manifest["esmodules"] == ["dist/fairroll.js"] and manifest["socket"] is True
+    assert manifest["compatibility"]["minimum"] == "12"
+    site = built / "owlbear" / "dist"
+    owlbear = json.loads((site / "manifest.json").read_text())
+    assert (site / owlbear["action"]["popover"].lstrip("/")).exists()
+    assert (site / "popover.js").exists()
+
+
+def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
+    built: Path, server: LiveServer, static: str, tmp_path: Path
+) -> None:
+    scripts = browser_ready()
+    forged, path = forged_table(server, tmp_path)
+    url = (
+        f"{static}/tests/vtt/foundry-host.html?module=/clients/vtt/foundry/dist/fairroll.js"
+        f"&server={forged['server']}&table={forged['table']}&root={forged['root']}"
+    )
+    seen = run_node(scripts / "foundry.mjs", url, path, timeout=120)
+    assert "error" not in seen, seen
+    assert seen["errors"] == [], seen["errors"]
+    for rolled in seen["rolls"]:
+        # One request resolved the roll; Foundry's dice took its faces, in its order.
+        assert rolled["faces"] == rolled["served"], rolled
+        assert rolled["agree"] is True, rolled
+        assert rolled["foundryTotal"] == rolled["fairrollTotal"], rolled
+        assert rolled["verified"] is True and "verified by Gamemaster" in rolled["mark"], rolled
+        assert "entry" in rolled["card"] and "hash" in rolled["card"], rolled
+    assert seen["playerAlarmsBefore"] == []  # the GM's shared checkpoints agree
+    assert any("different log" in alarm for alarm in seen["playerAlarms"]), seen
+    assert "different log" in seen["playerChat"]
+
+
+def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
+    built: Path, server: LiveServer, static: str, tmp_path: Path
+) -> None:
+    scripts = browser_ready()
+    forged, path = forged_table(server, tmp_path)
+    url = f"{static}/tests/vtt/owlbear-host.html?extension=/clients/vtt/owlbear/dist/popover.html"
+    seen = run_node(scripts / "owlbear.mjs", url, path, timeout=120)
+    assert "error" not in seen, seen
+    assert seen["errors"] == [], seen["errors"]
+    assert seen["setupShown"] == {"gm": True, "player": False}
+    assert forged["table"] in seen["status"]
+    assert "✓ verified by you" in seen["playerCard"] and "2d20kh1 + 5" in seen["playerCard"]
+    # The GM's popover checked the player's roll itself.
+    assert "Roth rolled" in seen["gmCard"] and "✓ verified by you" in seen["gmCard"]
+    assert "agrees with Roth.owlbear" in seen["agreement"]
+    assert "different log" in seen["alarm"]
+    errors = [n["message"] for n in seen["notifications"] if n["variant"] == "ERROR"]
+    assert any("different log" in said for said in errors), seen["notifications"]
+    channels = {b["channel"] for b in seen["broadcasts"]}
+    assert channels == {"rodeo.fairroll/roll", "rodeo.fairroll/checkpoint"}

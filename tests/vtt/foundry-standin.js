@@ -1,0 +1,110 @@
+// The globals of Foundry VTT v12 that the fairroll module uses, as a stand-in.
+const params = new URLSearchParams(location.search);
+const hooks = new Map();
+globalThis.Hooks = {
+  on(name, fn) { (hooks.get(name) ?? hooks.set(name, []).get(name)).push({ fn, once: false }); },
+  once(name, fn) { (hooks.get(name) ?? hooks.set(name, []).get(name)).push({ fn, once: true }); },
+  callAll(name, ...args) {
+    const listeners = hooks.get(name) ?? [];
+    hooks.set(name, listeners.filter((l) => !l.once));
+    for (const l of listeners) l.fn(...args);
+    return true;
+  },
+};
+
+const settings = new Map();
+const channel = new BroadcastChannel("foundry-socket"); // other pages: the other clients
+const listeners = new Map();
+channel.onmessage = (event) => { for (const fn of listeners.get(event.data.name) ?? []) fn(event.data.data); };
+globalThis.game = {
+  user: { name: params.get("user") ?? "Gamemaster" },
+  world: { id: "standin-world" },
+  settings: {
+    register(ns, key, config) { settings.set(`${ns}.${key}`, config.default); },
+    get(ns, key) { return settings.get(`${ns}.${key}`); },
+    set(ns, key, value) { settings.set(`${ns}.${key}`, value); },
+  },
+  socket: {
+    emit(name, data) { channel.postMessage({ name, data }); },
+    on(name, fn) { (listeners.get(name) ?? listeners.set(name, []).get(name)).push(fn); },
+  },
+};
+window.deliver = (name, data) => { for (const fn of listeners.get(name) ?? []) fn(data); };
+
+globalThis.CONFIG = { Dice: { fulfillment: { dice: {}, methods: {}, defaultMethod: "" } } };
+window.alarms = [];
+globalThis.ui = {
+  notifications: {
+    error: (message) => window.alarms.push(message),
+    warn: (message) => window.alarms.push(message),
+    info: () => undefined,
+  },
+};
+globalThis.foundry = { applications: { dice: { RollResolver: class RollResolver {} } }, dice: { terms: {} } };
+
+let messages = 0;
+globalThis.ChatMessage = {
+  async create({ content = "", rolls = [] } = {}) {
+    const message = { id: `m${++messages}`, content, rolls, isAuthor: true };
+    const item = document.createElement("li");
+    item.className = "message";
+    item.innerHTML = content;
+    document.getElementById("chat").append(item);
+    Hooks.callAll("renderChatMessage", message, [item], {});
+    return message;
+  },
+};
+
+// A die term as Foundry v12 evaluates it: every die first, then each modifier in the order
+// written over the results (r/rr reroll =N or <N, x explodes =N, kh/kl keep), each face
+// from the configured fulfillment method (Math.random where it gives none).
+class Term {
+  constructor(number, faces, modifiers) { Object.assign(this, { number, faces, modifiers, results: [] }); }
+  async die() {
+    const method = CONFIG.Dice.fulfillment.methods[CONFIG.Dice.fulfillment.defaultMethod];
+    const face = method?.handler ? await method.handler(this, {}) : undefined;
+    const result = { result: face ?? 1 + Math.floor(Math.random() * this.faces), active: true };
+    this.results.push(result);
+    return result;
+  }
+  async evaluate() {
+    for (let i = 0; i < this.number; i++) await this.die();
+    for (const m of this.modifiers.match(/(rr|r|x|kh|kl)([<=]?)(\d*)/g) ?? []) {
+      const [, kind, op, n] = m.match(/(rr|r|x|kh|kl)([<=]?)(\d*)/);
+      const target = n ? Number(n) : kind.startsWith("r") ? 1 : this.faces;
+      const matches = (v) => (op === "<" ? v < target : v === target);
+      if (kind === "kh" || kind === "kl") {
+        const keep = n ? Number(n) : 1;
+        const active = this.results.filter((r) => r.active).sort((a, b) => (kind === "kh" ? a.result - b.result : b.result - a.result));
+        for (const r of active.slice(0, active.length - keep)) r.active = false;
+        continue;
+      }
+      let checked = 0;
+      const initial = this.results.length;
+      while (checked < this.results.length) {
+        const r = this.results[checked++];
+        if (r.active && matches(r.result)) {
+          if (kind.startsWith("r")) r.active = false;
+          await this.die();
+        }
+        if (kind === "r" && checked === initial) break;
+      }
+    }
+    return this.results.filter((r) => r.active).reduce((t, r) => t + r.result, 0);
+  }
+}
+
+globalThis.Roll = class Roll {
+  constructor(formula, data = {}, options = {}) { Object.assign(this, { formula, data, options, total: undefined }); }
+  async evaluate() {
+    let total = 0;
+    for (const [, sign, part] of this.formula.replace(/\s+/g, "").matchAll(/([+-]?)([^+-]+)/g)) {
+      const dice = part.match(/^(\d*)d(\d+)(.*)$/);
+      const value = dice ? await new Term(Number(dice[1] || 1), Number(dice[2]), dice[3]).evaluate() : Number(part);
+      total += sign === "-" ? -value : value;
+    }
+    this.total = total;
+    return this;
+  }
+  async toMessage() { return ChatMessage.create({ rolls: [this] }); }
+};
