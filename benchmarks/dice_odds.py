@@ -25,6 +25,7 @@ from fairroll.rules.dice import Formula, parse
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 from test_dice import WITHIN_ICEPOOLS_SECOND  # noqa: E402  (issue 30's list, kept in one place)
+from test_dice_dialects import NEW_FORMS_AGAINST_ICEPOOL  # noqa: E402  (the dialects' new forms)
 
 ODDS = MECHANICS["dice.roll"].odds_of
 
@@ -71,19 +72,33 @@ def icepool_cold(formula: str) -> float:
     return float(ran.stdout)
 
 
-def fairroll_cold(formula: str) -> float:
+def fairroll_cold(formula: str, dialect: str = "roll20") -> float:
     """The odds' work of ``formula`` in a fresh process (parse, exact distribution, the
     answer's fractions), as icepool's is."""
     code = (
         "import sys, time\n"
         "from fairroll.mechanics import MECHANICS\n"
         "from fairroll.rules.dice import Formula\n"
-        "odds = MECHANICS['dice.roll'].odds_of; odds(Formula(formula='1d6'))\n"
-        "start = time.perf_counter(); odds(Formula(formula=sys.argv[1]))\n"
+        "odds = MECHANICS['dice.roll'].odds_of; odds(Formula(formula='1d6', dialect=sys.argv[2]))\n"
+        "start = time.perf_counter(); odds(Formula(formula=sys.argv[1], dialect=sys.argv[2]))\n"
         "print((time.perf_counter() - start) * 1000)"
     )
     ran = subprocess.run(
-        [sys.executable, "-c", code, formula], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, formula, dialect], capture_output=True, text=True, check=True
+    )
+    return float(ran.stdout)
+
+
+def icepool_built_cold(built: str) -> float:
+    """icepool building a distribution from its own operations (code), cold."""
+    code = (
+        "import sys, time, icepool\n"
+        "start = time.perf_counter(); die = eval(sys.argv[1], {'icepool': icepool}); "
+        "die.denominator()\n"
+        "print((time.perf_counter() - start) * 1000)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, built], capture_output=True, text=True, check=True
     )
     return float(ran.stdout)
 
@@ -167,6 +182,14 @@ def main() -> None:
         ours, theirs = fairroll_cold(formula), icepool_cold(formula)
         print(
             f"  {formula:32} fairroll {ours:7.2f} ms, icepool {theirs:8.2f} ms, "
+            f"{theirs / ours:6.1f}x"
+        )
+
+    print("\nthe dialects' new forms against icepool (each cold, in a fresh process):")
+    for formula, dialect, built in NEW_FORMS_AGAINST_ICEPOOL:
+        ours, theirs = fairroll_cold(formula, dialect), icepool_built_cold(built)
+        print(
+            f"  {formula:24} {dialect:8} fairroll {ours:7.2f} ms, icepool {theirs:8.2f} ms, "
             f"{theirs / ours:6.1f}x"
         )
 

@@ -329,6 +329,27 @@ def test_odds_of_new_forms_are_icepools() -> None:
     assert exact("4d6!!kh2", "roll20") == _dist(compound.pool(4).highest(2).sum())
 
 
+#: New forms at sizes worth timing, with the same distribution written in icepool's own
+#: operations (code, so benchmarks/dice_odds.py can build each cold in a fresh process).
+NEW_FORMS_AGAINST_ICEPOOL = [
+    ("50d20min5", "foundry", "50 @ icepool.d20.map(lambda v: max(v, 5))"),
+    ("20d20mi3ma18", "avrae", "20 @ icepool.d20.map(lambda v: min(max(v, 3), 18))"),
+    ("40d10cs>7", "foundry", "40 @ icepool.d10.map(lambda v: int(v > 7))"),
+    ("30d6even", "foundry", "30 @ icepool.d6.map(lambda v: int(v % 2 == 0))"),
+    ("10d6!!", "roll20", "10 @ icepool.d6.explode(depth=10)"),
+    ("8d6!!kh4", "roll20", "icepool.d6.explode(depth=10).pool(8).highest(4).sum()"),
+    ("{1d20, 1d20, 1d20}kh2", "foundry", "icepool.Pool([icepool.d20] * 3).highest(2).sum()"),
+    ("floor(20d6/2)", "roll20", "(20 @ icepool.d6).map(lambda v: v // 2)"),
+    ("(3d6, 3d6, 3d6, 3d6)kh1", "avrae", "icepool.Pool([3 @ icepool.d6] * 4).highest(1).sum()"),
+]
+
+
+@pytest.mark.parametrize(("formula", "dialect", "built"), NEW_FORMS_AGAINST_ICEPOOL)
+def test_odds_of_new_forms_at_size_are_icepools(formula: str, dialect: Dialect, built: str) -> None:
+    die = eval(built, {"icepool": icepool})  # noqa: S307  (the list above: code of this file)
+    assert exact(formula, dialect) == _dist(die)
+
+
 def test_odds_refuse_what_they_do_not_offer_and_say_the_roll_is_fine() -> None:
     for formula, dialect in [
         ("4d6x6kh3", "foundry"),

@@ -9,9 +9,11 @@ common total (``{3: 1, 4: 3, ...}`` of 216 for 3d6), so nothing is rounded:
 - one die and its explosions is a *chain*: built from the last die allowed
   (which stands whatever it shows) outwards, each die either stops or adds the
   chain after it;
-- ``N`` chains add by convolution, done as one multiplication of big integers
-  (each distribution packed into an integer, one slot per outcome, wide enough
-  that no slot overflows), and so do the terms of a sum;
+- ``N`` chains add up to a power of their weights as a polynomial, computed either as
+  one power of a big integer (each distribution packed into an integer, one slot per
+  outcome, wide enough that no slot overflows) or by J. C. P. Miller's recurrence (a
+  few small multiplications per total), whichever its sizes make cheaper; the terms of
+  a sum convolve as one multiplication of packed integers;
 - keeping the ``k`` highest of ``N`` dice runs over the faces from the best down,
   counting how many dice show each face (a multinomial), and stops adding once
   ``k`` dice are kept: the rest only need to show lower faces;
@@ -515,18 +517,49 @@ def _pairs(a: Dist, b: Dist, op: Callable[[Any, Any], Any], work: Work) -> Dist:
 
 
 def _power(dist: Dist, n: int, work: Work) -> Dist:
-    """``n`` independent copies of ``dist`` added up: one power of the packed weights."""
+    """``n`` independent copies of ``dist`` added up: the ``n``-th power of its weights as
+    a polynomial, by whichever of two exact ways costs less for its sizes."""
     total, weights = dist
+    if not all(type(v) is int for v in weights):
+        result: Dist = (1, {0: 1})
+        for _ in range(n):
+            result = _convolve(result, dist, work)
+        return result
     low, high = min(weights), max(weights)
     slot = _slot(total**n)
     width = n * (high - low) + 1
     work.outcomes(width)
-    # Squarings up to the last, of half the result's size: about 1.5 times the last.
+    span = high - low
+    # The packed power: squarings up to the last, of half the result's size (about 1.5
+    # times the last). The recurrence: ``span`` small multiplications per total.
     half = slot * width // 2
-    work.multiply(half, half, f"the sum of {n} dice")
-    work.spend(half / 1000 + width * 1.5, f"the sum of {n} dice")
-    counts = _unpack(_pack(weights, low, high, slot) ** n, slot, width)
+    packed_cost = 1.5 * (half / 1000) * max(half / 1000, 1) ** 0.585 + half / 1000
+    recurrence_cost = width * span * (0.1 + slot / 20_000)
+    what = f"the sum of {n} dice"
+    if recurrence_cost < packed_cost:
+        work.spend(recurrence_cost + width * 1.5, what)
+        counts = _miller([weights.get(low + j, 0) for j in range(span + 1)], n, width)
+    else:
+        work.multiply(half, half, what)
+        work.spend(half / 1000 + width * 1.5, what)
+        counts = _unpack(_pack(weights, low, high, slot) ** n, slot, width)
     return total**n, {v + n * low: c for v, c in enumerate(counts) if c}
+
+
+def _miller(p: list[int], n: int, width: int) -> list[int]:
+    """The coefficients of ``P(x) ** n`` (``P``'s coefficients ``p``, ``p[0]`` not 0) by
+    J. C. P. Miller's recurrence: ``k p0 a_k = sum_j ((n + 1) j - k) p_j a_(k - j)``, every
+    division exact (the ``a_k`` are integers)."""
+    m = len(p) - 1
+    p0 = p[0]
+    a = [p0**n]
+    for k in range(1, width):
+        acc = 0
+        for j in range(1, min(k, m) + 1):
+            if p[j]:
+                acc += ((n + 1) * j - k) * p[j] * a[k - j]
+        a.append(acc // (k * p0))
+    return a
 
 
 def _keep(
