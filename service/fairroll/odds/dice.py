@@ -489,8 +489,14 @@ def _group(node: Node, work: Work) -> Dist:
         work.spend(len(states) * len(weights) * 1.5, "a group's keep")
         nxt: dict[tuple[Any, ...], int] = {}
         for state, w in states.items():
+            full = len(state) == keep
+            worst = state[-1] if state else None
             for v, q in weights.items():
-                key = tuple(sorted((*state, v), reverse=highest)[:keep])
+                if full and not (v > worst if highest else v < worst):
+                    key = state  # not among the best: the state stands
+                else:
+                    kept = state[:-1] if full else state
+                    key = tuple(sorted((*kept, v), reverse=highest))
                 nxt[key] = nxt.get(key, 0) + w * q
         states = nxt
         grand *= total
