@@ -69,3 +69,70 @@ def test_no_formula_of_the_grammar_is_a_server_error(client: httpx.Client, formu
         assert rolled.json()["invalid_params"], (formula, rolled.text)
     odds = client.post("/v1/dice/rolls/odds", json={"formula": formula})
     assert odds.status_code < 500, (formula, odds.text)
+
+
+#: Each dialect's modifiers, as the property test below draws them (N: a number).
+DIALECT_MODIFIERS = {
+    "roll20": ["kh", "kl", "dl", "r<", "ro", "!", "!!", "!p", ">=", ">=5f", "cs>", "s", ""],
+    "foundry": ["kh", "kl", "d", "r", "rr<", "x", "xo", "min", "max", "cs>=", "cf<", "even", ""],
+    "avrae": ["kh", "kl", "k", "p", "pl", "rr", "ro<", "ra", "e", "mi", "ma", "k>", ""],
+}
+
+
+@st.composite
+def dialect_formulas(draw: st.DrawFn) -> tuple[str, str]:
+    dialect = draw(st.sampled_from(sorted(DIALECT_MODIFIERS)))
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        count, sides = draw(st.integers(1, 6)), draw(SIDES)
+        modifiers = "".join(
+            f"{m}{draw(st.integers(1, sides))}"
+            if m not in ("", "s", "even", "x", "xo", "!", "!!")
+            else m
+            for m in draw(st.lists(st.sampled_from(DIALECT_MODIFIERS[dialect]), max_size=2))
+        )
+        parts.append(f"{count}d{sides}{modifiers}")
+    operators = ["+", "-", "*", "/"] + (["//", "%"] if dialect == "avrae" else [])
+    joined = parts[0]
+    for part in parts[1:]:
+        joined += draw(st.sampled_from(operators)) + part
+    return joined, dialect
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(drawn=dialect_formulas())
+def test_no_formula_of_any_dialect_is_a_server_error(
+    client: httpx.Client, drawn: tuple[str, str]
+) -> None:
+    formula, dialect = drawn
+    body = {"table": "dialects", "formula": formula, "dialect": dialect}
+    rolled = client.post("/v1/dice/rolls", json=body)
+    assert rolled.status_code < 500, (formula, dialect, rolled.text)
+    if rolled.status_code >= 400:
+        assert rolled.json()["invalid_params"][0]["name"] == "formula", rolled.text
+    odds = client.post("/v1/dice/rolls/odds", json={"formula": formula, "dialect": dialect})
+    assert odds.status_code < 500, (formula, dialect, odds.text)
+
+
+def test_every_dialect_rolls_and_its_entries_replay_in_fairroll_verify(
+    client: httpx.Client, table: str, tmp_path: Path
+) -> None:
+    for formula, dialect in [
+        ("4d6r1kh3+1d20x", "foundry"),
+        ("{1d20, 1d20}kh + 6d10cs>=8df=1", "foundry"),
+        ("4d6rr1kh3 + (1d20, 1d20)kh1 + 8d6//2", "avrae"),
+        ("2d6!!+{3d6+1}>10+floor(8d6/3) Longsword", "roll20"),
+    ]:
+        rolled = client.post(
+            "/v1/dice/rolls", json={"table": table, "formula": formula, "dialect": dialect}
+        )
+        assert rolled.status_code == 200, rolled.text
+        entry = client.get(f"/v1/tables/{table}/entries/{rolled.json()['receipt']['seq']}")
+        assert entry.json()["request"]["dialect"] == dialect
+    _, verified = verified_export(client, table, tmp_path)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "replayed" in verified.stdout or "OK" in verified.stdout, verified.stdout

@@ -304,7 +304,8 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
                 raise refuse("a keep after a margin")
             if any(isinstance(x, Clamp) for x in after):
                 raise refuse("a keep after a minimum or maximum that follows an explosion")
-            n = m.n if m.keep else term.count - m.n
+            # avrae keeps (drops) what there is: kh5 of 3 dice keeps all, pl4 drops all.
+            n = max(0, min(m.n if m.keep else term.count - m.n, term.count))
             plan.select = (n, (m.how == "h") == m.keep)
             stage = 2
         elif isinstance(m, Count):
@@ -578,6 +579,8 @@ def _keep(
 ) -> Dist:
     """The kept dice of ``n`` (the ``k`` highest, or lowest, by face): what they add up to."""
     k, highest = select
+    if k == 0:  # nothing kept: the term is 0
+        return die_total**n, {0: die_total**n}
     faces = sorted(die, reverse=highest)
     low = min(value(f) for f in faces)
     total = die_total**n
