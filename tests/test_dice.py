@@ -186,7 +186,7 @@ def test_a_label_is_for_people() -> None:
     assert (outcome.total, outcome.label) == (19, "Longsword attack")
     words = ROLL.read(Formula(formula="1d20+5 # Longsword attack"), outcome)
     assert words.asked == "Longsword attack: 1d20+5"
-    assert words.text == "19 — 1d20: 14"
+    assert words.text == "14 + 5 = 19 — 1d20: 14"
 
 
 def test_a_tag_may_hold_a_hash_sign_and_is_not_the_label() -> None:
@@ -196,10 +196,22 @@ def test_a_tag_may_hold_a_hash_sign_and_is_not_the_label() -> None:
     assert roll(formula, d6=[4]).label == "Sneak"
 
 
+def test_words_show_the_arithmetic_with_each_terms_value() -> None:
+    cases = [
+        ("1d20+5", {"d20": [13]}, "13 + 5 = 18 — 1d20: 13"),
+        ("(1d4+1)*3", {"d4": [2]}, "(2 + 1) * 3 = 9 — 1d4: 2"),
+        ("2d6-1", {"d6": [3, 3]}, "6 - 1 = 5 — 2d6: 3, 3"),
+        ("-1d6", {"d6": [4]}, "-4 — 1d6: 4"),
+        ("8d6/2", {"d6": [1, 2, 3, 4, 5, 6, 1, 1]}, "23 / 2 = 11.5 — 8d6: 1, 2, 3, 4, 5, 6, 1, 1"),
+    ]
+    for formula, faces, text in cases:
+        assert ROLL.read(Formula(formula=formula), roll(formula, **faces)).text == text
+
+
 def test_words_say_every_die_and_what_became_of_it() -> None:
     formula = "4d6kh3ro1"
     words = ROLL.read(Formula(formula=formula), roll(formula, d6=[1, 3, 5, 4, 4]))
-    assert words.text == "13 — 4d6kh3ro1: rerolled 1, dropped 3, 5, 4, 4"
+    assert words.text == "13 — 4d6kh3ro1: (rerolled 1), (dropped 3), 5, 4, 4"
     assert words.success is None
     counting = "3d10>=8"
     said = ROLL.read(Formula(formula=counting), roll(counting, d10=[9, 1, 8]))

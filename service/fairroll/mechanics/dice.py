@@ -7,6 +7,7 @@ words. Its rules are :mod:`fairroll.rules.dice`; its odds :mod:`fairroll.odds.di
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Annotated, Any, cast
@@ -83,8 +84,11 @@ FormulaDice = cast(
 
 
 def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
-    """``Strength: 4d6kh3 + 2`` -> ``17 — 4d6kh3: 6, 5, 4, dropped 1``; a natural 20 or 1
-    on a d20 (or a face in a Roll20 critical range, ``cs``/``cf``) is said, and flagged."""
+    """``Strength: 4d6kh3 + 2`` -> ``13 + 2 = 15 — 4d6kh3: 6, (dropped 1), 4, 3``: the
+    arithmetic with each term's value, the total, then every die (a die that does not
+    count in parentheses, so ``(dropped 1)`` cannot be read as more than one die); a
+    natural 20 or 1 on a d20 (or a face in a Roll20 critical range, ``cs``/``cf``) is
+    said, and flagged."""
     formula = dice.parse_request(request)
     asked = f"{formula.label}: {formula.written}" if formula.label else formula.written
     only = formula.tree.term
@@ -92,6 +96,9 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
         head = plural(int(outcome.total), "success", "successes")
     else:
         head = _number(outcome.total)
+    worked = _worked(formula, outcome) if only is None else head
+    if worked != head:  # arithmetic: show it, each term by its value
+        head = f"{worked} = {head}"
     said: list[str] = []
     critical = catastrophic = False
     for term, rolled in zip(formula.terms, outcome.terms, strict=True):
@@ -110,6 +117,23 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
         critical=critical,
         catastrophic=catastrophic,
     )
+
+
+def _worked(formula: dice.ParsedFormula, outcome: dice.FormulaOutcome) -> str:
+    """The formula as written, each dice term replaced by its value, operators spaced:
+    ``1d20+5`` rolled 13 is ``13 + 5``."""
+    text = formula.written
+    for term, rolled in sorted(
+        zip(formula.terms, outcome.terms, strict=True), key=lambda pair: -pair[0].offset
+    ):
+        end = term.offset + len(term.text)
+        text = text[: term.offset] + str(rolled.value) + text[end:]
+    spaced = _OPERATOR.sub(lambda m: f" {m.group(1).strip()} ", text)
+    return re.sub(r"\s+", " ", spaced).strip()
+
+
+#: An operator between two parts (a minus only after a part: ``-1d6`` stays as it is).
+_OPERATOR = re.compile(r"\s*(//|[+*/%]|(?<=[\w)\]}])\s*-)\s*")
 
 
 def _number(total: float) -> str:
@@ -137,9 +161,9 @@ def _die(die: dice.RolledDie) -> str:
     if die.exploded:
         said += "!"
     if die.rerolled:
-        return f"rerolled {said}"
+        return f"(rerolled {said})"
     if die.dropped:
-        return f"dropped {said}"
+        return f"(dropped {said})"
     if die.success:
         return f"{said} (success)"
     if die.failure is True:
