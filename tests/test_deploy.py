@@ -19,6 +19,11 @@ def test_compose_stack_has_the_four_services_and_aof() -> None:
     assert set(compose["services"]) == {"fairroll", "redis", "prometheus", "grafana"}
     assert "--appendonly" in compose["services"]["redis"]["command"]
     assert compose["services"]["fairroll"]["environment"]["REDIS_URL"].startswith("redis://redis")
+    # No shipped file lets every origin's pages call the service.
+    for shipped in [DEPLOY / "compose.yaml", *DEPLOY.glob("compose.*.yaml")]:
+        service = yaml.safe_load(shipped.read_text())["services"]["fairroll"]
+        origins = str(service.get("environment", {}).get("FAIRROLL_CORS_ORIGINS", ""))
+        assert "*" not in origins.split(","), shipped
     scrape = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())["scrape_configs"][0]
     assert scrape["metrics_path"] == "/metrics"
 

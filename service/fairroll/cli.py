@@ -166,7 +166,11 @@ def _witness(args: argparse.Namespace) -> int:
 
 
 def _add_new_key(add_parser: AddParser) -> None:
-    new = add_parser("new-key", help="make an Ed25519 signing key; print its key id and public key")
+    new = add_parser(
+        "keygen",
+        aliases=["new-key"],
+        help="make an Ed25519 signing key; print its key id and raw public key",
+    )
     new.add_argument(
         "--out", type=Path, help="write the private key (PEM) here, mode 0600 (else stdout)"
     )
@@ -435,7 +439,12 @@ def _certify_key(public_key: str, root_key_file: Path) -> int:
     from fairroll.audit.signing import certify, load_signer  # noqa: PLC0415
 
     root = load_signer(key=None, key_file=root_key_file, dev_dir=None)
-    print(msgspec.json.encode(certify(root, public_key)).decode())
+    try:
+        certificate = certify(root, public_key)
+    except ValueError as refused:
+        print(f"fairroll certify-key: {refused}", file=sys.stderr)
+        return 2
+    print(msgspec.json.encode(certificate).decode())
     return 0
 
 

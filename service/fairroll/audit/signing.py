@@ -109,9 +109,27 @@ class Signer:
         )
 
 
+#: The DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): 12 bytes, then the key.
+_SPKI_ED25519 = bytes.fromhex("302a300506032b6570032100")
+
+
 def certify(root: Signer, public_key: str) -> KeyCertificate:
-    """``root``'s certificate of the signing key ``public_key`` (base64)."""
-    key_id = key_id_of(base64.b64decode(public_key))
+    """``root``'s certificate of the signing key ``public_key``: a raw 32-byte Ed25519
+    public key in base64 (``public_key`` of ``GET /v1/keys``, or what ``keygen`` prints),
+    and nothing else: a certificate of other bytes would name a key id no key has."""
+    try:
+        raw = base64.b64decode(public_key, validate=True)
+    except ValueError:
+        raise ValueError(f"{public_key!r} is not base64") from None
+    if len(raw) == len(_SPKI_ED25519) + 32 and raw.startswith(_SPKI_ED25519):
+        bare = base64.b64encode(raw[len(_SPKI_ED25519) :]).decode()
+        raise ValueError(
+            "this is an SPKI public key (what openssl pkey -pubout writes), not a raw "
+            f"Ed25519 key; its raw key is {bare}"
+        )
+    if len(raw) != 32:
+        raise ValueError(f"a raw Ed25519 public key is 32 bytes; this is {len(raw)}")
+    key_id = key_id_of(raw)
     return KeyCertificate(
         key_id=key_id,
         public_key=public_key,

@@ -1,0 +1,71 @@
+"""An operator's keys from the command line: ``fairroll keygen`` makes one and prints what
+to pin; ``certify-key`` certifies a raw 32-byte Ed25519 public key and nothing else (an
+SPKI, what ``openssl pkey -pubout`` writes, would get a certificate of a key id no key
+has)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+from cryptography.hazmat.primitives import serialization
+
+from fairroll.audit.signing import KeyCertificate, load_signer, verify_certificate
+
+
+def fairroll(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fairroll.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def said(stderr: str) -> dict[str, str]:
+    return dict(line.split(": ", 1) for line in stderr.splitlines() if ": " in line)
+
+
+def test_keygen_writes_a_key_and_prints_its_id_and_raw_public_key(tmp_path: Path) -> None:
+    made = fairroll("keygen", "--out", tmp_path / "root.pem")
+    assert made.returncode == 0, made.stderr
+    printed = said(made.stderr)
+    signer = load_signer(key=None, key_file=tmp_path / "root.pem", dev_dir=None)
+    assert printed["key_id"] == signer.key_id
+    assert len(base64.b64decode(printed["public_key"], validate=True)) == 32
+    assert (tmp_path / "root.pem").stat().st_mode & 0o777 == 0o600
+    again = fairroll("keygen", "--out", tmp_path / "root.pem")
+    assert again.returncode == 2 and "never written over" in again.stderr
+
+
+def test_certify_key_takes_a_raw_key_and_refuses_anything_else(tmp_path: Path) -> None:
+    assert fairroll("keygen", "--out", tmp_path / "root.pem").returncode == 0
+    new = fairroll("keygen", "--out", tmp_path / "new.pem")
+    raw = said(new.stderr)["public_key"]
+    certified = fairroll("certify-key", raw, "--root-key-file", tmp_path / "root.pem")
+    assert certified.returncode == 0, certified.stderr
+    certificate = msgspec.json.decode(certified.stdout, type=KeyCertificate)
+    root = said(fairroll("keygen", "--out", tmp_path / "other.pem").stderr)  # unrelated root
+    assert verify_certificate(certificate) and not verify_certificate(certificate, root["key_id"])
+    assert certificate.key_id == said(new.stderr)["key_id"]
+
+    private = serialization.load_pem_private_key((tmp_path / "new.pem").read_bytes(), None)
+    spki = private.public_key().public_bytes(  # the SPKI openssl pkey -pubout writes
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    for bogus, says in [
+        (base64.b64encode(spki).decode(), f"its raw key is {raw}"),
+        (base64.b64encode(bytes(44)).decode(), "is 32 bytes; this is 44"),
+        (base64.b64encode(bytes(31)).decode(), "is 32 bytes; this is 31"),
+        ("not base64!", "is not base64"),
+    ]:
+        refused = fairroll("certify-key", bogus, "--root-key-file", tmp_path / "root.pem")
+        assert refused.returncode == 2, (bogus, refused.stdout)
+        assert refused.stdout == "" and says in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1  # one line, no traceback
+    assert json.loads(certified.stdout)["public_key"] == raw
