@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 
@@ -16,13 +17,16 @@ from fairroll.api.compute.pool import ComputePool
 from fairroll.api.settings import Settings
 from fairroll.api.witnesses import parse_witnesses, witnessing
 from fairroll.audit import AuditStore, Signer, connect_redis
+from fairroll.audit.redis.durability import PROBE_SECONDS, Durability
 from fairroll.audit.sessions import SWEEP_BATCH, SeedSessions
 from fairroll.play.events import BLOCK_MS, TableEvents
-from fairroll.play.metrics import FENCED_TABLES, HEAD_REGRESSIONS
+from fairroll.play.metrics import DURABLE, FENCED_TABLES, HEAD_REGRESSIONS, REDIS_MEMORY
 
 __all__ = ["SWEEP_SECONDS", "lifespan"]
 
 SWEEP_SECONDS = 60.0
+
+_log = logging.getLogger("fairroll.audit")
 
 Lifespan = Callable[[Litestar], AbstractAsyncContextManager[None]]
 
@@ -51,15 +55,19 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         state.verification_seconds = settings.compute_timeout_seconds / 2
         state.compute = pool = await _start_pool(settings)
         sweeper = None if settings.compute_worker else asyncio.ensure_future(_sweep(sessions))
+        prober = (
+            None if settings.compute_worker else asyncio.ensure_future(_probe_durability(store))
+        )
         witnesses = [] if settings.compute_worker else parse_witnesses(settings.witnesses)
         try:
             async with witnessing(store, witnesses, settings.witness_seconds):
                 yield
         finally:
-            if sweeper is not None:
-                sweeper.cancel()
-                with suppress(asyncio.CancelledError):
-                    await sweeper
+            for task in (sweeper, prober):
+                if task is not None:
+                    task.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await task
             if pool is not None:
                 await pool.close()
             await events.close()
@@ -83,6 +91,7 @@ async def _open_store(settings: Settings, signer: Signer) -> AuditStore:
         on_fence=_alarm,
         log_name=settings.log_name,
         root_key_id=settings.root_key_id,
+        on_durability=_durability_metrics,
     )
     with suppress(RedisError):  # else published on the first append; /readyz tells
         if not settings.compute_worker:  # a worker signs nothing: its key is no key
@@ -122,6 +131,26 @@ async def _sweep(sessions: SeedSessions) -> None:
             while await sessions.sweep() >= SWEEP_BATCH:
                 pass
         await asyncio.sleep(SWEEP_SECONDS)
+
+
+def _durability_metrics(durability: Durability) -> None:
+    """Every probe of Redis's durability (at startup, before a round when the last probe
+    is old, at /readyz, and every ``PROBE_SECONDS`` in the background) sets the gauges:
+    an alert on ``fairroll_audit_durable`` means what Redis says now, not what it said at
+    the last /readyz."""
+    DURABLE.set(1 if durability.mode != "unsafe" else 0)
+    if durability.memory_ratio is not None:
+        REDIS_MEMORY.set(durability.memory_ratio)
+
+
+async def _probe_durability(store: AuditStore) -> None:
+    """Ask Redis about its durability every ``PROBE_SECONDS``, rolls or none."""
+    while True:
+        await asyncio.sleep(PROBE_SECONDS)
+        try:
+            await store.probe_durability()
+        except RedisError as unreachable:
+            _log.warning("the audit store (Redis) did not answer a probe: %s", unreachable)
 
 
 def _alarm(table: str, acknowledged: int, seen: int) -> None:

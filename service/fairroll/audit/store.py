@@ -9,7 +9,7 @@ archives and epochs to ``maintenance``. Every Redis key is named in ``audit.keys
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from redis.asyncio import RedisCluster
 
@@ -75,6 +75,7 @@ class AuditStore(LogReader):
         on_fence: FenceAlarm | None = None,
         log_name: str = DEFAULT_LOG_NAME,
         root_key_id: str | None = None,
+        on_durability: Callable[[Durability], None] | None = None,
     ) -> None:
         cluster = isinstance(redis, RedisCluster)
         if cluster and replicas:
@@ -86,7 +87,9 @@ class AuditStore(LogReader):
         self.log_name = log_name
         #: The pinned root this server's own verifications trust keys from.
         self.root_key_id = root_key_id or signer.certificate.certified_by
-        self.watch = DurabilityWatch(redis, replicas=replicas, allow_unsafe=allow_unsafe)
+        self.watch = DurabilityWatch(
+            redis, replicas=replicas, allow_unsafe=allow_unsafe, on_probe=on_durability
+        )
         self.keyring = KeyRing(redis, signer)
         self.tips = Tips(redis, self, on_fence)
         self.directory = Tables(redis)

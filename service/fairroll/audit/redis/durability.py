@@ -41,6 +41,7 @@ and ``FAIRROLL_REQUIRE_REPLICAS`` is refused at startup on a cluster.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
@@ -133,10 +134,19 @@ class DurabilityWatch:
     """What this process last learned of its Redis's durability, and when: a round is
     acknowledged only under a durability probed at most ``PROBE_SECONDS`` ago."""
 
-    def __init__(self, redis: Any, *, replicas: int, allow_unsafe: bool) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        *,
+        replicas: int,
+        allow_unsafe: bool,
+        on_probe: Callable[[Durability], None] | None = None,
+    ) -> None:
         self.redis = redis
         self.replicas = replicas
         self.allow_unsafe = allow_unsafe
+        #: Told what every probe found (the metrics, kept current by every probe).
+        self.on_probe = on_probe
         self.current: Durability | None = None
         self._probed_at = -PROBE_SECONDS
 
@@ -156,6 +166,8 @@ class DurabilityWatch:
             self.redis, replicas=self.replicas, allow_unsafe=self.allow_unsafe
         )
         self._probed_at = time.monotonic()
+        if self.on_probe is not None:
+            self.on_probe(self.current)
         return self.current
 
 
