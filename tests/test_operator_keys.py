@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,16 @@ def test_certify_key_takes_a_raw_key_and_refuses_anything_else(tmp_path: Path) -
         assert refused.stdout == "" and says in refused.stderr, refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1  # one line, no traceback
     assert json.loads(certified.stdout)["public_key"] == raw
+
+
+def test_the_help_lists_every_command_and_serve_names_its_environment() -> None:
+    top = fairroll("--help").stdout
+    assert "`" not in top
+    for command in ("serve", "verify", "keygen", "certify-key", "retire-key", "archive"):
+        assert command in top
+    serve = fairroll("serve", "--help").stdout
+    settings = (Path(__file__).resolve().parent.parent / "service/fairroll/api/settings.py")
+    read = set(re.findall(r"\b(?:REDIS_URL|FAIRROLL_[A-Z_]+)\b", settings.read_text()))
+    assert read, "the settings read no variable?"
+    missing = sorted(name for name in read if name not in serve)
+    assert missing == [], missing

@@ -21,8 +21,54 @@ APP_FACTORY = "fairroll.api.app:create_app_from_env"
 SERVERS = ("granian", "uvicorn")
 
 
+#: What ``fairroll --help`` says before its commands.
+DESCRIPTION = (
+    "fairroll, the verifiable dice service: serve it, verify its logs offline, and run "
+    "its keys and tables. 'fairroll COMMAND --help' says what each command takes; "
+    "docs/operations.md has the whole of it."
+)
+
+#: The environment ``fairroll serve`` reads (``api/settings.py``), for its --help; a test
+#: holds the list to every variable the settings read.
+SERVE_ENVIRONMENT = {
+    "REDIS_URL": "the audit store (without it: an embedded Redis in --data-dir)",
+    "FAIRROLL_SENTINELS": "Redis Sentinels host:port,... instead of REDIS_URL",
+    "FAIRROLL_SENTINEL_SERVICE": "the Sentinels' service name",
+    "FAIRROLL_SIGNING_KEY": "the Ed25519 signing key (PEM, or a 32-byte seed in base64)",
+    "FAIRROLL_SIGNING_KEY_FILE": "a file holding it (fairroll keygen writes one)",
+    "FAIRROLL_KEY_CERTIFICATE": "the root's certificate of a rotated key (certify-key)",
+    "FAIRROLL_ROOT_KEY_ID": "the root this server's own verifications trust",
+    "FAIRROLL_DEV_KEY_DIR": "development: read or make signing-key.pem here",
+    "FAIRROLL_LOG_NAME": "the checkpoints' origin name (default fairroll)",
+    "FAIRROLL_DURABILITY": "fsync (the default: answer only appends on disk) or memory",
+    "FAIRROLL_REQUIRE_REPLICAS": "replicas that must acknowledge a round before it is answered",
+    "FAIRROLL_REDIS_TIMEOUT": "seconds a Redis command may take",
+    "FAIRROLL_REQUEST_TIMEOUT": "seconds a request may take",
+    "FAIRROLL_MAX_BODY_BYTES": "the largest request body",
+    "FAIRROLL_RATE_LIMIT": "each client's token bucket, refilled a minute (0: off)",
+    "FAIRROLL_TRUSTED_PROXY_HOPS": "proxies whose X-Forwarded-For is believed (default 0)",
+    "FAIRROLL_CORS_ORIGINS": "the VTT origins whose pages may call it (comma-separated)",
+    "FAIRROLL_FRAME_ANCESTORS": "who may frame the table page",
+    "FAIRROLL_DEFAULT_TABLE_OPEN": "whether the default table takes rolls without a key",
+    "FAIRROLL_REQUIRE_TABLES": "roll only on tables made with POST /v1/tables",
+    "FAIRROLL_SYSTEMS": "extra rule systems to load (comma-separated modules)",
+    "FAIRROLL_COMPUTE_WORKERS": "calculation worker processes (odds, verification)",
+    "FAIRROLL_COMPUTE_TIMEOUT": "seconds a calculation may take",
+    "FAIRROLL_COMPUTE_WORKER": "set in a calculation worker's own environment",
+    "FAIRROLL_MAX_SUBSCRIBERS": "live event subscribers a process serves",
+    "FAIRROLL_EVENTS_HEARTBEAT": "seconds between an event stream's heartbeats",
+    "FAIRROLL_WITNESSES": "C2SP witnesses to submit checkpoints to (<URL> <vkey>,...)",
+    "FAIRROLL_WITNESS_SECONDS": "seconds between asking them",
+    "FAIRROLL_HOST": "--host's default",
+    "FAIRROLL_PORT": "--port's default",
+    "FAIRROLL_SERVER": "--server's default",
+    "FAIRROLL_WORKERS": "--workers' default",
+    "FAIRROLL_DATA_DIR": "--data-dir's default",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fairroll", description=__doc__)
+    parser = argparse.ArgumentParser(prog="fairroll", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True)
     for add in (
         _add_serve,
@@ -46,7 +92,15 @@ AddParser = Callable[..., argparse.ArgumentParser]
 
 
 def _add_serve(add_parser: AddParser) -> None:
-    serve = add_parser("serve", help="run the HTTP service")
+    width = max(map(len, SERVE_ENVIRONMENT))
+    environment = "\n".join(f"  {k:{width}}  {v}" for k, v in SERVE_ENVIRONMENT.items())
+    serve = add_parser(
+        "serve",
+        help="run the HTTP service",
+        description="Run the HTTP service (the table page at /, the API under /v1).",
+        epilog=f"environment (docs/operations.md has each in full):\n{environment}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     serve.add_argument("--host", default=os.environ.get("FAIRROLL_HOST", "127.0.0.1"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("FAIRROLL_PORT", "8000")))
     serve.add_argument(
