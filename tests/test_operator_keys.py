@@ -78,7 +78,7 @@ def test_the_help_lists_every_command_and_serve_names_its_environment() -> None:
     for command in ("serve", "verify", "keygen", "certify-key", "retire-key", "archive"):
         assert command in top
     serve = fairroll("serve", "--help").stdout
-    settings = (Path(__file__).resolve().parent.parent / "service/fairroll/api/settings.py")
+    settings = Path(__file__).resolve().parent.parent / "service/fairroll/api/settings.py"
     read = set(re.findall(r"\b(?:REDIS_URL|FAIRROLL_[A-Z_]+)\b", settings.read_text()))
     assert read, "the settings read no variable?"
     missing = sorted(name for name in read if name not in serve)
