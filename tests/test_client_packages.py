@@ -136,8 +136,18 @@ try:
     server = True
 except ModuleNotFoundError:
     server = False
+# A table's policy as keywords or as the spec's object; a word it does not have is refused.
+strict = dice.create_table(chosen_seeds=False)["policy"]
+spelled = dice.create_table(policy={"supplied_dice": False})["policy"]
+try:
+    dice.create_table(chosen=False)
+    refused = None
+except TypeError as error:
+    refused = str(error)
 print(json.dumps({"seqs": seqs, "forged": [report.ok, report.first_bad_seq],
-                  "elsewhere": elsewhere.ok, "server": server}))
+                  "elsewhere": elsewhere.ok, "server": server,
+                  "policies": [strict["chosen_seeds"], spelled["supplied_dice"]],
+                  "refused": refused}))
 """
 
 
@@ -152,6 +162,8 @@ def test_the_python_package_pages_and_catches_a_forgery_without_the_server(
     assert said["forged"] == [False, 42]
     assert said["elsewhere"] is False
     assert said["server"] is False
+    assert said["policies"] == [False, False]
+    assert said["refused"] is not None and "chosen_seeds" in said["refused"]
     listed = project.run(project.python, "-m", "pip", "list", "--format", "json")
     names = {p["name"].lower() for p in json.loads(listed)}
     assert "fairroll-client" in names

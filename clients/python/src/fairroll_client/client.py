@@ -80,9 +80,20 @@ class Fairroll:
 
     # -- rolls --------------------------------------------------------------------------
 
-    def create_table(self, **policy: Any) -> dict[str, Any]:
-        """A new table: ``{"table", "write_key", "policy"}`` (keep the write key)."""
-        return self._json("POST", "/v1/tables", json=policy or None)
+    #: What a table's policy may say (``TablePolicy`` in the spec): which sources of
+    #: dice the table takes.
+    POLICY = ("chosen_seeds", "drawn_seeds", "supplied_dice")
+
+    def create_table(self, policy: dict[str, bool] | None = None, **rules: bool) -> dict[str, Any]:
+        """A new table: ``{"table", "write_key", "policy"}`` (keep the write key). Its
+        policy as keywords, ``create_table(chosen_seeds=False)``, or as the spec's
+        object, ``create_table(policy={"chosen_seeds": False})``."""
+        unknown = sorted(set(rules) - set(self.POLICY))
+        if unknown:
+            takes = ", ".join(self.POLICY)
+            raise TypeError(f"create_table() takes the policy {takes}; not {', '.join(unknown)}")
+        said = {**(policy or {}), **rules}
+        return self._json("POST", "/v1/tables", json={"policy": said} if said else None)
 
     def systems(self) -> dict[str, Any]:
         """Every rule system and mechanic the server rolls, with their endpoints."""
