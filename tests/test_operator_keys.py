@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import msgspec
 from cryptography.hazmat.primitives import serialization
 
 from fairroll.audit.signing import KeyCertificate, load_signer, verify_certificate
+from support import LiveServer
 
 
 def fairroll(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -83,3 +86,27 @@ def test_the_help_lists_every_command_and_serve_names_its_environment() -> None:
     assert read, "the settings read no variable?"
     missing = sorted(name for name in read if name not in serve)
     assert missing == [], missing
+
+
+def test_verify_says_the_verdict_first_and_never_ok_unchecked(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    table = "t-verdict-" + os.urandom(4).hex()
+    with httpx.Client(base_url=live_server.url, timeout=10) as http:
+        assert http.post("/v1/dice/rolls", json={"table": table, "formula": "1d20"}).is_success
+        (tmp_path / "export.ndjson").write_bytes(http.get(f"/v1/tables/{table}/export").content)
+        keys = http.get("/v1/keys").json()
+        (tmp_path / "keys.json").write_text(json.dumps(keys))
+    export = tmp_path / "export.ndjson"
+    unchecked = fairroll("verify", export)
+    assert unchecked.returncode == 4, unchecked.stdout
+    assert unchecked.stdout.startswith("NOT VERIFIED: no signature was checked")
+    accepted = fairroll("verify", export, "--allow-unsigned")
+    assert accepted.returncode == 0 and accepted.stdout.startswith("OK, UNSIGNED: 1 entries")
+    checked = fairroll("verify", export, "--keys", tmp_path / "keys.json", "--root", keys["root"])
+    assert checked.returncode == 0 and checked.stdout.startswith("OK: 1 entries"), checked.stdout
+    missing = fairroll(
+        "verify", export, "--keys", tmp_path / "keys.json", "--since", tmp_path / "kept.txt"
+    )
+    assert missing.returncode == 2 and "the first time, leave it out" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -333,6 +333,12 @@ def _add_verify(add_parser: AddParser) -> None:
         default=[],
         help="a roll's receipt kept earlier (JSON with seq and entry_hash) (repeatable)",
     )
+    verify.add_argument(
+        "--allow-unsigned",
+        action="store_true",
+        help="say what holds even when no signature could be checked (no --keys); without "
+        "it such a run is NOT VERIFIED and exits 4",
+    )
     verify.set_defaults(run=_run_verify)
 
 
@@ -368,6 +374,7 @@ def _run_verify(args: argparse.Namespace) -> int:
         base_file=args.base,
         root=args.root,
         workers=args.workers,
+        allow_unsigned=args.allow_unsigned,
     )
 
 
@@ -642,7 +649,15 @@ def _checkpoint(path: Path, keys: Mapping[str, str] | None, what: str) -> Checkp
 
     from fairroll.audit import Checkpoint, verify_checkpoint  # noqa: PLC0415
 
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        print(
+            f"error: {path}: {exc.strerror or exc} ({what} you kept earlier; the first time, "
+            "leave it out and keep the checkpoint this run verified)",
+            file=sys.stderr,
+        )
+        return 2
     if not data.lstrip().startswith(b"{"):
         return _note_checkpoint(path, data, keys, what)
     try:
@@ -701,6 +716,7 @@ def _verify(
     base_file: Path | None = None,
     root: str | None = None,
     workers: int | None = None,
+    allow_unsigned: bool = False,
 ) -> int:
 
     import dataclasses  # noqa: PLC0415
@@ -770,6 +786,14 @@ def _verify(
     report = verify_everywhere(
         _reopener(file), trust, replay=replay_entry if replay else None, workers=workers
     )
+    if report.ok and not report.signatures_checked and not allow_unsigned:
+        # The verdict first: a log whose signatures were not checked is not verified.
+        print(
+            "NOT VERIFIED: no signature was checked (pass --keys keys.json from GET /v1/keys "
+            "and --root <root key id>; --allow-unsigned to accept the rest)"
+        )
+        _print_ok(report, False, replay, len(anchors), [s for s, _ in roots], verdict=False)
+        return 4
     if report.ok:
         _print_ok(report, report.signatures_checked, replay, len(anchors), [s for s, _ in roots])
         return 0
@@ -778,14 +802,21 @@ def _verify(
 
 
 def _print_ok(
-    report: VerifyReport, signed: bool, replay: bool, anchors: int, roots: list[int]
+    report: VerifyReport,
+    signed: bool,
+    replay: bool,
+    anchors: int,
+    roots: list[int],
+    *,
+    verdict: bool = True,
 ) -> None:
     checked = "chain, seeds" + (", signatures" if signed else "") + (", outcomes" if replay else "")
     if anchors:
         checked += f", {anchors} checkpoint(s)/receipt(s)"
+    said = "OK" if signed else "OK, UNSIGNED"
     print(
-        f"OK: {report.entries} entries (seq {report.first_seq}..{report.last_seq}); "
-        f"checked {checked}; head {report.head_hash}"
+        f"{said if verdict else 'what holds'}: {report.entries} entries "
+        f"(seq {report.first_seq}..{report.last_seq}); checked {checked}; head {report.head_hash}"
     )
     if report.root_hash is not None:
         print(f"Merkle root at size {report.last_seq}: {report.root_hash}")
