@@ -322,3 +322,16 @@ def test_conflict_invariants(seed: str, size: int) -> None:
         assert "pass" not in actions or actions.index("pass") > actions.index("fact")
         assert participant.roll.new_pool >= 1
     assert resolve_conflict(conflict, SeededDice(seed)) == outcome
+
+
+def test_asked_names_every_input_that_changed_the_roll() -> None:
+    from fairroll.mechanics import MECHANICS  # noqa: PLC0415
+
+    read = MECHANICS["fbc.roll"].read
+    asked = Roll(pool=5, risk=3, better=1, cheaper=2, convert=1, target=4)
+    outcome = resolve_roll(asked, SuppliedDice({"risk": [4, 2, 6]}))
+    said = read(asked, outcome).asked
+    assert said == "Pool 5, risking 3 dice, Better 1, Cheaper 2, converting up to 1, target 4"
+    plain = Roll(pool=10, risk=5)
+    rolled = resolve_roll(plain, SuppliedDice({"risk": [1, 2, 3, 4, 5]}))
+    assert read(plain, rolled).asked == "Pool 10, risking 5 dice"

@@ -79,9 +79,25 @@ def _roll_text(outcome: fbc.RollOutcome) -> str:
     return f"{', '.join(parts)}; Pool {outcome.new_pool}"
 
 
+def _asked(roll: fbc.Roll) -> str:
+    """Every input that changed the roll: ``Pool 5, risking 3 dice, Better 1, target 4``."""
+    said = [f"Pool {roll.pool}", f"risking {plural(roll.risk, 'die', 'dice')}"]
+    for name in ("faster", "better", "cheaper", "slower", "worse", "expensive"):
+        level = getattr(roll, name)
+        if level:
+            said.append(f"{name.capitalize()} {level}")
+    if roll.style_as:
+        said.append(f"styled as {roll.style_as}")
+    if roll.convert:
+        said.append(f"converting up to {roll.convert}")
+    if roll.target != 3:
+        said.append(f"target {roll.target}")
+    return ", ".join(said)
+
+
 def read_roll(roll: fbc.Roll, outcome: fbc.RollOutcome) -> Words:
     return Words(
-        asked=f"Pool {roll.pool}, risking {plural(roll.risk, 'die', 'dice')}",
+        asked=_asked(roll),
         text=_roll_text(outcome),
         success=outcome.successes > 0,
     )
