@@ -257,6 +257,9 @@ for (let i = 0; i < 5; i++) {
   seeds.push(session.state().clientSeed);
 }
 const verdict = await dice.verifyExport(await dice.exportTable(table));
+const { root } = await dice.keys();
+const pinned = await dice.verifyExport(await dice.exportTable(table), undefined, root);
+const elsewhere = await dice.verifyExport(await dice.exportTable(table), undefined, "ed25519:0000");
 // A server answering a die of its own choosing: the client checks the chain first.
 const lying = async (url, init) => {
   const response = await fetch(url, init);
@@ -277,6 +280,7 @@ console.log(JSON.stringify({
   sources: rolls.map((r) => r.source), nonces: rolls.map((r) => r.session.nonce),
   chains: rolls.map((r) => r.session.first_nonce), seeds,
   ok: verdict.ok, problems: verdict.problems,
+  pinned: pinned.ok, elsewhere: [elsewhere.ok, elsewhere.problems],
   caught, drawn: drawn.source,
 }));
 """
@@ -294,6 +298,8 @@ def test_the_npm_package_rolls_fair_by_default_and_catches_a_lying_answer(
     assert said["chains"] == [1, 1, 3, 3, 5]
     assert len(set(said["seeds"])) == 3  # one client seed per chain
     assert said["ok"], said["problems"]
+    assert said["pinned"] is True
+    assert said["elsewhere"] == [False, ["no signing key is certified by the root ed25519:0000"]]
     assert said["caught"] == "die 0 does not derive from the link"
     assert said["drawn"] == "drawn"
 

@@ -12,7 +12,7 @@
 
 import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/fairroll.js";
-import { importKeys, parseStrict, verifyEntries } from "./vendor/verify.js";
+import { importKeys, parseStrict, trustedKeys, verifyEntries } from "./vendor/verify.js";
 
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
@@ -187,9 +187,16 @@ export function createFairroll(options: FairrollOptions) {
       return tableEvents(options.baseUrl, table, { ...(options.fetch ? { fetch: options.fetch } : {}), ...eventOptions });
     },
     /** Check an NDJSON export here, trusting nothing the server says about it: strict JSON,
-     * the hash chain, Ed25519 signatures with the published keys, and every seeded die. */
-    async verifyExport(ndjson: string, keys?: Schemas["KeyList"]): Promise<VerifiedLog> {
-      const published = await importKeys(keys ?? (await this.keys()));
+     * the hash chain, Ed25519 signatures, and every seeded die. With `root` (a root key id
+     * obtained out of band), only keys that root certifies are trusted; without it, the
+     * keys the server publishes. */
+    async verifyExport(ndjson: string, keys?: Schemas["KeyList"], root?: string): Promise<VerifiedLog> {
+      const served = keys ?? (await this.keys());
+      const published = root ? await trustedKeys(served, root) : await importKeys(served);
+      if (root && published.size === 0) {
+        const problem = `no signing key is certified by the root ${root}`;
+        return { ok: false, entries: 0, problems: [problem], reports: [] };
+      }
       const entries = ndjson
         .split("\n")
         .filter((line) => line.trim())
