@@ -14,9 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 
 
-def test_compose_stack_has_the_four_services_and_aof() -> None:
+def test_compose_stack_has_its_five_services_and_aof() -> None:
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
-    assert set(compose["services"]) == {"fairroll", "redis", "prometheus", "grafana"}
+    wanted = {"fairroll", "redis", "prometheus", "alertmanager", "grafana"}
+    assert set(compose["services"]) == wanted
     assert "--appendonly" in compose["services"]["redis"]["command"]
     assert compose["services"]["fairroll"]["environment"]["REDIS_URL"].startswith("redis://redis")
     # No shipped file lets every origin's pages call the service.
@@ -111,3 +112,25 @@ def test_the_sentinel_variants_follow_the_primary_and_require_a_replica() -> Non
         for doc in yaml.safe_load_all((overlay / name).read_text())
     ]
     assert kinds.count("StatefulSet") == 2
+
+
+def test_prometheus_sends_its_alerts_to_the_compose_alertmanager() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]
+    prometheus = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+    (target,) = prometheus["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
+    host, port = target.split(":")
+    assert host in compose and f"{port}:{port}" in compose[host]["ports"]
+    manager = yaml.safe_load((DEPLOY / "alertmanager.yml").read_text())
+    receivers = {r["name"] for r in manager["receivers"]}
+    routes = [manager["route"], *manager["route"].get("routes", [])]
+    assert all(route["receiver"] in receivers for route in routes)
+    mounted = [v for v in compose["alertmanager"]["volumes"] if v.startswith("./alertmanager.yml")]
+    assert mounted, compose["alertmanager"]
+
+
+def test_every_alert_is_explained_in_the_operations_guide() -> None:
+    rules = yaml.safe_load((DEPLOY / "alerts.yml").read_text())["groups"][0]["rules"]
+    guide = (DEPLOY.parent / "docs" / "operations.md").read_text()
+    section = guide.split("## Alerts", 1)[1].split("\n## ", 1)[0]
+    for rule in rules:
+        assert f"### {rule['alert']}" in section, rule["alert"]
