@@ -116,3 +116,26 @@ def test_no_roll_is_acknowledged_on_a_redis_restarted_without_durability(
         load.stop()
     refused = sum(1 for _, _, status in load.answers if status == 503)
     assert refused > 0  # the rolls in the gaps were refused, not lost in silence
+
+
+def test_a_redis_that_is_not_durable_is_refused_in_words_that_say_so(
+    redis_and_server: tuple[list[RedisServer], LiveServer],
+) -> None:
+    """Redis answers but keeps no AOF: the roll's 503 says what is wrong and that a retry
+    cannot help, not that Redis did not answer."""
+    redis, server = redis_and_server
+    restart(redis, appendonly="no")
+    problem: dict[str, object] = {}
+    deadline = time.monotonic() + 10
+    with httpx.Client(base_url=server.url, timeout=5) as http:
+        while time.monotonic() < deadline:
+            answer = http.post("/v1/dice/rolls", json={"table": "durable", "formula": "1d6"})
+            assert answer.status_code == 503, answer.text
+            problem = answer.json()
+            if str(problem["type"]).endswith(":audit-store-not-durable"):
+                assert answer.headers["Retry-After"] == "30"
+                break
+            time.sleep(0.1)
+    assert str(problem["type"]).endswith(":audit-store-not-durable"), problem
+    assert "appendonly" in str(problem["detail"]) and "retry cannot help" in str(problem["detail"])
+    assert "did not answer" not in str(problem["detail"])

@@ -13,7 +13,7 @@ from litestar.types import ExceptionHandlersMap
 from redis.exceptions import RedisError
 
 from fairroll.audit import StoreUnavailableError
-from fairroll.audit.store import StoreFullError, TableFencedError
+from fairroll.audit.store import NotDurableError, StoreFullError, TableFencedError
 from fairroll.play.errors import (
     ConflictError,
     KeyRefusedError,
@@ -147,6 +147,22 @@ def _rule(request: Request[Any, Any, Any], exc: RuleError | DiceError) -> Respon
 
 
 def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    if isinstance(exc, NotDurableError):
+        logger.error("roll refused: %s; set appendonly yes and appendfsync always", exc)
+        return _respond(
+            request,
+            status=503,
+            slug="audit-store-not-durable",
+            title="The audit store is not durable; nothing was recorded",
+            detail=(
+                f"Redis answered, but {str(exc).removeprefix('the audit store is ')}: it "
+                "acknowledges appends that are not on disk, and no roll is made that a "
+                "crash could take back. A retry cannot help until the operator sets "
+                "appendonly yes and appendfsync always (docs/operations.md, "
+                "FairrollNotDurable)."
+            ),
+            headers={"Retry-After": "30"},
+        )
     logger.warning("audit store unavailable: %s", exc)
     if isinstance(exc, StoreFullError):
         return _respond(

@@ -79,6 +79,7 @@ from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
     AppendConflictError,
     ClaimRefusedError,
+    NotDurableError,
     StoreFullError,
     StoreUnavailableError,
 )
@@ -233,7 +234,7 @@ class GroupCommit:
             return False
         durability = self.durability.current
         if durability is not None and not durability.accepted:
-            error = StoreUnavailableError(f"the audit store is not durable: {durability.detail}")
+            error = NotDurableError(f"the audit store is not durable: {durability.detail}")
             for batch in round_.values():
                 _fail(batch, error)
             return False

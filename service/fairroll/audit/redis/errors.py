@@ -7,6 +7,7 @@ __all__ = [
     "AlreadyRecordedError",
     "AppendConflictError",
     "ClaimRefusedError",
+    "NotDurableError",
     "StoreFullError",
     "StoreUnavailableError",
     "TableFencedError",
@@ -27,6 +28,12 @@ class StoreUnavailableError(Exception):
 
 class AppendConflictError(StoreUnavailableError):
     """Other writers kept moving the head; the entry was not appended."""
+
+
+class NotDurableError(StoreUnavailableError):
+    """Redis answered, but it acknowledges appends that are not on disk (no AOF, or not
+    ``appendfsync always`` without WAITAOF): nothing is appended (``recorded`` is False)
+    until its configuration is mended; a retry alone cannot help."""
 
 
 class StoreFullError(StoreUnavailableError):
