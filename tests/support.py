@@ -48,6 +48,17 @@ def run_node(script: Path, *args: object, timeout: float = 60) -> Any:
 
 
 #: A fixed test signing key (the 32-byte Ed25519 seed, base64), so tests can pin key ids.
+def fairroll_cli(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m fairroll.cli ARGS``: what it printed and its exit status."""
+    return subprocess.run(
+        [sys.executable, "-m", "fairroll.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
 TEST_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()
 
 

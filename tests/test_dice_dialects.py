@@ -194,6 +194,14 @@ def test_refusals_name_the_offset_and_the_dialect(
     assert says in str(refused.value)
 
 
+def test_sorting_orders_the_dice_in_the_words_and_keeps_the_record_in_roll_order() -> None:
+    outcome = roll("4d6s", "roll20", d6=[6, 1, 5, 1])
+    assert [d.value for d in outcome.terms[0].dice] == [6, 1, 5, 1]
+    assert ROLL.read(Formula(formula="4d6s"), outcome).text == "13 — 4d6s: 1, 1, 5, 6"
+    down = roll("4d6sd", "roll20", d6=[6, 1, 5, 1])
+    assert ROLL.read(Formula(formula="4d6sd"), down).text == "13 — 4d6sd: 6, 5, 1, 1"
+
+
 def test_critical_flags_reach_the_words() -> None:
     said = ROLL.read(Formula(formula="1d20+5"), roll("1d20+5", "roll20", d20=[20]))
     assert "natural 20" in said.text

@@ -9,8 +9,6 @@ import base64
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -19,16 +17,7 @@ from cryptography.hazmat.primitives import serialization
 
 from fairroll.audit.signing import KeyCertificate, load_signer, verify_certificate
 from support import LiveServer
-
-
-def fairroll(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fairroll.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+from support import fairroll_cli as fairroll
 
 
 def said(stderr: str) -> dict[str, str]:

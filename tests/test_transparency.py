@@ -31,7 +31,7 @@ from fairroll.audit.cosignature import cosign, open_cosignature, raw_public_key,
 from fairroll.audit.keyspace import log_key
 from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll.redis_server import RedisServer, free_port
-from support import TEST_SIGNING_KEY, LiveServer, run_node
+from support import TEST_SIGNING_KEY, LiveServer, fairroll_cli, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKER = ROOT / "tests" / "go" / "fairrollcheck"
@@ -401,16 +401,6 @@ def test_an_append_after_a_larger_signed_checkpoint_stops_the_table(
     refused = client.post("/v1/tft/contests", json={**BODY, "table": table})
     assert refused.status_code == 503 and "stopped" in refused.json()["detail"], refused.text
     assert redis_client.xlen(log_key(table)) == 1  # nothing was appended
-
-
-def fairroll_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fairroll.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
 
 
 def cosigner(name: str) -> tuple[Ed25519PrivateKey, str]:

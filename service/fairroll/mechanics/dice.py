@@ -18,7 +18,7 @@ from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, face
 from fairroll.odds import Distribution, weighted_distribution
 from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
 from fairroll.rules import dice
-from fairroll.rules.dice.model import Crit
+from fairroll.rules.dice.model import Crit, Sort
 from fairroll.rules.dice.rolling import whole
 
 __all__ = ["ROLL", "SYSTEM"]
@@ -103,8 +103,12 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
     critical = catastrophic = False
     for term, rolled in zip(formula.terms, outcome.terms, strict=True):
         crit = next((m for m in term.modifiers if isinstance(m, Crit)), None)
+        order = next((m for m in term.modifiers if isinstance(m, Sort)), None)
+        shown = rolled.dice
+        if order is not None:  # Roll20's s/sd: the dice said in order; the record keeps roll order
+            shown = tuple(sorted(shown, key=lambda d: d.value, reverse=order.descending))
         dice_said = []
-        for die in rolled.dice:
+        for die in shown:
             flag = _critical(term, crit, die)
             critical = critical or flag in ("natural 20", "critical success")
             catastrophic = catastrophic or flag in ("natural 1", "critical failure")

@@ -139,7 +139,24 @@ def _node(node: Node, work: Work) -> Dist:
         return _convolve(a, b, work)
     if kind == "sub":
         return _convolve(a, (b[0], _mapped(b[1], lambda v: -v)), work)
+    if kind == "mul" and all(type(v) is int for v in (*a[1], *b[1])):
+        return _product(a, b, work)
     return _pairs(a, b, _binary(node), work)
+
+
+def _product(a: Dist, b: Dist, work: Work) -> Dist:
+    """The product of two whole-valued parts: every pair, without a call per pair."""
+    (ta, wa), (tb, wb) = a, b
+    work.spend(len(wa) * len(wb) * (0.1 + _slot(ta * tb) / 20_000), "a product")
+    out: Weights = {}
+    get = out.get
+    right = list(wb.items())
+    for x, p in wa.items():
+        for y, q in right:
+            k = x * y
+            out[k] = get(k, 0) + p * q
+    work.outcomes(len(out))
+    return ta * tb, out
 
 
 def _key(value: Any) -> Any:
@@ -399,7 +416,7 @@ def _chain(plan: _Plan, work: Work) -> Dist:
     explode = plan.explode
     if explode is None:
         raise TypeError("a chain needs an explosion")
-    value = _same if plan.compound else plan.value
+    value = plan.value  # a compounding chain adds faces: its plan's value is the face
 
     def counted(face: Any, depth: int) -> Any:
         return value(face - 1 if plan.penetrate and depth > 0 else face)

@@ -249,6 +249,10 @@ _WARM: dict[Dialect, str] = {
 }
 
 
+#: The hints' starts that a dialect refuses in upper case as well (``2D6X``).
+_ANY_CASE = frozenset({"x", "e", "p"})
+
+
 @functools.cache
 def _parser(dialect: Dialect) -> lark.Lark:
     parser = lark.Lark(
@@ -383,7 +387,7 @@ _ends = 'the formula ends where a number, a die or "(" should come'
 def _hint(text: str, at: int, dialect: Dialect) -> str | None:
     rest = text[at:]
     for start, hint in _HINTS[dialect].items():
-        if rest.startswith(start) or (start in "xep" and rest[:1].lower() == start):
+        if rest.startswith(start) or (start in _ANY_CASE and rest[:1].lower() == start):
             return hint
     if dialect == "avrae" and rest[:1].isupper():
         return "avrae's notation is lower case"

@@ -10,7 +10,7 @@ which modifier, and in which order the modifiers run, is the dialect's.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
@@ -347,7 +347,6 @@ class ParsedFormula:
     terms: tuple[DiceTerm, ...]
     label: str | None
     dialect: Dialect = "roll20"
-    warnings: tuple[str, ...] = field(default=())
 
     def bounds(self) -> tuple[Fraction, Fraction]:
         """The least and the most the formula's total can be."""
