@@ -9,6 +9,8 @@ import base64
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -16,6 +18,7 @@ import msgspec
 from cryptography.hazmat.primitives import serialization
 
 from fairroll.audit.signing import KeyCertificate, load_signer, verify_certificate
+from fairroll.redis_server import RedisServer
 from support import LiveServer
 from support import fairroll_cli as fairroll
 
@@ -99,3 +102,37 @@ def test_verify_says_the_verdict_first_and_never_ok_unchecked(
     )
     assert missing.returncode == 2 and "the first time, leave it out" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+BAD_SETTINGS = [
+    ({"FAIRROLL_SIGNING_KEY_FILE": "{tmp}/missing.pem"}, "FAIRROLL_SIGNING_KEY_FILE"),
+    ({"FAIRROLL_SIGNING_KEY_FILE": "{tmp}/garbage.pem"}, "FAIRROLL_SIGNING_KEY_FILE"),
+    ({"FAIRROLL_SIGNING_KEY": "not a key"}, "FAIRROLL_SIGNING_KEY"),
+    ({"FAIRROLL_RATE_LIMIT": "ten"}, "FAIRROLL_RATE_LIMIT"),
+    ({"FAIRROLL_REDIS_TIMEOUT": "-1"}, "FAIRROLL_REDIS_TIMEOUT"),
+    ({"FAIRROLL_DURABILITY": "sometimes"}, "FAIRROLL_DURABILITY"),
+]
+
+
+def test_a_bad_setting_stops_serve_in_one_line_naming_the_variable(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    (tmp_path / "garbage.pem").write_text("garbage\n")
+    for redis in ({}, {"REDIS_URL": redis_server.url}):  # embedded and external Redis alike
+        for setting, variable in BAD_SETTINGS:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRROLL_")}
+            env.pop("REDIS_URL", None)
+            env |= redis | {k: v.format(tmp=tmp_path) for k, v in setting.items()}
+            serve = ["serve", "--port", "1", "--data-dir", str(tmp_path / "data")]
+            ran = subprocess.run(
+                [sys.executable, "-m", "fairroll.cli", *serve],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+                check=False,
+            )
+            assert ran.returncode == 2, (setting, ran.stderr)
+            line = ran.stderr.strip()
+            assert line.startswith("fairroll: cannot start: ") and "\n" not in line, line
+            assert variable in line and "Traceback" not in line, line

@@ -381,28 +381,45 @@ def _run_verify(args: argparse.Namespace) -> int:
 def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) -> int:
     from fairroll.redis_server import RedisServer  # noqa: PLC0415 - only serve needs it
 
-    if os.environ.get("REDIS_URL") or os.environ.get("FAIRROLL_SENTINELS"):
-        from fairroll.api.settings import Settings  # noqa: PLC0415
-
-        try:
-            signer = server_signer(Settings.from_env())
-        except ValueError as exc:  # a setting that does not parse names itself
-            signer = str(exc)
-        if isinstance(signer, str):
-            print(f"fairroll: cannot start: {signer}", file=sys.stderr)
-            return 2
+    external = bool(os.environ.get("REDIS_URL") or os.environ.get("FAIRROLL_SENTINELS"))
+    if not external:
+        os.environ.setdefault("FAIRROLL_DEV_KEY_DIR", str(data_dir))
+        os.environ.setdefault("FAIRROLL_CORS_ORIGINS", "*")  # dev mode: any VTT origin
+    # Every setting and the key are read here, once, so that a typo stops the server in
+    # one line naming the variable, before any worker starts (and fails 35 lines later).
+    try:
+        root_key_id = _startup_check()
+    except ValueError as exc:
+        print(f"fairroll: cannot start: {exc}", file=sys.stderr)
+        return 2
+    where = f"http://{'localhost' if host in ('0.0.0.0', '::') else host}:{port}"  # noqa: S104
+    print(
+        f"fairroll: serving {where} (the table page: {where}/tables/default, the API docs:"
+        f" {where}/schema); root key id {root_key_id}: players pin it, given out of band",
+        file=sys.stderr,
+    )
+    if external:
         run_server(APP_FACTORY, host, port, server, workers)
         return 0
     embedded = RedisServer(data_dir / "redis").start()
     os.environ["REDIS_URL"] = embedded.url
-    os.environ.setdefault("FAIRROLL_DEV_KEY_DIR", str(data_dir))
-    os.environ.setdefault("FAIRROLL_CORS_ORIGINS", "*")  # dev mode: any VTT origin
     print(f"fairroll: embedded Redis at {embedded.url} (data in {data_dir})", file=sys.stderr)
     try:
         run_server(APP_FACTORY, host, port, server, workers)
     finally:
         embedded.stop()
     return 0
+
+
+def _startup_check() -> str:
+    """The root key id players pin; a ValueError naming the variable at fault."""
+    from fairroll.api.settings import Settings  # noqa: PLC0415
+
+    settings = Settings.from_env()  # a setting that does not parse names itself
+    signer = server_signer(settings)
+    if isinstance(signer, str):
+        raise ValueError(signer)
+    return settings.root_key_id or signer.certificate.certified_by
 
 
 def run_server(factory: str, host: str, port: int, server: str, workers: int = 1) -> None:

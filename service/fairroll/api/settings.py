@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 __all__ = ["Settings"]
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,40 +115,54 @@ class Settings:
             signing_key=env.get("FAIRROLL_SIGNING_KEY") or None,
             signing_key_file=Path(key_file) if key_file else None,
             dev_key_dir=Path(dev_dir) if dev_dir else None,
-            max_body_bytes=int(env.get("FAIRROLL_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
-            redis_timeout_seconds=float(env.get("FAIRROLL_REDIS_TIMEOUT", "2.0")),
+            max_body_bytes=_number(env, "FAIRROLL_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, int),
+            redis_timeout_seconds=_number(env, "FAIRROLL_REDIS_TIMEOUT", "2.0", float),
             default_table_open=env.get("FAIRROLL_DEFAULT_TABLE_OPEN", "true").lower()
             not in ("0", "false", "no"),
             # A compute worker answers requests the service has already charged.
             rate_limit=0
             if env.get("FAIRROLL_COMPUTE_WORKER")
-            else int(env.get("FAIRROLL_RATE_LIMIT", "0")),
-            request_timeout_seconds=float(env.get("FAIRROLL_REQUEST_TIMEOUT", "10")),
-            trusted_proxy_hops=int(env.get("FAIRROLL_TRUSTED_PROXY_HOPS", "0")),
+            else _number(env, "FAIRROLL_RATE_LIMIT", "0", int),
+            request_timeout_seconds=_number(env, "FAIRROLL_REQUEST_TIMEOUT", "10", float),
+            trusted_proxy_hops=_number(env, "FAIRROLL_TRUSTED_PROXY_HOPS", "0", int),
             durability=durability,
-            require_replicas=int(env.get("FAIRROLL_REQUIRE_REPLICAS", "0")),
+            require_replicas=_number(env, "FAIRROLL_REQUIRE_REPLICAS", "0", int),
             compute_workers=0
             if env.get("FAIRROLL_COMPUTE_WORKER")
-            else int(env.get("FAIRROLL_COMPUTE_WORKERS", "1")),
+            else _number(env, "FAIRROLL_COMPUTE_WORKERS", "1", int),
             compute_worker=bool(env.get("FAIRROLL_COMPUTE_WORKER")),
             frame_ancestors=env.get("FAIRROLL_FRAME_ANCESTORS", "").strip() or "'none'",
             require_tables=env.get("FAIRROLL_REQUIRE_TABLES", "false").lower()
             in ("1", "true", "yes"),
-            compute_timeout_seconds=float(env.get("FAIRROLL_COMPUTE_TIMEOUT", "5")),
+            compute_timeout_seconds=_number(env, "FAIRROLL_COMPUTE_TIMEOUT", "5", float),
             log_name=log_name,
             witnesses=env.get("FAIRROLL_WITNESSES", ""),
-            witness_seconds=float(env.get("FAIRROLL_WITNESS_SECONDS", "10")),
+            witness_seconds=_number(env, "FAIRROLL_WITNESS_SECONDS", "10", float),
             key_certificate=env.get("FAIRROLL_KEY_CERTIFICATE") or None,
             root_key_id=env.get("FAIRROLL_ROOT_KEY_ID") or None,
             systems=_listed(env.get("FAIRROLL_SYSTEMS", "")),
-            max_subscribers=int(env.get("FAIRROLL_MAX_SUBSCRIBERS", "1000")),
-            events_heartbeat_seconds=float(env.get("FAIRROLL_EVENTS_HEARTBEAT", "15")),
+            max_subscribers=_number(env, "FAIRROLL_MAX_SUBSCRIBERS", "1000", int),
+            events_heartbeat_seconds=_number(env, "FAIRROLL_EVENTS_HEARTBEAT", "15", float),
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")
                 if origin.strip()
             ),
         )
+
+
+def _number(env: Mapping[str, str], name: str, default: str | int, kind: Callable[[str], _N]) -> _N:
+    """The number the variable ``name`` holds (``default`` when it is unset), or a
+    ValueError naming the variable, so that a typo stops the server in one line."""
+    text = env.get(name, str(default)).strip()
+    try:
+        value = kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {what}, not {text!r}") from None
+    if value < 0:
+        raise ValueError(f"{name} must not be negative, not {text!r}")
+    return value
 
 
 def _listed(text: str) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""``GET /tables/{table}``: the player-facing page of a table (HTML, no build step).
+"""``GET /tables/{table}``: the player-facing page of a table (HTML, no build step), and
+``GET /``, which leads to one.
 
 The page is static HTML plus hand-written ES modules under ``/static`` (no bundler,
 no npm library in the page): ``table.js`` reads the table's entries (stream reads
@@ -12,12 +13,62 @@ odds of the current input drawn beside it (``odds.js``).
 from __future__ import annotations
 
 from html import escape
+from typing import Annotated
 
 from litestar import Controller, MediaType, Response, get
+from litestar.params import Parameter
+from litestar.response import Redirect
+from litestar.status_codes import HTTP_303_SEE_OTHER
 
 from fairroll.api.controllers.tables import TablePath
 
 __all__ = ["PageController"]
+
+HOME = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fairroll</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/table.css">
+</head>
+<body>
+<main>
+  <h1>fairroll: dice everyone can check</h1>
+  <p>Every roll on a table is recorded in its signed log before it is answered, and
+     checked in your browser as it arrives: its dice re-derived from their seed, its
+     signature, and the log's checkpoint against the one your browser kept.</p>
+  <form action="/tables" method="get" class="open-table">
+    <div class="field">
+      <label for="table">Table</label>
+      <input id="table" name="table" value="default" required maxlength="64"
+             pattern="[A-Za-z0-9_-]+" aria-describedby="table-hint">
+      <small id="table-hint">Letters, digits, - and _. Everyone who opens the same name
+        sees the same rolls.</small>
+    </div>
+    <button type="submit">Open the table</button>
+  </form>
+  <ul>
+    <li><a href="/tables/default">The default table</a></li>
+    <li><a href="/schema">The API and its documentation</a></li>
+    <li><a href="/v1/systems">The systems and mechanics this server resolves</a></li>
+  </ul>
+</main>
+</body>
+</html>
+"""
+
+TableQuery = Annotated[
+    str,
+    Parameter(
+        query="table",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="The table's name.",
+    ),
+]
 
 PAGE = """<!doctype html>
 <html lang="en">
@@ -89,9 +140,17 @@ PAGE = """<!doctype html>
 
 
 class PageController(Controller):
-    path = "/tables"
+    path = "/"
     include_in_schema = False
 
-    @get("/{table:str}", media_type=MediaType.HTML)
+    @get("/", media_type=MediaType.HTML)
+    async def home(self) -> Response[str]:
+        return Response(HOME, media_type=MediaType.HTML)
+
+    @get("/tables", status_code=HTTP_303_SEE_OTHER)
+    async def open_table(self, table: TableQuery) -> Redirect:
+        return Redirect(f"/tables/{table}", status_code=HTTP_303_SEE_OTHER)
+
+    @get("/tables/{table:str}", media_type=MediaType.HTML)
     async def table_page(self, table: TablePath) -> Response[str]:
         return Response(PAGE.format(table=escape(table)), media_type=MediaType.HTML)
