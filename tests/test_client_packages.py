@@ -22,8 +22,16 @@ from typing import Any
 
 import pytest
 
+from fairroll.audit import load_signer
 from fairroll.redis_server import RedisServer, free_port
-from support import CLIENTS, LiveServer, browser_ready, run_node, typescript_client_lock
+from support import (
+    CLIENTS,
+    TEST_SIGNING_KEY,
+    LiveServer,
+    browser_ready,
+    run_node,
+    typescript_client_lock,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = re.compile(r"<!-- snippet: (\S+) -->\n```\w*\n(.*?)```", re.DOTALL)
@@ -91,28 +99,59 @@ def test_the_packages_are_versioned_with_the_spec() -> None:
     assert f"## {spec} " in (CLIENTS / "CHANGELOG.md").read_text()
 
 
+def pinned_root() -> str:
+    """The live server's root key id, as its operator knows it (from its key, not from
+    anything the server says)."""
+    return load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).certificate.certified_by
+
+
 def test_the_readme_plugin_runs_under_node(project: Project, live_server: LiveServer) -> None:
     script = project.folder / "plugin.mjs"
     script.write_text(snippets()["plugin.mjs"])
     project.env["FAIRROLL_URL"] = live_server.url
+    project.env["FAIRROLL_ROOT"] = pinned_root()
     said = project.run(shutil.which("node") or "node", script).splitlines()
     assert said[0].startswith("Strength: 4d6kh3 → "), said
-    assert said[1].startswith("#1: Hash-chain seed session "), said  # fair by default
-    assert said[1].endswith("committed to anchor " + said[1].rsplit(" ", 1)[1]), said
-    assert said[2].startswith("#2: "), said
-    assert said[3] == "verified 2 entries", said
+    assert re.fullmatch(r"seed session s[\w-]{16}, nonce 1", said[1]), said
+    assert said[2].startswith("#1: Hash-chain seed session "), said  # fair by default
+    assert said[2].endswith("committed to anchor " + said[2].rsplit(" ", 1)[1]), said
+    assert said[3].startswith("#2: "), said
+    assert said[4] == "verified 2 entries", said
+    # Pinned to another root, the same log is refused: the root is what is trusted.
+    project.env["FAIRROLL_ROOT"] = "ed25519:0000000000000000"
+    refused = project.run(shutil.which("node") or "node", script).splitlines()
+    assert "no signing key is certified by the root ed25519:0000000000000000" in refused[-1]
+
+
+def test_the_readme_plugin_type_checks_under_strict_tsc(project: Project) -> None:
+    """The snippet as a TypeScript user's editor reads it: tsc --strict over the JS."""
+    script = project.folder / "plugin-typed.mjs"
+    script.write_text(snippets()["plugin.mjs"])
+    tools = CLIENTS / "typescript" / "node_modules"
+    project.run(
+        tools / ".bin" / "tsc",
+        *("--strict", "--allowJs", "--checkJs", "--noEmit", "--skipLibCheck"),
+        *("--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"),
+        *("--types", "node", "--typeRoots", tools / "@types"),
+        script,
+    )
 
 
 def test_the_readme_plugin_runs_in_python(project: Project, live_server: LiveServer) -> None:
     script = project.folder / "plugin.py"
     script.write_text(snippets()["plugin.py"])
     project.env["FAIRROLL_URL"] = live_server.url
+    project.env["FAIRROLL_ROOT"] = pinned_root()
     said = project.run(project.python, script).splitlines()
     assert said[0].startswith("Longsword: 1d20+5 → "), said
-    assert said[1].startswith("#1: Hash-chain seed session "), said  # fair by default
-    assert " for Roth: 1000 links " in said[1], said
-    assert said[2].startswith("#2: "), said
-    assert said[3] == "verified 2 entries", said
+    assert re.fullmatch(r"seed session s[\w-]{16}, nonce 1", said[1]), said
+    assert said[2].startswith("#1: Hash-chain seed session "), said  # fair by default
+    assert " for Roth: 1000 links " in said[2], said
+    assert said[3].startswith("#2: "), said
+    assert said[4] == "verified 2 entries", said
+    project.env["FAIRROLL_ROOT"] = "ed25519:0000000000000000"
+    refused = project.run(project.python, script).splitlines()
+    assert "no signing key is certified by the root ed25519:0000000000000000" in refused[-1]
 
 
 PAGES_AND_FORGERY = """

@@ -70,11 +70,17 @@ export type FormulaRequest = Schemas["DiceRollRequest"];
 export type FormulaRoll = Schemas["DiceRollResponse"];
 export type Entry = Schemas["Entry"];
 
-/** The outcome of `verifyExport`: one report per entry, and whether all of them hold. */
+/** The outcome of `verifyExport`, in the shape the Python package's `Verified` has too:
+ * whether it all holds, how many entries, the first bad seq and every problem found
+ * ("seq N: why"), the sources of the dice counted, how many signatures were checked; here
+ * also one report per entry. */
 export interface VerifiedLog {
   ok: boolean;
   entries: number;
+  first_bad_seq: number | null;
   problems: string[];
+  sources: Record<string, number>;
+  signatures_checked: number;
   reports: Array<{ seq: number; ok: boolean; problems: string[] }>;
 }
 
@@ -195,23 +201,28 @@ export function createFairroll(options: FairrollOptions) {
       const published = root ? await trustedKeys(served, root) : await importKeys(served);
       if (root && published.size === 0) {
         const problem = `no signing key is certified by the root ${root}`;
-        return { ok: false, entries: 0, problems: [problem], reports: [] };
+        return { ok: false, entries: 0, first_bad_seq: null, problems: [problem], sources: {}, signatures_checked: 0, reports: [] };
       }
       const entries = ndjson
         .split("\n")
         .filter((line) => line.trim())
         .map((line) => parseStrict(line));
       // From seq 1: the first entry links to 64 zeros.
-      const reports: Array<{ seq: number; ok: boolean; problems: string[] }> = await verifyEntries(
-        entries,
-        published,
-        "0".repeat(64),
-      );
+      const reports: Array<{ seq: number; ok: boolean; problems: string[]; checks: { signature: boolean } }> =
+        await verifyEntries(entries, published, "0".repeat(64));
       const problems = reports.flatMap((r) => r.problems.map((p) => `seq ${r.seq}: ${p}`));
+      const sources: Record<string, number> = {};
+      for (const entry of entries as Array<{ source?: string }>) {
+        const source = String(entry.source);
+        sources[source] = (sources[source] ?? 0) + 1;
+      }
       return {
         ok: problems.length === 0 && reports.length === entries.length,
         entries: entries.length,
+        first_bad_seq: reports.find((r) => !r.ok)?.seq ?? null,
         problems,
+        sources,
+        signatures_checked: reports.filter((r) => r.checks.signature).length,
         reports,
       };
     },

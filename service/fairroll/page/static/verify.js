@@ -793,7 +793,7 @@ export class LogVerifier {
  * @param {Map<string, object>} keys from importKeys
  * @param {string | null} [previousHash]
  * @param {number | null} [previousSeq]
- * @returns {Promise<Array<{seq: number, ok: boolean, problems: string[], checks: object}>>} */
+ * @returns {Promise<Array<{seq: number, ok: boolean, problems: string[], checks: {hash: boolean, link: boolean, signature: boolean, dice: string}}>>} */
 export async function verifyEntries(entries, keys, previousHash = null, previousSeq = null) {
   const log = new LogVerifier(keys, { previousHash, previousSeq });
   return (await log.add(entries)).results;
