@@ -283,6 +283,166 @@ def test_the_python_package_rolls_fair_by_default_and_catches_a_lying_answer(
     assert said["drawn"] == "drawn"
 
 
+ASYNC_FAIR_BY_DEFAULT = """
+import asyncio, json, os
+import httpx
+from fairroll_client import AsyncFairroll, UnfairRollError
+
+
+class Lying(httpx.AsyncBaseTransport):
+    # A server that answers a die of its own choosing: caught before it is believed.
+    def __init__(self) -> None:
+        self.real = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request):
+        answer = await self.real.handle_async_request(request)
+        if request.url.path != "/v1/dice/rolls":
+            return answer
+        body = json.loads(await answer.aread())
+        body["dice"][0]["face"] = body["dice"][0]["face"] % 20 + 1
+        return httpx.Response(answer.status_code, headers={"content-type": "application/json"},
+                              content=json.dumps(body).encode())
+
+
+async def main():
+    url = os.environ["FAIRROLL_URL"]
+    async with AsyncFairroll(url, player="Roth") as dice:
+        table = await dice.create_table(chosen_seeds=False)
+        writer = dice.with_key(table["write_key"])
+        await writer.session(table["table"], length=2)
+        # Six rolls at once, as a bot under load: one session, one nonce each, in order.
+        rolls = await asyncio.gather(
+            *(writer.roll_formula("1d20", table=table["table"]) for _ in range(6))
+        )
+        seen = []
+        async for event in dice.events(table["table"], after=0):
+            seen.append(event.seq)
+            if event.seq == max(r["receipt"]["seq"] for r in rolls):
+                break
+        report = await dice.verify(table["table"], root=(await dice.keys())["root"])
+        elsewhere = await dice.verify(table["table"], root="ed25519:0000000000000000")
+        async with AsyncFairroll(url, table["write_key"], transport=Lying()) as liar:
+            try:
+                await liar.roll_formula("1d20", table=table["table"])
+                caught = None
+            except UnfairRollError as error:
+                caught = str(error)
+        drawn = await writer.roll_formula("1d20", table=table["table"], fair=False)
+        try:
+            await writer.roll_formula("1d20", table=table["table"], seed="mine")
+            chosen = None
+        except Exception as error:
+            chosen = getattr(error, "status", None)
+        await writer.aclose()
+    print(json.dumps({
+        "sources": [r["source"] for r in rolls],
+        "nonces": sorted(r["session"]["nonce"] for r in rolls),
+        "chains": sorted(r["session"]["first_nonce"] for r in rolls),
+        "seen": seen,
+        "ok": report.ok, "problems": list(report.problems), "entries": report.entries,
+        "elsewhere": [elsewhere.ok, list(elsewhere.problems)],
+        "caught": caught, "drawn": drawn["source"], "chosen": chosen,
+    }))
+
+asyncio.run(main())
+"""
+
+
+def test_the_async_python_client_rolls_fair_by_default_and_catches_a_lying_answer(
+    project: Project, live_server: LiveServer
+) -> None:
+    """``AsyncFairroll``, installed: concurrent rolls share one seed session without a
+    nonce taken twice, each answer checked against its chain; events follow the table;
+    the log verifies under the pinned root and not under another; a lying die is caught;
+    the table's policy (no chosen seeds) is taken as keywords and enforced."""
+    script = project.folder / "fair_async.py"
+    script.write_text(ASYNC_FAIR_BY_DEFAULT)
+    project.env["FAIRROLL_URL"] = live_server.url
+    said = json.loads(project.run(project.python, script))
+    assert said["sources"] == ["committed"] * 6
+    assert said["nonces"] == [1, 2, 3, 4, 5, 6]
+    assert said["chains"] == [1, 1, 3, 3, 5, 5]
+    assert said["seen"] == list(range(1, len(said["seen"]) + 1)) and len(said["seen"]) >= 7
+    assert said["ok"] and said["problems"] == [], said
+    assert said["elsewhere"] == [
+        False,
+        ["no signing key is certified by the root ed25519:0000000000000000"],
+    ]
+    assert said["caught"] == "die 0 does not derive from the link"
+    assert said["drawn"] == "drawn" and said["chosen"] == 422  # refused by the policy
+
+
+VERDICT_PY = """
+import dataclasses, json, os, sys
+from fairroll_client import Fairroll, verify_export
+
+dice = Fairroll(os.environ["FAIRROLL_URL"])
+table = dice.create_table()
+writer = dice.with_key(table["write_key"])
+for i in range(4):
+    writer.roll_formula("3d6", table=table["table"], seed=f"shape-{i}")
+lines = dice.export(table["table"]).decode().splitlines()
+forged = json.loads(lines[2])
+forged["outcome"]["total"] += 1
+lines[2] = json.dumps(forged, separators=(",", ":"))
+keys = dice.keys()
+logs = {"sound": "\\n".join(lines[:2]), "forged": "\\n".join(lines)}
+verdicts = {}
+for name, log in logs.items():
+    for root in (keys["root"], "ed25519:0000000000000000"):
+        verdicts[f"{name} {root[-4:]}"] = dataclasses.asdict(verify_export(log, keys, root=root))
+json.dump({"logs": logs, "keys": keys, "root": keys["root"]}, open(sys.argv[1], "w"))
+print(json.dumps(verdicts))
+"""
+
+VERDICT_JS = """
+import { readFileSync } from "node:fs";
+import { createFairroll } from "@fairroll/client";
+const { logs, keys, root } = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const dice = createFairroll({ baseUrl: "http://127.0.0.1:9" });  // nothing is fetched
+const verdicts = {};
+for (const [name, log] of Object.entries(logs)) {
+  for (const pinned of [root, "ed25519:0000000000000000"]) {
+    verdicts[`${name} ${pinned.slice(-4)}`] = await dice.verifyExport(log, keys, pinned);
+  }
+}
+console.log(JSON.stringify(verdicts));
+"""
+
+SHARED_VERDICT = ("ok", "entries", "first_bad_seq", "problems", "sources", "signatures_checked")
+
+
+def test_both_packages_give_one_verdict_shape(project: Project, live_server: LiveServer) -> None:
+    """The same logs, sound and forged, under the pinned root and another: the Python
+    and the npm package answer the same fields with the same values (the npm package may
+    list more problems than the first; the first is at the same seq)."""
+    (project.folder / "shape.py").write_text(VERDICT_PY)
+    (project.folder / "shape.mjs").write_text(VERDICT_JS)
+    project.env["FAIRROLL_URL"] = live_server.url
+    shared = project.folder / "logs.json"
+    python = json.loads(project.run(project.python, "shape.py", shared))
+    npm = json.loads(project.run(shutil.which("node") or "node", "shape.mjs", shared))
+    assert set(python) == set(npm) and len(python) == 4
+    for case, verdict in python.items():
+        other = npm[case]
+        assert set(SHARED_VERDICT) <= set(verdict) & set(other), case
+        for field in ("ok", "entries", "first_bad_seq"):
+            assert verdict[field] == other[field], (case, field, verdict, other)
+        assert bool(verdict["problems"]) == bool(other["problems"]) != verdict["ok"], case
+        if verdict["problems"]:
+            seq = verdict["first_bad_seq"]
+            assert verdict["problems"][0].startswith(f"seq {seq}: " if seq else "no signing"), case
+            assert other["problems"][0].split(":")[0] == verdict["problems"][0].split(":")[0]
+        if verdict["ok"]:
+            fields = ("sources", "signatures_checked")
+            assert [verdict[f] for f in fields] == [other[f] for f in fields], case
+    assert python["forged " + python_root_tail(python)]["first_bad_seq"] == 3
+
+
+def python_root_tail(verdicts: dict[str, Any]) -> str:
+    return next(case.split()[1] for case in verdicts if not case.endswith("0000"))
+
+
 FAIR_BY_DEFAULT_JS = """
 import { createFairroll, UnfairRollError } from "@fairroll/client";
 const baseUrl = process.env.FAIRROLL_URL;

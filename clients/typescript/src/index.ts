@@ -201,7 +201,8 @@ export function createFairroll(options: FairrollOptions) {
       const published = root ? await trustedKeys(served, root) : await importKeys(served);
       if (root && published.size === 0) {
         const problem = `no signing key is certified by the root ${root}`;
-        return { ok: false, entries: 0, first_bad_seq: null, problems: [problem], sources: {}, signatures_checked: 0, reports: [] };
+        const entries = ndjson.split("\n").filter((line) => line.trim()).length;
+        return { ok: false, entries, first_bad_seq: null, problems: [problem], sources: {}, signatures_checked: 0, reports: [] };
       }
       const entries = ndjson
         .split("\n")

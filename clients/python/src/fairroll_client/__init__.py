@@ -6,6 +6,8 @@
 >>> rolled = dice.with_key(table["write_key"]).roll_formula(
 ...     "4d6kh3 # Strength", table=table["table"])               # doctest: +SKIP
 
+``AsyncFairroll`` makes the same calls for asyncio (``await dice.roll_formula(...)``).
+
 It needs no part of the service: ``httpx`` for HTTP and ``cryptography`` for the
 Ed25519 signatures it checks. ``verify_export`` checks a table's log here, trusting
 nothing the server says about it.
@@ -13,6 +15,7 @@ nothing the server says about it.
 
 from __future__ import annotations
 
+from fairroll_client.aio import AsyncFairroll, AsyncPlayerSession
 from fairroll_client.client import Fairroll, FairrollError
 from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import PlayerSession, SessionState, UnfairRollError
@@ -27,6 +30,8 @@ from fairroll_client.witness import (
 
 __all__ = [
     "SPEC_VERSION",
+    "AsyncFairroll",
+    "AsyncPlayerSession",
     "Checked",
     "Equivocation",
     "EquivocationError",

@@ -12,7 +12,12 @@ from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import PlayerSession, SessionState
 from fairroll_client.verify import Verified, verify_export
 
-__all__ = ["Fairroll", "FairrollError"]
+__all__ = ["POLICY", "Fairroll", "FairrollError"]
+
+
+#: What a table's policy may say (``TablePolicy`` in the spec): which sources of dice the
+#: table takes.
+POLICY = ("chosen_seeds", "drawn_seeds", "supplied_dice")
 
 
 class FairrollError(Exception):
@@ -80,20 +85,11 @@ class Fairroll:
 
     # -- rolls --------------------------------------------------------------------------
 
-    #: What a table's policy may say (``TablePolicy`` in the spec): which sources of
-    #: dice the table takes.
-    POLICY = ("chosen_seeds", "drawn_seeds", "supplied_dice")
-
     def create_table(self, policy: dict[str, bool] | None = None, **rules: bool) -> dict[str, Any]:
         """A new table: ``{"table", "write_key", "policy"}`` (keep the write key). Its
         policy as keywords, ``create_table(chosen_seeds=False)``, or as the spec's
         object, ``create_table(policy={"chosen_seeds": False})``."""
-        unknown = sorted(set(rules) - set(self.POLICY))
-        if unknown:
-            takes = ", ".join(self.POLICY)
-            raise TypeError(f"create_table() takes the policy {takes}; not {', '.join(unknown)}")
-        said = {**(policy or {}), **rules}
-        return self._json("POST", "/v1/tables", json={"policy": said} if said else None)
+        return self._json("POST", "/v1/tables", json=table_body(policy, rules))
 
     def systems(self) -> dict[str, Any]:
         """Every rule system and mechanic the server rolls, with their endpoints."""
@@ -109,7 +105,7 @@ class Fairroll:
     ) -> dict[str, Any]:
         """Roll any mechanic: ``roll("/v1/tft/contests", {...})``, in this client's seed
         session on the body's table unless the body names a seed, dice or a session."""
-        if fair and not {"seed", "dice", "session"} & body.keys():
+        if fair and in_session(body):
             table = body.get("table", "default")
             return self.session(table).roll(path, body, idempotency_key=idempotency_key)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
@@ -130,10 +126,7 @@ class Fairroll:
         """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``) read in
         ``dialect`` (``roll20``, ``foundry`` or ``avrae``), in this client's seed session
         unless ``seed``, ``dice`` or ``session`` is given."""
-        body: dict[str, Any] = {"formula": formula, "table": table}
-        if dialect != "roll20":
-            body["dialect"] = dialect
-        body.update((k, v) for k, v in (("seed", seed), ("dice", dice), ("session", session)) if v)
+        body = formula_body(formula, table, dialect, seed=seed, dice=dice, session=session)
         return self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair)
 
     def odds(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -217,11 +210,47 @@ class Fairroll:
 
     @staticmethod
     def _check(response: httpx.Response) -> None:
-        if response.is_success:
-            return
-        response.read()
-        try:
-            problem: Any = response.json()
-        except ValueError:
-            problem = response.text
-        raise FairrollError(response.status_code, problem)
+        if not response.is_success:
+            response.read()
+            raise refusal(response)
+
+
+def table_body(policy: dict[str, bool] | None, rules: dict[str, bool]) -> dict[str, Any] | None:
+    """The body of ``POST /v1/tables``, the policy as keywords or as the spec's object."""
+    unknown = sorted(set(rules) - set(POLICY))
+    if unknown:
+        takes = ", ".join(POLICY)
+        raise TypeError(f"create_table() takes the policy {takes}; not {', '.join(unknown)}")
+    said = {**(policy or {}), **rules}
+    return {"policy": said} if said else None
+
+
+def formula_body(
+    formula: str,
+    table: str,
+    dialect: str,
+    *,
+    seed: str | None,
+    dice: dict[str, list[int]] | None,
+    session: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The body of ``POST /v1/dice/rolls``."""
+    body: dict[str, Any] = {"formula": formula, "table": table}
+    if dialect != "roll20":
+        body["dialect"] = dialect
+    body.update((k, v) for k, v in (("seed", seed), ("dice", dice), ("session", session)) if v)
+    return body
+
+
+def in_session(body: dict[str, Any]) -> bool:
+    """A roll the client makes in its seed session: one naming no seed, dice or session."""
+    return not {"seed", "dice", "session"} & body.keys()
+
+
+def refusal(response: httpx.Response) -> FairrollError:
+    """The ``FairrollError`` of a refused call (its body read)."""
+    try:
+        problem: Any = response.json()
+    except ValueError:
+        problem = response.text
+    return FairrollError(response.status_code, problem)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Event", "parse_events"]
+__all__ = ["Event", "EventReader", "parse_events"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,22 +29,35 @@ def parse_events(lines: Iterable[str]) -> Iterator[Event]:
     >>> next(parse_events(stream)).seq
     1
     """
-    kind, data = "message", []
-    for raw in lines:
+    reader = EventReader()
+    for line in lines:
+        event = reader.feed(line)
+        if event is not None:
+            yield event
+
+
+class EventReader:
+    """An event stream read line by line (``feed``), by the sync and the async client."""
+
+    def __init__(self) -> None:
+        self._kind, self._data = "message", list[str]()
+
+    def feed(self, raw: str) -> Event | None:
+        """The event this line ends, if it ends one."""
         line = raw.rstrip("\r\n")
         if not line:
-            if data:
-                yield _event(kind, "\n".join(data))
-            kind, data = "message", []
-            continue
+            kind, data = self._kind, self._data
+            self._kind, self._data = "message", []
+            return _event(kind, "\n".join(data)) if data else None
         if line.startswith(":"):
-            continue
+            return None
         field, _, value = line.partition(":")
         value = value.removeprefix(" ")
         if field == "event":
-            kind = value
+            self._kind = value
         elif field == "data":
-            data.append(value)
+            self._data.append(value)
+        return None
 
 
 def _event(kind: str, data: str) -> Event:

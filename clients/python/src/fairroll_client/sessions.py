@@ -28,7 +28,7 @@ from fairroll_client import _stdlib_verifier as stdlib
 if TYPE_CHECKING:
     from fairroll_client.client import Fairroll
 
-__all__ = ["PlayerSession", "SessionState", "UnfairRollError"]
+__all__ = ["PlayerSession", "SessionRolls", "SessionState", "UnfairRollError"]
 
 #: Tries at one roll while the session's nonce is elsewhere (another process of this
 #: player rolled) or the session was closed (a new one is opened).
@@ -60,25 +60,26 @@ class SessionState:
     pending: tuple[int, str, str] | None = None
 
 
-class PlayerSession:
-    """One player's seed session on one table; ``roll`` rolls any mechanic in it."""
+class SessionRolls:
+    """What a session does between its HTTP calls, the same for the sync and the async
+    client: which nonce and Idempotency-Key the next roll takes, what a refusal means for
+    the nonce, whether a used-up chain goes on, and the check of each answer."""
 
-    def __init__(self, client: Fairroll, state: SessionState) -> None:
-        self.client = client
-        self._state = state
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
 
-    @classmethod
-    def open(
-        cls, client: Fairroll, table: str, player: str | None = None, length: int | None = None
-    ) -> PlayerSession:
-        """Start a new hash-chain session on ``table`` (for ``player``, if named; chains of
-        ``length`` links, else the server's default)."""
+    @staticmethod
+    def opening(player: str | None, length: int | None) -> dict[str, Any] | None:
+        """The body that opens a session (``POST /v1/tables/{table}/seeds``)."""
         asked = {"player": player, "length": length}
-        body = {k: v for k, v in asked.items() if v is not None} or None
-        made = client._json("POST", f"/v1/tables/{table}/seeds", json=body)
+        return {k: v for k, v in asked.items() if v is not None} or None
+
+    @staticmethod
+    def opened(table: str, made: dict[str, Any]) -> SessionState:
+        """The state of a session the server just opened, with a client seed drawn here."""
         if made.get("kind") != "chain" or not stdlib.is_link(made.get("commitment")):
             raise UnfairRollError("the server did not open a hash-chain session", made)
-        state = SessionState(
+        return SessionState(
             table=table,
             seed_id=made["seed_id"],
             client_seed=secrets.token_hex(16),
@@ -86,69 +87,56 @@ class PlayerSession:
             anchor=made["commitment"],
             length=made["length"],
         )
-        return cls(client, state)
 
-    def state(self) -> SessionState:
-        return SessionState(**asdict(self._state))
+    def used_up(self) -> bool:
+        """The chain has no link left for a new roll (ask ``status_path``, then ``go_on``)."""
+        s = self.state
+        return s.nonce > s.first_nonce + s.length - 1 and s.pending is None
 
-    @property
-    def seed_id(self) -> str:
-        return self._state.seed_id
+    def status_path(self) -> str:
+        return f"/v1/tables/{self.state.table}/seeds/{self.state.seed_id}"
 
-    def roll(
-        self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
-    ) -> dict[str, Any]:
-        """Roll ``body`` (no ``seed``, ``dice`` or ``session``) at this session's next
-        nonce, and check the answer against the chain before returning it."""
-        from fairroll_client.client import FairrollError  # noqa: PLC0415
-
-        s = self._state
-        asked = json.dumps({**body, "table": s.table}, sort_keys=True)
-        for _ in range(ATTEMPTS):
-            if s.nonce > s.first_nonce + s.length - 1 and s.pending is None:
-                self._next_chain()
-                s = self._state
-            if s.pending is not None and s.pending[2] == asked:
-                nonce, key = s.pending[0], idempotency_key or s.pending[1]
-            else:  # a new roll, or another request after one that did not go through
-                nonce = s.pending[0] if s.pending is not None else s.nonce
-                key = idempotency_key or str(uuid.uuid4())
-            s.pending = (nonce, key, asked)
-            ref = {"seed_id": s.seed_id, "client_seed": s.client_seed, "nonce": nonce}
-            try:
-                answer = self.client.roll(
-                    path,
-                    {**body, "table": s.table, "session": ref},
-                    idempotency_key=key,
-                    fair=False,
-                )
-            except FairrollError as refused:
-                problem = refused.problem if isinstance(refused.problem, dict) else {}
-                if refused.status == 409 and isinstance(problem.get("nonce"), int):
-                    s.nonce, s.pending = problem["nonce"], None  # this player rolled elsewhere
-                    continue
-                if refused.status < 500:
-                    s.pending = None  # refused for what it asked: no nonce was taken
-                raise
-            self._check(answer, nonce)
-            s.pending = None
-            return answer
-        raise FairrollError(409, {"detail": "the seed session kept moving; try again"})
-
-    def _next_chain(self) -> None:
-        """This chain is used up: learn the next one, committed (by the roll that used the
-        last link) before this client asks for a roll on it, and draw a new client seed
-        for it; or, if the server has not committed one, open a new session."""
-        s = self._state
-        status = self.client._json("GET", f"/v1/tables/{s.table}/seeds/{s.seed_id}")
+    def go_on(self, status: dict[str, Any]) -> bool:
+        """Take up the next chain, committed (by the roll that used the last link) before
+        this client asks for a roll on it, with a new client seed; False when the server
+        committed none (open a new session)."""
+        s = self.state
         if status.get("first_nonce") == s.nonce and stdlib.is_link(status.get("commitment")):
             s.anchor, s.first_nonce, s.length = status["commitment"], s.nonce, status["length"]
             s.client_seed, s.last_link = secrets.token_hex(16), None
-        else:
-            self._state = PlayerSession.open(self.client, s.table, length=s.length)._state
+            return True
+        return False
 
-    def _check(self, answer: dict[str, Any], nonce: int) -> None:
-        s = self._state
+    def request(
+        self, body: dict[str, Any], idempotency_key: str | None
+    ) -> tuple[int, str, dict[str, Any]]:
+        """(nonce, Idempotency-Key, body) of the next try at rolling ``body``: a roll that
+        did not go through is sent again with the same nonce, client seed and key."""
+        s = self.state
+        asked = json.dumps({**body, "table": s.table}, sort_keys=True)
+        if s.pending is not None and s.pending[2] == asked:
+            nonce, key = s.pending[0], idempotency_key or s.pending[1]
+        else:  # a new roll, or another request after one that did not go through
+            nonce = s.pending[0] if s.pending is not None else s.nonce
+            key = idempotency_key or str(uuid.uuid4())
+        s.pending = (nonce, key, asked)
+        ref = {"seed_id": s.seed_id, "client_seed": s.client_seed, "nonce": nonce}
+        return nonce, key, {**body, "table": s.table, "session": ref}
+
+    def try_again(self, status: int, problem: Any) -> bool:
+        """After a refusal: True when the roll should be tried again at another nonce
+        (this player rolled elsewhere); a refusal for what was asked frees the nonce."""
+        said = problem if isinstance(problem, dict) else {}
+        if status == 409 and isinstance(said.get("nonce"), int):
+            self.state.nonce, self.state.pending = said["nonce"], None
+            return True
+        if status < 500:
+            self.state.pending = None  # refused for what it asked: no nonce was taken
+        return False
+
+    def check(self, answer: dict[str, Any], nonce: int) -> None:
+        """The answer follows from the committed chain, or ``UnfairRollError``."""
+        s = self.state
         ref = answer.get("session") or {}
         link, first = ref.get("link"), ref.get("first_nonce")
         if ref.get("seed_id") != s.seed_id or ref.get("client_seed") != s.client_seed:
@@ -167,4 +155,53 @@ class PlayerSession:
         for position, die in enumerate(answer.get("dice") or []):
             if stdlib.face(key, position, die["sides"]) != die["face"]:
                 raise UnfairRollError(f"die {position} does not derive from the link", answer)
-        s.last_link, s.nonce = link, nonce + 1
+        s.last_link, s.nonce, s.pending = link, nonce + 1, None
+
+
+class PlayerSession:
+    """One player's seed session on one table; ``roll`` rolls any mechanic in it."""
+
+    def __init__(self, client: Fairroll, state: SessionState) -> None:
+        self.client = client
+        self._rolls = SessionRolls(state)
+
+    @classmethod
+    def open(
+        cls, client: Fairroll, table: str, player: str | None = None, length: int | None = None
+    ) -> PlayerSession:
+        """Start a new hash-chain session on ``table`` (for ``player``, if named; chains of
+        ``length`` links, else the server's default)."""
+        opening = SessionRolls.opening(player, length)
+        made = client.call("POST", f"/v1/tables/{table}/seeds", json=opening)
+        return cls(client, SessionRolls.opened(table, made))
+
+    def state(self) -> SessionState:
+        return SessionState(**asdict(self._rolls.state))
+
+    @property
+    def seed_id(self) -> str:
+        return self._rolls.state.seed_id
+
+    def roll(
+        self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Roll ``body`` (no ``seed``, ``dice`` or ``session``) at this session's next
+        nonce, and check the answer against the chain before returning it."""
+        from fairroll_client.client import FairrollError  # noqa: PLC0415
+
+        rolls = self._rolls
+        for _ in range(ATTEMPTS):
+            if rolls.used_up() and not rolls.go_on(self.client.call("GET", rolls.status_path())):
+                rolls.state = PlayerSession.open(
+                    self.client, rolls.state.table, length=rolls.state.length
+                )._rolls.state
+            nonce, key, sent = rolls.request(body, idempotency_key)
+            try:
+                answer = self.client.roll(path, sent, idempotency_key=key, fair=False)
+            except FairrollError as refused:
+                if rolls.try_again(refused.status, refused.problem):
+                    continue
+                raise
+            rolls.check(answer, nonce)
+            return answer
+        raise FairrollError(409, {"detail": "the seed session kept moving; try again"})

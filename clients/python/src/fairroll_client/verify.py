@@ -61,7 +61,7 @@ def verify_export(
     if root is not None:
         published = trusted_keys(keys, root)
         if not published:
-            return _bad(None, f"no signing key is certified by the root {root}")
+            return _bad(None, f"no signing key is certified by the root {root}", len(lines))
     else:
         published = {
             key["key_id"]: base64.b64decode(key["public_key"]) for key in keys.get("keys", [])
@@ -69,19 +69,19 @@ def verify_export(
     try:
         summary = stdlib.verify_lines(lines)
     except stdlib.LogError as bad:
-        return _bad(bad.seq, str(bad))
+        return _bad(bad.seq, str(bad), len(lines))
     for line in lines:
         entry = stdlib.strict_json(line)
         raw = published.get(entry["key_id"])
         if raw is None:
-            return _bad(entry["seq"], f"signed by unknown key {entry['key_id']}")
+            return _bad(entry["seq"], f"signed by unknown key {entry['key_id']}", len(lines))
         try:
             Ed25519PublicKey.from_public_bytes(raw).verify(
                 base64.b64decode(entry["signature"]),
                 SIGNATURE_CONTEXT + entry["entry_hash"].encode(),
             )
         except InvalidSignature:
-            return _bad(entry["seq"], "the signature does not verify")
+            return _bad(entry["seq"], "the signature does not verify", len(lines))
     return Verified(
         ok=True,
         entries=summary["entries"],
@@ -92,9 +92,10 @@ def verify_export(
     )
 
 
-def _bad(seq: int | None, why: str) -> Verified:
+def _bad(seq: int | None, why: str, entries: int) -> Verified:
     return Verified(
         ok=False,
+        entries=entries,
         first_bad_seq=seq,
         problems=(f"seq {seq}: {why}" if seq is not None else why,),
     )
