@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fairroll.api.settings import Settings
     from fairroll.audit import AuditStore, Checkpoint, Signer, VerifyReport
+    from fairroll.audit.report import AuditReport
 
 __all__ = ["main"]
 
@@ -293,6 +294,12 @@ def _add_verify(add_parser: AddParser) -> None:
         "--no-replay", action="store_true", help="skip re-resolving each outcome from its dice"
     )
     verify.add_argument(
+        "--json",
+        action="store_true",
+        help="print the verdict and the auditor's report (counts, keys, face counts and "
+        "their goodness-of-fit tests, the checkpoint to keep) as one JSON object",
+    )
+    verify.add_argument(
         "--workers",
         type=int,
         help="processes for the checks of one entry alone (signatures, dice, replay); "
@@ -375,6 +382,7 @@ def _run_verify(args: argparse.Namespace) -> int:
         root=args.root,
         workers=args.workers,
         allow_unsigned=args.allow_unsigned,
+        as_json=args.json,
     )
 
 
@@ -734,6 +742,7 @@ def _verify(
     root: str | None = None,
     workers: int | None = None,
     allow_unsigned: bool = False,
+    as_json: bool = False,
 ) -> int:
 
     import dataclasses  # noqa: PLC0415
@@ -803,19 +812,98 @@ def _verify(
     report = verify_everywhere(
         _reopener(file), trust, replay=replay_entry if replay else None, workers=workers
     )
-    if report.ok and not report.signatures_checked and not allow_unsigned:
+    checked = (replay, len(anchors), [size for size, _ in roots])
+    return _answer(file, report, checked, allow_unsigned=allow_unsigned, as_json=as_json)
+
+
+def _answer(
+    file: Path,
+    report: VerifyReport,
+    checked: tuple[bool, int, list[int]],
+    *,
+    allow_unsigned: bool,
+    as_json: bool,
+) -> int:
+    """Print the verdict first, then what holds and the auditor's report; the exit status:
+    0 verified, 1 failed, 4 not verified (no signature checked)."""
+    import msgspec  # noqa: PLC0415
+
+    replay, anchors, roots = checked
+    unsigned = report.ok and not report.signatures_checked and not allow_unsigned
+    status = 1 if not report.ok else 4 if unsigned else 0
+    audit = _audit(file) if report.ok else None
+    if as_json:
+        verdict = "FAIL" if not report.ok else "NOT VERIFIED" if unsigned else "OK"
+        if verdict == "OK" and not report.signatures_checked:
+            verdict = "OK, UNSIGNED"
+        said = {"verdict": verdict, "exit": status, "verification": report, "report": audit}
+        print(msgspec.json.encode(said).decode())
+        return status
+    if unsigned:
         # The verdict first: a log whose signatures were not checked is not verified.
         print(
             "NOT VERIFIED: no signature was checked (pass --keys keys.json from GET /v1/keys "
             "and --root <root key id>; --allow-unsigned to accept the rest)"
         )
-        _print_ok(report, False, replay, len(anchors), [s for s, _ in roots], verdict=False)
-        return 4
-    if report.ok:
-        _print_ok(report, report.signatures_checked, replay, len(anchors), [s for s, _ in roots])
-        return 0
-    print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
-    return 1
+        _print_ok(report, False, replay, anchors, roots, verdict=False)
+    elif report.ok:
+        _print_ok(report, report.signatures_checked, replay, anchors, roots)
+    else:
+        print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
+    if audit is not None:
+        _print_audit(audit, report)
+    return status
+
+
+def _audit(file: Path) -> AuditReport:
+    """The auditor's report of an export the verifier has passed."""
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.audit.report import audit_report  # noqa: PLC0415
+
+    with _reopener(file)() as lines:
+        entries = (msgspec.json.decode(line) for line in lines if line.strip())
+        return audit_report(entries)
+
+
+def _print_audit(audit: AuditReport, report: VerifyReport) -> None:
+    print("rolls by mechanic:")
+    for mechanic, sources in audit.by_mechanic.items():
+        by_source = ", ".join(f"{count} {source}" for source, count in sources.items())
+        print(f"  {mechanic}: {audit.mechanics[mechanic]} ({by_source})")
+    print(f"first entry {audit.first_time}, last entry {audit.last_time}")
+    for key_id, used in audit.keys.items():
+        print(f"key {key_id} signed {used.entries} entries (seq {used.first_seq}..{used.last_seq})")
+    for title, faces in (
+        ("fairroll's dice (derived from seeds)", audit.derived_faces),
+        (
+            "supplied dice (rolled elsewhere: the callers' dice, not fairroll's)",
+            audit.supplied_faces,
+        ),
+    ):
+        if not faces:
+            continue
+        print(f"{title}, faces counted, and the chance a fair die looks this uneven:")
+        for die in faces:
+            counted = " ".join(f"{face}:{count}" for face, count in enumerate(die.counts, 1))
+            fit = die.fit
+            if fit.method == "chi-square":
+                test = (
+                    f"chi-square p = {fit.p_value:.3g} (statistic {fit.statistic:.2f}, "
+                    f"df {fit.degrees_of_freedom})"
+                )
+            elif fit.method == "exact":
+                test = f"exact multinomial p = {fit.p_value:.3g}"
+            else:
+                test = str(fit.note)
+            print(f"  d{die.sides}: {die.dice} dice, {counted}; {test}")
+    if report.last_seq:
+        print(
+            f"keep: the signed checkpoint of size {report.last_seq} (Merkle root "
+            f"{report.root_hash}): curl -s -H 'Accept: text/plain' "
+            f"<server>/v1/tables/{audit.table or '<table>'}/checkpoint > kept-checkpoint.txt, "
+            "and next time pass --since kept-checkpoint.txt: it proves the log only grew"
+        )
 
 
 def _print_ok(
