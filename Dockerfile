@@ -18,6 +18,7 @@ RUN /opt/fairroll/bin/pip install --no-cache-dir --disable-pip-version-check --r
         -r requirements/service.lock
 COPY pyproject.toml README.md ./
 COPY service ./service
+COPY docs ./docs
 RUN /opt/fairroll/bin/pip install --no-cache-dir --disable-pip-version-check --no-deps . \
     && /opt/fairroll/bin/pip uninstall --yes --disable-pip-version-check pip setuptools
 

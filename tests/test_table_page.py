@@ -290,8 +290,10 @@ def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
     [
         ("/schema", "#redoc h1", "fairroll"),  # Redoc, from fairroll's own static files
         ("/tables/{table}", "li[data-seq='1'] .mark", ""),  # the table page, its charts too
+        ("/docs/rules/dice", "#doc h1", "Dice formulas"),  # a rules page, rendered here
+        ("/", "h1", "fairroll"),
     ],
-    ids=["docs", "table"],
+    ids=["docs", "table", "rules-page", "home"],
 )
 def test_pages_keep_to_their_content_security_policy(
     browser_driver: Path, client: httpx.Client, table: str, path: str, selector: str, text: str

@@ -76,7 +76,12 @@ try {
 async function byKeyboard(page) {
   const focused = () => page.evaluate(() => document.activeElement?.id ?? null);
   const steps = {};
-  await page.keyboard.press("Tab");
+  // Past the header's links (the latest roll, what is checked), the form comes first.
+  steps.tabs = 0;
+  do {
+    await page.keyboard.press("Tab");
+    steps.tabs += 1;
+  } while ((await focused()) !== "mechanic" && steps.tabs < 5);
   steps.first = await focused();
   await page.keyboard.press("End");  // the last system; TFT is the last of the rules texts
   for (let i = 0; i < 20; i += 1) {

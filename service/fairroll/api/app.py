@@ -18,7 +18,7 @@ import fairroll
 from fairroll.api.compute.pool import ComputePool, compute_middleware
 from fairroll.api.controllers.cosignatures import CosignaturesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
-from fairroll.api.controllers.page import PageController
+from fairroll.api.controllers.page import DocsController, PageController
 from fairroll.api.controllers.systems import SystemsController, system_routers, system_tags
 from fairroll.api.controllers.tables import (
     KeysController,
@@ -178,6 +178,7 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         HealthController,
         MetricsController,
         PageController,
+        DocsController,
         # The in-page verifier (verify.js): VTT plugins and pages import it from here.
         create_static_files_router(
             path="/static",

@@ -3,6 +3,8 @@
 // seeds' worked examples (the spec's request examples) as starting values. Pure DOM; no
 // dependency. A field the API adds shows up here without a change to the page.
 
+import { inline as richText } from "./markdown.js";
+
 const ENVELOPE = new Set(["table", "dice", "session", "seed"]);
 // A field's label is its title in the spec (the seed's words: "ST (strength)"), else its
 // name in words.
@@ -79,7 +81,7 @@ function field(context, name, raw, value, { path, required, description }) {
     const row = element("div", { class: inline ? "field inline" : "field" });
     if (inline) row.append(control, " ", labelNode);
     else row.append(labelNode, control);
-    if (hint) row.append(element("small", { id: hintId }, hint));
+    if (hint) row.append(element("small", { id: hintId }, ...richText(hint)));
     return row;
   };
   const start = value !== undefined ? value : kind.default;
@@ -141,7 +143,7 @@ function validPattern(pattern) {
 function objectField(context, label, schema, value, { path, required, hint }) {
   const legend = element("legend", {}, label);
   const box = element("fieldset", { class: "object" }, legend);
-  if (hint) box.append(element("small", {}, hint));
+  if (hint) box.append(element("small", {}, ...richText(hint)));
   const inner = objectFields(context, schema, value ?? {}, path);
   box.append(...inner.nodes);
   if (required) return { node: box, read: inner.read };
@@ -189,7 +191,7 @@ function listField(context, label, kind, value, { path, required, hint }) {
   if (itemKind.kind === "choice" && kind.maxItems && kind.minItems === kind.maxItems && kind.maxItems <= 6) {
     // A fixed number of picks (three bonus attributes): one select each.
     const box = element("fieldset", { class: "picks" }, element("legend", {}, label));
-    if (hint) box.append(element("small", {}, hint));
+    if (hint) box.append(element("small", {}, ...richText(hint)));
     const selects = [];
     for (let i = 0; i < kind.maxItems; i += 1) {
       const id = `f-${[...path, i].join("-")}`;
@@ -212,7 +214,7 @@ function listField(context, label, kind, value, { path, required, hint }) {
     { class: "field" },
     element("label", { for: id }, label, required ? "" : element("span", { class: "optional" }, " (optional)")),
     input,
-    element("small", { id: `${id}-hint` }, words),
+    element("small", { id: `${id}-hint` }, ...richText(words)),
   );
   return {
     node: row,
@@ -226,7 +228,7 @@ function listField(context, label, kind, value, { path, required, hint }) {
 function repeatedField(context, label, kind, items, start, { path, hint }) {
   const one = label.replace(/s$/, "").toLowerCase();
   const box = element("fieldset", { class: "repeated" }, element("legend", {}, label));
-  if (hint) box.append(element("small", {}, hint));
+  if (hint) box.append(element("small", {}, ...richText(hint)));
   const rows = [];
   const add = element("button", { type: "button", class: "add" }, `Add ${one}`);
   const renumber = () => {

@@ -15,6 +15,8 @@ export async function startRollPanel({ table, onRolled }) {
   const oddsPanel = document.getElementById("odds");
   const oddsNote = document.getElementById("odds-note");
   const button = form.querySelector("button[type=submit]");
+  // On a phone the odds start folded, so the table's latest rolls are near the top.
+  if (matchMedia("(max-width: 56rem)").matches) document.getElementById("odds-details").open = false;
 
   // The systems and their mechanics as the server declares them (GET /v1/systems).
   const [spec, listed] = await Promise.all([
@@ -23,7 +25,9 @@ export async function startRollPanel({ table, onRolled }) {
   ]);
   const shelves = await loadShelves(spec);
   const operations = rollOperations(spec);
-  for (const system of listed.systems) {
+  // Dice formulas first: every table rolls them; then the systems as the server lists them.
+  const systems = [...listed.systems].sort((a, b) => (b.slug === "dice") - (a.slug === "dice"));
+  for (const system of systems) {
     const group = document.createElement("optgroup");
     group.label = system.title;
     for (const operation of operations.filter((o) => o.system === system.slug)) {
@@ -37,7 +41,8 @@ export async function startRollPanel({ table, onRolled }) {
   let oddsRequest = null;
 
   function choose(id) {
-    current = operations.find((o) => o.id === id) ?? operations[0];
+    const first = select.querySelector("option")?.value;
+    current = operations.find((o) => o.id === id) ?? operations.find((o) => o.id === first) ?? operations[0];
     select.value = current.id;
     const made = mechanicForm(spec, current, shelves);
     current.read = made.read;

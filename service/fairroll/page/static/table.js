@@ -3,6 +3,8 @@
 import { LogVerifier, cosignNote, cosignerVkey, importKeys, verifyCheckpoint, verifyConsistency, verifyCosignature } from "./verify.js";
 import { startRollPanel } from "./roll.js";
 import { describe, dieInWords } from "./words.js";
+import { drawCharts } from "./odds.js";
+import { fitInWords, goodnessOfFit } from "./stats.js";
 
 const PIPS = ["⚀", "⚁", "⚂", "⚃", "⚄", "⚅"];
 const main = document.querySelector("main[data-table]");
@@ -22,11 +24,123 @@ function element(tag, attributes = {}, ...children) {
   return node;
 }
 
-function dieElement(die) {
+function dieElement(die, label, flags = {}) {
   const words = dieInWords(die);
   const face = die.sides === 2 ? (die.face === 2 ? "H" : "T") : die.sides === 6 ? PIPS[die.face - 1] : String(die.face);
   const kind = die.sides === 2 ? "coin" : `d${die.sides}`;
-  return element("span", { class: `die ${kind}`, role: "img", "aria-label": `${die.group}: ${words}`, title: `${die.group}: ${words}` }, face);
+  const marks = [flags.dropped && "dropped", flags.rerolled && "rerolled"].filter(Boolean);
+  const said = `${label}: ${words}${marks.length ? ` (${marks.join(", ")}: does not count)` : ""}`;
+  const classes = ["die", kind, ...marks].join(" ");
+  return element("span", { class: classes, role: "img", "aria-label": said, title: said }, face);
+}
+
+// Whom a group of dice belongs to, in the request's own names: "a" is Roth, "p2.risk"
+// is Sue's risk; a group the request names no one for keeps its name.
+function groupLabel(group, request) {
+  const [head, ...rest] = group.split(".");
+  const participant = /^p(\d+)$/.exec(head);
+  const named = participant ? request?.participants?.[Number(participant[1]) - 1]?.name : request?.[head]?.name;
+  const who = named ?? (/^[ab]$/.test(head) ? head.toUpperCase() : head);
+  return [who, ...rest].join(" ");
+}
+
+// The dice of an entry in rows a player reads: by default one row, each group labelled
+// by whom it belongs to; a formula's dice by term, with the dropped and rerolled ones
+// marked; a battle's by turn and fighter. Rows are built from the outcome only where
+// its dice are the entry's own, face for face; otherwise the default rows.
+const PRESENTERS = {
+  "dice.roll": formulaRows,
+  "fast-battle.battle": battleRows,
+};
+
+function rowsOf(entry) {
+  const rows = PRESENTERS[entry.mechanic]?.(entry);
+  return rows ?? [{ label: null, dice: entry.dice.map((die) => ({ die })) }];
+}
+
+function termDice(terms, into = []) {
+  for (const term of terms ?? []) {
+    if (Array.isArray(term.dice)) into.push({ term, dice: term.dice });
+    if (term.terms) termDice(term.terms, into);
+  }
+  return into;
+}
+
+function formulaRows(entry) {
+  const terms = termDice(entry.outcome?.terms);
+  const rows = [];
+  let at = 0;
+  for (const { term, dice } of terms) {
+    const row = { label: term.text, dice: [] };
+    for (const rolled of dice) {
+      const die = entry.dice[at++];
+      if (!die || rolled.value !== die.face - (term.fate ? 2 : 0)) return null;
+      row.dice.push({ die, flags: { dropped: rolled.dropped, rerolled: rolled.rerolled } });
+    }
+    rows.push(row);
+  }
+  return at === entry.dice.length ? rows : null;
+}
+
+function battleRows(entry) {
+  const outcome = entry.outcome;
+  const rows = [];
+  let at = 0;
+  const take = (label, faces) => {
+    const dice = entry.dice.slice(at, at + faces.length);
+    if (dice.length !== faces.length || dice.some((die, i) => die.face !== faces[i])) return false;
+    at += faces.length;
+    rows.push({ label, dice: dice.map((die) => ({ die })) });
+    return true;
+  };
+  const ties = outcome?.initiative?.tie_flips ?? [];
+  if (ties.length && !take("Initiative", ties)) return null;
+  for (const turn of outcome?.turns ?? []) {
+    const verb = { attack: "attacks", spell: `casts ${turn.spell?.spell ?? "a spell"} at`, potion: "drinks", pass: "waits" }[turn.action] ?? turn.action;
+    const label = `Turn ${turn.number}: ${turn.actor} ${verb}${turn.target && turn.action !== "potion" ? ` ${turn.target}` : turn.potion ? ` ${turn.potion}` : ""}`;
+    const faces = turn.attack ? [...turn.attack.attack_flips, ...turn.attack.armor_flips]
+      : turn.spell ? [...turn.spell.spell_flips, ...turn.spell.resist_flips] : [];
+    if (!take(label, faces)) return null;
+  }
+  return at === entry.dice.length ? rows : null;
+}
+
+function diceElement(entry) {
+  const rows = rowsOf(entry);
+  const drawn = rows.map((row) => {
+    const line = element("p", { class: "dice" });
+    if (row.label) line.append(element("span", { class: "row-label" }, row.label), " ");
+    let group = null;
+    for (const { die, flags } of row.dice) {
+      const label = groupLabel(die.group, entry.request);
+      if (die.group !== group && !(row.label && entry.mechanic === "dice.roll")) {
+        group = die.group;  // a visible label where each group of dice starts
+        line.append(element("span", { class: "group", "aria-hidden": "true" }, `${label}:`), " ");
+      }
+      line.append(dieElement(die, label, flags), " ");
+    }
+    return line;
+  });
+  if (drawn.length <= 6) return drawn;
+  // A long battle: its turns folded, the first line saying how many.
+  return [element("details", { class: "turns" }, element("summary", {}, `${rows.length} rows of dice, turn by turn`), ...drawn)];
+}
+
+// What each source of dice proves, in a player's words; the page's "sources" section
+// says more (each line links to it).
+const SOURCES = {
+  committed: ["fair", "✓ fair: rolled in a seed session the server committed to before the roll"],
+  drawn: ["trusting", "◐ fair if the operator is honest: the server drew the seed"],
+  chosen: ["unfair", "⚠ not fair: the caller chose the seed"],
+  seeded: ["unfair", "⚠ not fair: the caller gave the seed"],
+  supplied: ["elsewhere", "⚀ rolled elsewhere: fairroll judged dice it did not roll"],
+};
+
+function fairnessElement(source) {
+  const known = SOURCES[source];
+  if (!known) return "";
+  const [kind, words] = known;
+  return element("p", { class: `fairness ${kind}` }, `${words} `, element("a", { href: `#source-${source}` }, "what this means"));
 }
 
 function markElement(result) {
@@ -34,10 +148,30 @@ function markElement(result) {
   const how = dice === "re-derived" ? ", dice re-derived from the seed"
     : dice === "re-derived after the reveal" ? ", dice re-derived from the revealed seed"
     : dice.startsWith("committed") ? "; dice checkable once the session is revealed" : "";
-  const proves = result.proves ? ` — ${result.proves}` : "";
   return result.ok
-    ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${how}${proves}`)
+    ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${how}`)
     : element("p", { class: "mark bad", role: "alert" }, `✗ ${result.problems.join("; ")}`);
+}
+
+let titles = new Map();  // mechanic -> its name in words, from GET /v1/systems
+async function readTitles() {
+  const listed = await (await fetch("/v1/systems")).json();
+  titles = new Map(listed.systems.flatMap((system) => system.mechanics.map((m) => [m.name, `${system.title} · ${m.name.split(".").slice(1).join(" ").replaceAll("-", " ")}`])));
+}
+const STATEMENTS = { session: "Seed session", audit: "The log", key: "Signing key", table: "The table" };
+function titleOf(mechanic) {
+  const [head, ...rest] = mechanic.split(".");
+  return titles.get(mechanic) ?? `${STATEMENTS[head] ?? head} · ${rest.join(" ").replaceAll("-", " ")}`;
+}
+
+/** The entry's time in the reader's own time zone: the time alone today, else the date. */
+function timeElement(iso) {
+  const at = new Date(iso);
+  const today = at.toDateString() === new Date().toDateString();
+  const shown = today
+    ? at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    : at.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+  return element("time", { datetime: iso, title: iso }, shown);
 }
 
 function entryElement(entry, result, words) {
@@ -45,24 +179,61 @@ function entryElement(entry, result, words) {
   const [asked, came] = statement ? [describe(words)[1], ""] : describe(words);
   const mark = markElement(result);
   marks.set(entry.seq, mark);
-  const dice = element("p", { class: "dice" });
-  let group = null;
-  for (const die of entry.dice) {
-    if (die.group !== group) {  // a visible label where each group of dice starts
-      group = die.group;
-      dice.append(element("span", { class: "group", "aria-hidden": "true" }, `${group}:`), " ");
-    }
-    dice.append(dieElement(die), " ");
-  }
+  const heading = element("h3", {}, `#${entry.seq} · ${titleOf(entry.mechanic)} `, element("small", {}, timeElement(entry.time)));
+  heading.title = entry.mechanic;
   return element(
     "li",
-    { "data-seq": String(entry.seq), class: result.ok ? "entry" : "entry tampered" },
-    element("h3", {}, `#${entry.seq} · ${entry.mechanic}`, element("small", {}, ` ${entry.time} · ${entry.source}`)),
+    { id: `entry-${entry.seq}`, "data-seq": String(entry.seq), "data-mechanic": entry.mechanic, class: result.ok ? "entry" : "entry tampered" },
+    heading,
     element("p", { class: "asked" }, asked),
-    dice,
+    ...diceElement(entry),
     element("p", { class: "outcome" }, came),
     mark,
+    statement ? "" : fairnessElement(entry.source),
   );
+}
+
+// The auditor's picture: every face of fairroll's own dice (derived from a seed) of the
+// entries verified here, per die size, with its goodness-of-fit test (stats.js).
+const DERIVED = new Set(["drawn", "chosen", "committed", "seeded"]);
+const faceCounts = new Map();  // sides -> counts, counts[i] for face i + 1
+
+function countFaces(entry, result) {
+  if (!result.ok || !DERIVED.has(entry.source)) return false;
+  for (const die of entry.dice) {
+    if (!faceCounts.has(die.sides)) faceCounts.set(die.sides, new Array(die.sides).fill(0));
+    faceCounts.get(die.sides)[die.face - 1] += 1;
+  }
+  return entry.dice.length > 0;
+}
+
+function drawFaces() {
+  const sizes = [...faceCounts.keys()].sort((a, b) => a - b);
+  const panel = document.getElementById("faces");
+  drawCharts(panel, sizes.map((sides) => {
+    const counts = faceCounts.get(sides);
+    const total = counts.reduce((s, c) => s + c, 0);
+    const name = sides === 2 ? "coins" : `d${sides}`;
+    return {
+      title: `${name}: ${total} ${sides === 2 ? "flips" : "dice"}; ${fitInWords(goodnessOfFit(counts))}`,
+      bars: counts.map((count, i) => ({
+        label: sides === 2 ? (i === 1 ? "heads" : "tails") : String(i + 1),
+        exact: `${count}/${total}`,
+        value: count / total,
+      })),
+    };
+  }));
+  for (const [i, figure] of [...panel.querySelectorAll("figure")].entries()) figure.dataset.sides = String(sizes[i]);
+}
+
+// The newest roll in the header, linked to its entry: on a phone the list starts below
+// the form, and a player wants to see at once what came.
+function showLatest(entries, words) {
+  const i = entries.findLastIndex((entry) => entry.source !== "statement");
+  if (i < 0) return;
+  const [asked, came] = describe(words[i]);
+  const latest = document.getElementById("latest");
+  latest.replaceChildren("Latest: ", element("a", { href: `#entry-${entries[i].seq}` }, `#${entries[i].seq}`), ` ${asked} → ${came}`);
 }
 
 function b64(text) {
@@ -176,6 +347,8 @@ async function poll() {
       }
       const { results, revised } = await log.add(page.entries);
       page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i], page.words[i])));
+      if (page.entries.map((entry, i) => countFaces(entry, results[i])).some(Boolean)) drawFaces();
+      showLatest(page.entries, page.words);
       for (const result of revised) {
         const old = marks.get(result.seq);
         if (old) {
@@ -234,11 +407,13 @@ function follow() {  // after the first read: the events start where the page is
   events.addEventListener("error", () => { streaming = false; });
 }
 
-keys = await readKeys();
+[keys] = await Promise.all([readKeys(), readTitles().catch(() => {})]);
 for (let round = 0; ; round++) {  // one read at a time: a slow answer never overlaps the next
+  const before = after;
   await poll();
   if (round === 0) follow();
-  if (round % 20 === 0) await checkHistory();
+  // The checkpoint line follows the rolls: checked again whenever entries came.
+  if (round % 20 === 0 || after !== before) await checkHistory();
   if (announced) {
     announced = false;
     continue;
