@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,8 @@ ROLLS = [
     ("rollTftContest", "roth-vs-sheena"),
     ("rollStatSkillCheck", "chasm-jump"),
 ]
-#: Rolled last, so the newest entries are the ones a player reads first.
+#: Rolled last, so the newest entries are the ones a player reads first: one with a seed
+#: the server draws, one in a player's seed session (fair).
 FORMULAS = ["1d20+5 # Longsword", "4d6kh3 # Strength"]
 SIZES = {"table-page.png": (1200, 1000, "full"), "table-page-phone.png": (380, 800, "first")}
 
@@ -66,9 +68,9 @@ def main() -> int:
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FAIRROLL_", "REDIS_"))}
+        serve = ["serve", "--port", str(port), "--data-dir", data]
         server = subprocess.Popen(
-            [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)]
-            + ["--data-dir", data],
+            [sys.executable, "-m", "fairroll.cli", *serve],
             env=env,
             stderr=subprocess.DEVNULL,
         )
@@ -88,22 +90,34 @@ def main() -> int:
                     answer = http.post(path_of(operation), json=body)
                     answer.raise_for_status()
                     last = answer.json()["receipt"]["seq"]
-                for formula in FORMULAS:
-                    answer = http.post("/v1/dice/rolls", json={"formula": formula, "table": TABLE})
-                    answer.raise_for_status()
-                    last = answer.json()["receipt"]["seq"]
+                drawn, fair = FORMULAS
+                answer = http.post("/v1/dice/rolls", json={"formula": drawn, "table": TABLE})
+                answer.raise_for_status()
+                opened = http.post(f"/v1/tables/{TABLE}/seeds", json={"player": "Roth"})
+                opened.raise_for_status()
+                session = {
+                    "seed_id": opened.json()["seed_id"],
+                    "client_seed": secrets.token_hex(16),
+                    "nonce": 1,
+                }
+                body = {"formula": fair, "table": TABLE, "session": session}
+                answer = http.post("/v1/dice/rolls", json=body)
+                answer.raise_for_status()
+                last = answer.json()["receipt"]["seq"]
             args.out.mkdir(parents=True, exist_ok=True)
             for name, (width, height, extent) in SIZES.items():
                 shot = args.out / name
+                page = f"{url}/tables/{TABLE}"
+                shoot = [BROWSER / "shoot.mjs", page, shot, width, height, last, extent]
                 seen = subprocess.run(
-                    [shutil.which("node") or "node", BROWSER / "shoot.mjs", f"{url}/tables/{TABLE}"]
-                    + [str(shot), str(width), str(height), str(last), extent],
+                    [shutil.which("node") or "node", *map(str, shoot)],
                     capture_output=True,
                     text=True,
                     check=True,
                     timeout=120,
                 )
-                print(f"{shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}: {seen.stdout.strip()}")
+                where = shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot
+                print(f"{where}: {seen.stdout.strip()}")
         finally:
             server.terminate()
             server.wait(timeout=30)

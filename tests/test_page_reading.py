@@ -89,6 +89,8 @@ def test_a_player_reads_the_page_right(reading: Path, client: httpx.Client, tabl
             assert "✓" not in words
         if link is not None:
             assert link.removeprefix("#") in seen["sources"]
+    marks = {e["seq"]: e["mark"] for e in seen["entries"]}
+    assert marks[1].endswith("dice re-derived from the seed") and marks[3].endswith("signature")
     assert {"source-committed", "source-drawn", "source-chosen", "source-supplied"} <= set(
         seen["sources"]
     )
@@ -113,6 +115,7 @@ def test_a_player_reads_the_page_right(reading: Path, client: httpx.Client, tabl
 
     # Formulas first; their help rendered: code, and links to pages the service serves.
     assert seen["firstMechanic"] == "rollDiceFormula"
+    assert {"roll20", "foundry", "avrae"} <= set(seen["dialects"])  # each VTT's notation
     help_ = seen["formulaHelp"]
     assert "`" not in help_["text"] and help_["code"] >= 1
     assert "/docs/rules/dice" in help_["links"]

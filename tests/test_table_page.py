@@ -224,6 +224,11 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
         assert r["result"]["ok"], (operation, r["result"])
         entry = r["entry"]
         assert entry["ok"] and entry["mark"].startswith("✓ verified"), (operation, entry)
+        # Rolled here, so in this browser's seed session: fair, and every die re-derived.
+        assert entry["fairness"].startswith("✓ fair: rolled in a seed session"), entry
+        assert not entry["dice"] or entry["mark"].endswith(
+            "re-derived from the chain's revealed link"
+        )
         assert r["result"]["text"].endswith(entry["outcome"])  # the same words as the list
         assert r["survey"] == {"unlabelled": [], "low": []}, (operation, r["survey"])
         # A hundred turns of Zippy against Grub is past the exact chain's budget: estimated.

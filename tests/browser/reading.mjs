@@ -38,6 +38,7 @@ try {
     })),
     sources: Array.from(document.querySelectorAll("#sources dt"), (dt) => dt.id),
     firstMechanic: document.querySelector("#mechanic option").value,
+    dialects: Array.from(document.querySelectorAll("#f-dialect option"), (o) => o.value),
     formulaHelp: {
       text: document.getElementById("f-formula-hint")?.textContent ?? null,
       links: Array.from(document.querySelectorAll("#f-formula-hint a"), (a) => a.getAttribute("href")),

@@ -45,6 +45,7 @@ try {
         outcome: li.querySelector(".outcome").textContent,
         ok: li.querySelector(".mark").classList.contains("ok"),
         mark: li.querySelector(".mark").textContent,
+        fairness: li.querySelector(".fairness")?.textContent ?? null,
       }));
     }
     rolled.push({ id, odds, result, entry, survey });

@@ -147,6 +147,7 @@ function markElement(result) {
   const dice = result.checks.dice;
   const how = dice === "re-derived" ? ", dice re-derived from the seed"
     : dice === "re-derived after the reveal" ? ", dice re-derived from the revealed seed"
+    : dice === "re-derived from the revealed link" ? ", dice re-derived from the chain's revealed link"
     : dice.startsWith("committed") ? "; dice checkable once the session is revealed" : "";
   return result.ok
     ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${how}`)
