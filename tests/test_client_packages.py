@@ -37,9 +37,21 @@ ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = re.compile(r"<!-- snippet: (\S+) -->\n```\w*\n(.*?)```", re.DOTALL)
 
 
-def snippets() -> dict[str, str]:
-    """The README's runnable snippets, by name."""
-    return dict(SNIPPET.findall((ROOT / "README.md").read_text()))
+def said_as_shown(snippet: str, printed: str, comment: str) -> None:
+    """Each output a snippet shows in a comment after a print (``# 13 — 4d6kh3: ...``)
+    is printed, in order, with any numbers: the comment read as a pattern, digits free."""
+    lines = iter(printed.splitlines())
+    for line in snippet.splitlines():
+        if ("print(" not in line and "console.log(" not in line) or f"{comment} " not in line:
+            continue
+        shown = line.split(f"{comment} ", 1)[1].strip()
+        pattern = re.sub(r"\d+", r"\\d+", re.escape(shown))
+        assert any(re.fullmatch(pattern, out) for out in lines), (shown, printed)
+
+
+def snippets(readme: Path = ROOT / "README.md") -> dict[str, str]:
+    """A README's runnable snippets, by name."""
+    return dict(SNIPPET.findall(readme.read_text()))
 
 
 class Project:
@@ -121,6 +133,28 @@ def test_the_readme_plugin_runs_under_node(project: Project, live_server: LiveSe
     project.env["FAIRROLL_ROOT"] = "ed25519:0000000000000000"
     refused = project.run(shutil.which("node") or "node", script).splitlines()
     assert "no signing key is certified by the root ed25519:0000000000000000" in refused[-1]
+
+
+def test_a_shown_output_is_held_to_its_shape() -> None:
+    snippet = "print(a)  # 12 + 2 = 14 — 3d6: 6, 5, 1\nprint(b)  # True 2 ()"
+    said_as_shown(snippet, "9 + 2 = 11 — 3d6: 3, 2, 4\nextra\nTrue 2 ()", "#")
+    for wrong in ("9 + 2 = 11 — 2d6: 3, 2\nTrue 2 ()", "True 2 ()\n9 + 2 = 11 — 3d6: 3, 2, 4"):
+        with pytest.raises(AssertionError):
+            said_as_shown(snippet, wrong, "#")
+
+
+def test_the_client_readmes_run_as_written(project: Project, live_server: LiveServer) -> None:
+    """Each package's README snippet, run as written, prints what its comments show."""
+    project.env["FAIRROLL_URL"] = live_server.url
+    project.env["FAIRROLL_ROOT"] = pinned_root()
+    for readme, name, run, comment in (
+        (CLIENTS / "typescript" / "README.md", "client-readme.mjs", "node", "//"),
+        (CLIENTS / "python" / "README.md", "client-readme.py", project.python, "#"),
+    ):
+        snippet = snippets(readme)[name]
+        (project.folder / name).write_text(snippet)
+        printed = project.run(shutil.which(str(run)) or run, project.folder / name)
+        said_as_shown(snippet, printed, comment)
 
 
 def test_the_readme_plugin_type_checks_under_strict_tsc(project: Project) -> None:
