@@ -83,7 +83,6 @@ DOC = """<!doctype html>
 TableQuery = Annotated[
     str,
     Parameter(
-        query="table",
         min_length=1,
         max_length=64,
         pattern=r"^[A-Za-z0-9_-]+$",

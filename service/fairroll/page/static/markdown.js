@@ -151,7 +151,7 @@ function table(rows, from) {
   return wrap;
 }
 
-const doc = document.getElementById("doc");
+const doc = globalThis.document?.getElementById("doc");
 if (doc?.dataset.source) {
   const source = doc.dataset.source;
   const from = source.startsWith("/docs/rules/") ? "rules" : "";
