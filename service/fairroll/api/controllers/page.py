@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Annotated
 
 from litestar import Controller, MediaType, Response, get
-from litestar.params import Parameter
 from litestar.exceptions import NotFoundException
+from litestar.params import Parameter
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_303_SEE_OTHER
 
