@@ -80,15 +80,6 @@ DOC = """<!doctype html>
 </html>
 """
 
-TableQuery = Annotated[
-    str,
-    Parameter(
-        min_length=1,
-        max_length=64,
-        pattern=r"^[A-Za-z0-9_-]+$",
-        description="The table's name.",
-    ),
-]
 
 PAGE = """<!doctype html>
 <html lang="en">
@@ -211,7 +202,7 @@ class PageController(Controller):
         return Response(HOME, media_type=MediaType.HTML)
 
     @get("/tables", status_code=HTTP_303_SEE_OTHER)
-    async def open_table(self, table: TableQuery) -> Redirect:
+    async def open_table(self, table: TablePath) -> Redirect:  # ?table=, not in the path
         return Redirect(f"/tables/{table}", status_code=HTTP_303_SEE_OTHER)
 
     @get("/tables/{table:str}", media_type=MediaType.HTML)
