@@ -49,12 +49,12 @@ def example(operation: str, name: str | None) -> dict[str, object]:
     raise LookupError(f"no example {name} of {operation}")
 
 
-def path_of(operation: str) -> str:
-    spec = json.loads((ROOT / "openapi" / "openapi.json").read_text())
-    for path, item in spec["paths"].items():
-        if item.get("post", {}).get("operationId") == operation:
-            return str(path)
-    raise LookupError(operation)
+#: Each roll operation's path, from the committed spec.
+PATHS = {
+    item["post"]["operationId"]: path
+    for path, item in json.loads((ROOT / "openapi" / "openapi.json").read_text())["paths"].items()
+    if "post" in item
+}
 
 
 def main() -> int:
@@ -87,7 +87,7 @@ def main() -> int:
                 last = 0
                 for operation, name in ROLLS:
                     body = {**example(operation, name), "table": TABLE}
-                    answer = http.post(path_of(operation), json=body)
+                    answer = http.post(PATHS[operation], json=body)
                     answer.raise_for_status()
                     last = answer.json()["receipt"]["seq"]
                 drawn, fair = FORMULAS

@@ -87,8 +87,8 @@ def test_a_player_reads_the_page_right(reading: Path, client: httpx.Client, tabl
     for words, link in fairness.values():
         if words is not None and not words.startswith("✓ fair"):
             assert "✓" not in words
-        if link is not None:
-            assert link.removeprefix("#") in seen["sources"]
+        if link is not None:  # explained under the same words as the line
+            assert words.startswith(seen["sourceWords"][link.removeprefix("#")]), words
     marks = {e["seq"]: e["mark"] for e in seen["entries"]}
     assert marks[1].endswith("dice re-derived from the seed") and marks[3].endswith("signature")
     assert {"source-committed", "source-drawn", "source-chosen", "source-supplied"} <= set(

@@ -37,6 +37,7 @@ try {
       counts: Array.from(f.querySelectorAll("td.number"), (td) => td.title.replace("exactly ", "")),
     })),
     sources: Array.from(document.querySelectorAll("#sources dt"), (dt) => dt.id),
+    sourceWords: Object.fromEntries(Array.from(document.querySelectorAll("#sources dt"), (dt) => [dt.id, dt.textContent])),
     firstMechanic: document.querySelector("#mechanic option").value,
     dialects: Array.from(document.querySelectorAll("#f-dialect option"), (o) => o.value),
     formulaHelp: {

@@ -28,17 +28,24 @@ from fairroll.api.controllers.tables import TablePath
 
 __all__ = ["DocsController", "PageController"]
 
-HOME = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fairroll</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/static/table.css">
-</head>
-<body>
-<main>
+
+def _document(title: str, script: str | None, body: str) -> str:
+    """An HTML page of fairroll's: its title, its stylesheet, its one module (if any)
+    and ``body``, the same head on every page (the CSP allows no inline script)."""
+    module = f'<script type="module" src="/static/{script}"></script>\n' if script else ""
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<title>{title}</title>\n<link rel="icon" href="data:,">\n'
+        f'<link rel="stylesheet" href="/static/table.css">\n{module}</head>\n<body>\n'
+        f"{body}</body>\n</html>\n"
+    )
+
+
+HOME = _document(
+    "fairroll",
+    None,
+    """<main>
   <h1>fairroll: dice everyone can check</h1>
   <p>Every roll on a table is recorded in its signed log before it is answered, and
      checked in your browser as it arrives: its dice re-derived from their seed, its
@@ -59,40 +66,22 @@ HOME = """<!doctype html>
     <li><a href="/v1/systems">The systems and mechanics this server resolves</a></li>
   </ul>
 </main>
-</body>
-</html>
-"""
+""",
+)
 
-DOC = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fairroll · {name}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/static/table.css">
-<script type="module" src="/static/markdown.js"></script>
-</head>
-<body>
-<nav><a href="/">fairroll</a> · <a href="/tables/default">the default table</a></nav>
+DOC = _document(
+    "fairroll · {name}",
+    "markdown.js",
+    """<nav><a href="/">fairroll</a> · <a href="/tables/default">the default table</a></nav>
 <main id="doc" data-source="{source}"><p>Reading {name}…</p></main>
-</body>
-</html>
-"""
+""",
+)
 
 
-PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fairroll · {table}</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/static/table.css">
-<script type="module" src="/static/table.js"></script>
-</head>
-<body>
-<main data-table="{table}">
+PAGE = _document(
+    "fairroll · {table}",
+    "table.js",
+    """<main data-table="{table}">
   <header>
     <h1>Table {table}</h1>
     <p id="status" role="status" aria-live="polite">Reading the table…</p>
@@ -160,25 +149,25 @@ PAGE = """<!doctype html>
        table's signed checkpoint against the one this browser kept from your last visit.
        Whether its dice were fair depends on who chose its seed:</p>
     <dl>
-      <dt id="source-committed">✓ fair: rolled in a seed session</dt>
+      <dt id="source-committed"></dt>
       <dd>Before your first roll, the server wrote the last link of a hash chain into the
         log. Each roll reveals the next link back, mixed with a secret this browser (or your
         client) drew and kept. Neither side could pick the dice: the server fixed its chain
         before it knew your secret, and your secret says nothing of its links. This page
         checks each link against the chain and re-derives every die. This is what a roll
         here is, unless you type a seed.</dd>
-      <dt id="source-drawn">◐ fair if the operator is honest</dt>
+      <dt id="source-drawn"></dt>
       <dd>The server drew the seed itself, after it saw the request. Anyone can re-derive
         the dice from the seed, but no one can tell whether a dishonest operator drew
         again and again until it liked the dice. A seed session takes that power away.</dd>
-      <dt id="source-chosen">⚠ not fair: the caller chose the seed</dt>
+      <dt id="source-chosen"></dt>
       <dd>Someone typed the seed. The dice are reproducible (the same seed and request
         give the same dice), which is what a chosen seed is for, but they prove nothing
         about fairness: whoever chose it could have tried many seeds before this one.</dd>
-      <dt id="source-seeded">⚠ not fair: the caller gave the seed</dt>
+      <dt id="source-seeded"></dt>
       <dd>An entry of the log's first version, whose seed was given with the request: as
         a chosen seed, reproducible but not fair.</dd>
-      <dt id="source-supplied">⚀ rolled elsewhere</dt>
+      <dt id="source-supplied"></dt>
       <dd>The dice were rolled elsewhere (physical dice, a VTT's 3D dice) and given to
         fairroll, which only applied the rules to them. They are as fair as whoever
         rolled them.</dd>
@@ -188,9 +177,8 @@ PAGE = """<!doctype html>
       <a href="/docs/audit">the audit trail</a>.</small></p>
   </section>
 </main>
-</body>
-</html>
-"""
+""",
+)
 
 
 class PageController(Controller):

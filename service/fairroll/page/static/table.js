@@ -55,7 +55,7 @@ const PRESENTERS = {
 
 function rowsOf(entry) {
   const rows = PRESENTERS[entry.mechanic]?.(entry);
-  return rows ?? [{ label: null, dice: entry.dice.map((die) => ({ die })) }];
+  return rows ?? [{ label: null, grouped: true, dice: entry.dice.map((die) => ({ die })) }];
 }
 
 function termDice(terms, into = []) {
@@ -71,7 +71,7 @@ function formulaRows(entry) {
   const rows = [];
   let at = 0;
   for (const { term, dice } of terms) {
-    const row = { label: term.text, dice: [] };
+    const row = { label: term.text, grouped: false, dice: [] };  // the term says the die
     for (const rolled of dice) {
       const die = entry.dice[at++];
       if (!die || rolled.value !== die.face - (term.fate ? 2 : 0)) return null;
@@ -90,7 +90,7 @@ function battleRows(entry) {
     const dice = entry.dice.slice(at, at + faces.length);
     if (dice.length !== faces.length || dice.some((die, i) => die.face !== faces[i])) return false;
     at += faces.length;
-    rows.push({ label, dice: dice.map((die) => ({ die })) });
+    rows.push({ label, grouped: true, dice: dice.map((die) => ({ die })) });
     return true;
   };
   const ties = outcome?.initiative?.tie_flips ?? [];
@@ -113,7 +113,7 @@ function diceElement(entry) {
     let group = null;
     for (const { die, flags } of row.dice) {
       const label = groupLabel(die.group, entry.request);
-      if (die.group !== group && !(row.label && entry.mechanic === "dice.roll")) {
+      if (row.grouped && die.group !== group) {
         group = die.group;  // a visible label where each group of dice starts
         line.append(element("span", { class: "group", "aria-hidden": "true" }, `${label}:`), " ");
       }
@@ -135,6 +135,11 @@ const SOURCES = {
   seeded: ["unfair", "⚠ not fair: the caller gave the seed"],
   supplied: ["elsewhere", "⚀ rolled elsewhere: fairroll judged dice it did not roll"],
 };
+
+// The page's explanation of each source is headed by the same words as its line.
+for (const [source, [, words]] of Object.entries(SOURCES)) {
+  document.getElementById(`source-${source}`)?.replaceChildren(words);
+}
 
 function fairnessElement(source) {
   const known = SOURCES[source];
