@@ -6,22 +6,24 @@
     verify_roll.py entry.json                       check one audit entry: its dice
                                                     re-derive from its seed, and its
                                                     entry_hash matches its content
-    verify_roll.py --export export.ndjson           check a whole log (docs/audit.md,
-                                                    "What a verifier checks"), but the
-                                                    Ed25519 signatures: the chain, RFC
-                                                    8785 hashes, sources, the table's
-                                                    policy, sessions' nonces and reveals,
-                                                    keys' positions, the Merkle root
+    verify_roll.py --export export.ndjson --root R  check a whole log under the pinned
+                                                    root: fairroll's one verification
+                                                    core (docs/audit.md, "What a verifier
+                                                    checks"), every check and signature
 
-Written from docs/randomness.md and docs/audit.md only; it imports nothing from fairroll.
+The dice, vectors and one-entry modes are written from docs/randomness.md only, with the
+standard library alone: an independent recomputation of the randomness. A whole log is
+checked by fairroll's one Python verification core, not by a second verifier written
+here: from this checkout's service/ (or an installed fairroll), else from an installed
+fairroll-client (its vendored copy). That core needs msgspec and cryptography.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import hmac
+import importlib
 import json
 import re
 import sys
@@ -135,11 +137,10 @@ def check_vectors(document: Path) -> int:
 
 
 MAX_SAFE = 2**53 - 1
+
+
 #: ``--root``: the pinned root key id; certificates must name it (their Ed25519 signature
 #: needs fairroll verify).
-PINNED_ROOT = ""
-
-
 def canonical(value: Any) -> bytes:
     """RFC 8785 (JCS): keys sorted by UTF-16 code units, no whitespace, UTF-8, integers
     within +-(2**53 - 1) and no floats: the bytes fairroll hashes."""
@@ -175,266 +176,6 @@ def strict_json(text: str) -> Any:
         return out
 
     return json.loads(text, object_pairs_hook=pairs)
-
-
-def node(left: bytes, right: bytes) -> bytes:
-    return hashlib.sha256(b"\x01" + left + right).digest()
-
-
-def merkle_root(leaves: list[bytes]) -> bytes:
-    """RFC 6962: MTH of the leaf hashes."""
-    if not leaves:
-        return hashlib.sha256(b"").digest()
-    if len(leaves) == 1:
-        return leaves[0]
-    k = 1 << ((len(leaves) - 1).bit_length() - 1)
-    return node(merkle_root(leaves[:k]), merkle_root(leaves[k:]))
-
-
-class LogError(Exception):
-    def __init__(self, seq: int, reason: str) -> None:
-        super().__init__(reason)
-        self.seq = seq
-
-
-def check_export(path: Path) -> int:
-    """Check a whole export from seq 1 with the standard library (no signatures)."""
-    try:
-        summary = verify_lines(path.read_text("utf-8").splitlines())
-    except LogError as bad:
-        print(f"FAIL at seq {bad.seq}: {bad}")
-        return 1
-    sources = summary["sources"]
-    print(
-        f"OK: {summary['entries']} entries; Merkle root {summary['merkle_root']}; "
-        f"head {summary['head']}"
-    )
-    for source, count in sorted(sources.items()):
-        print(f"{count} {source} roll(s): {WHAT_IT_PROVES.get(source, source)}")
-    if sources.get("committed"):
-        print(f"refusals: {SELECTIVE_REFUSAL}")
-    if summary["pending"]:
-        print(f"{summary['pending']} committed roll(s) wait for their session's reveal")
-    print("signatures NOT checked (the standard library has no Ed25519): use fairroll verify")
-    return 0
-
-
-def verify_lines(lines: list[str]) -> dict[str, Any]:
-    """Check an export's lines from seq 1 (no signatures); raise :class:`LogError` at the
-    first bad seq, else return what was checked: ``entries``, ``merkle_root`` (base64),
-    ``head`` (the last entry_hash), ``sources`` (count by source), ``pending`` (committed
-    rolls whose session is not revealed yet). The fairroll-client package calls this."""
-    leaves: list[bytes] = []
-    sessions: dict[str, dict[str, Any]] = {}
-    published: set[str] = set()
-    retired: dict[str, int] = {}
-    policy: dict[str, Any] = {}
-    sources: dict[str, int] = {}
-    prev_seq, prev_hash = 0, "0" * 64
-    table = ""
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entry = strict_json(line)
-        except ValueError as exc:
-            raise LogError(prev_seq + 1, f"line {number} is not one JSON entry: {exc}") from None
-        seq = entry["seq"]
-        request = entry.get("request") or {}
-        lost = request.get("lost_after") == prev_seq and request.get("resume_after") == seq - 1
-        if seq != prev_seq + 1 and not (entry["mechanic"] == "audit.epoch" and lost):
-            raise LogError(prev_seq + 1, f"seq {prev_seq + 1} is missing: found seq {seq}")
-        if entry["prev_hash"] != prev_hash:
-            raise LogError(seq, "prev_hash does not match the previous entry's entry_hash")
-        table = table or entry["table"]
-        if entry["table"] != table:
-            raise LogError(seq, "the entry belongs to another table")
-        body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
-        digest = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body))
-        if digest.hexdigest() != entry["entry_hash"]:
-            raise LogError(seq, "entry_hash does not match the entry's content")
-        check_v2(entry, sessions, published, retired, policy)
-        sources[entry["source"]] = sources.get(entry["source"], 0) + 1
-        for missing in range(len(leaves) + 1, seq):
-            lost_leaf = f"fairroll/lost/v1:{missing}".encode()
-            leaves.append(hashlib.sha256(b"\x00" + lost_leaf).digest())
-        leaves.append(hashlib.sha256(b"\x00" + canonical(entry)).digest())
-        prev_seq, prev_hash = seq, entry["entry_hash"]
-    return {
-        "entries": prev_seq,
-        "merkle_root": base64.b64encode(merkle_root(leaves)).decode(),
-        "head": prev_hash,
-        "sources": sources,
-        "pending": sum(len(s["pending"]) for s in sessions.values()),
-    }
-
-
-def check_v2(
-    entry: dict[str, Any],
-    sessions: dict[str, dict[str, Any]],
-    published: set[str],
-    retired: dict[str, int],
-    policy: dict[str, Any],
-) -> None:
-    if entry["v"] == 1:
-        return
-    check_keys(entry, published, retired)
-    if (
-        entry["mechanic"] in ("session.commit", "session.renew", "session.reveal")
-        or entry["source"] == "committed"
-    ):
-        check_session(entry, sessions)
-    else:
-        check_roll(entry, policy)
-
-
-def check_keys(entry: dict[str, Any], published: set[str], retired: dict[str, int]) -> None:
-    """A key signs only from its first entry (which carries its certificate), never after
-    its key.retire (the certificate's signature needs Ed25519: fairroll verify checks it)."""
-    seq, key_id, mechanic = entry["seq"], entry["key_id"], entry["mechanic"]
-    request = entry.get("request") or {}
-    if key_id in retired:
-        raise LogError(seq, f"signed by key {key_id} after its retirement at seq {retired[key_id]}")
-    certificate = entry.get("certificate")
-    if certificate is not None:
-        if certificate.get("key_id") != key_id:
-            raise LogError(seq, "a certificate publishes the key that signs its entry")
-        root_key = base64.b64decode(certificate.get("root_public_key", ""))
-        fingerprint = "ed25519:" + hashlib.sha256(root_key).hexdigest()[:16]
-        if PINNED_ROOT and (certificate.get("certified_by"), fingerprint) != (PINNED_ROOT,) * 2:
-            raise LogError(seq, f"key {key_id} is not certified by the pinned root {PINNED_ROOT}")
-        published.add(key_id)
-    elif key_id not in published:
-        raise LogError(seq, f"signed by key {key_id}, which this log did not publish before it")
-    if mechanic == "key.retire":
-        retired.setdefault(str(request.get("key_id")), seq)
-
-
-def check_session(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
-    """Commitment first, nonces 1, 2, 3 ... without a gap; a hash chain's rolls each
-    reveal the link before the last one revealed, a commit-reveal's re-derive at the reveal."""
-    check = {
-        "session.commit": check_commit,
-        "session.renew": check_renew,
-        "session.reveal": check_reveal,
-    }.get(entry["mechanic"], check_session_roll)
-    check(entry, sessions)
-
-
-def check_commit(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
-    seq, request = entry["seq"], entry.get("request") or {}
-    if request["seed_id"] in sessions:
-        raise LogError(seq, "a seed session is committed twice")
-    chain = request.get("kind") == "chain"
-    if chain and (not is_link(request["commitment"]) or request.get("first_nonce") != 1):
-        raise LogError(seq, "a chain's commitment is a link, from nonce 1")
-    sessions[request["seed_id"]] = {
-        "commitment": request["commitment"],
-        "nonce": 0,
-        "revealed": False,
-        "pending": [],
-        # A hash chain: its length, first nonce and the link revealed last.
-        "length": request["length"] if chain else 0,
-        "first": 1,
-        "last": request["commitment"],
-    }
-
-
-def check_renew(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
-    seq, request = entry["seq"], entry.get("request") or {}
-    session = sessions.get(request["seed_id"])
-    if session is None or session["revealed"] or not session["length"]:
-        raise LogError(seq, "a renewal of a session that is not an open hash chain")
-    if request.get("previous") != session["commitment"] or not is_link(request["commitment"]):
-        raise LogError(seq, "the renewal does not follow the session's chain")
-    used_up = session["nonce"] == session["first"] + session["length"] - 1
-    if request.get("first_nonce") != session["nonce"] + 1 or not used_up:
-        raise LogError(seq, "a chain renewed before it is used up")
-    session.update(
-        commitment=request["commitment"],
-        last=request["commitment"],
-        length=request["length"],
-        first=request["first_nonce"],
-    )
-
-
-def check_reveal(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
-    seq, request = entry["seq"], entry.get("request") or {}
-    session = sessions.get(request["seed_id"])
-    if session is None or session["revealed"]:
-        raise LogError(seq, "a reveal of a session not committed (or already revealed)")
-    server_seed = request["server_seed"]
-    if session["length"]:
-        opens = chain_previous(server_seed, session["length"]) if is_link(server_seed) else ""
-    else:
-        opens = hashlib.sha256(server_seed.encode()).hexdigest()
-    if opens != session["commitment"] or request["commitment"] != session["commitment"]:
-        raise LogError(seq, "the revealed server seed does not match the commitment")
-    if request["rolls"] != session["nonce"]:
-        raise LogError(seq, "the reveal counts another number of rolls than the log holds")
-    session["revealed"] = True
-    for roll in session["pending"]:
-        ref = roll["session"]
-        key = committed_seed(server_seed, ref["client_seed"], ref["nonce"]).encode()
-        check_dice(roll["seq"], key, roll["dice"])
-    session["pending"] = []
-
-
-def check_session_roll(entry: dict[str, Any], sessions: dict[str, dict[str, Any]]) -> None:
-    seq = entry["seq"]
-    ref = entry["session"]
-    session = sessions.get(ref["seed_id"])
-    if session is None:
-        raise LogError(seq, "a committed roll whose session has no commitment earlier in the log")
-    if session["revealed"] or ref["commitment"] != session["commitment"]:
-        raise LogError(seq, "a roll after its session's reveal, or with another commitment")
-    if ref["nonce"] <= session["nonce"]:
-        raise LogError(seq, f"nonce {ref['nonce']} of seed session {ref['seed_id']} is reused")
-    if ref["nonce"] != session["nonce"] + 1:
-        want = session["nonce"] + 1
-        raise LogError(seq, f"nonce {want} of seed session {ref['seed_id']} is missing")
-    session["nonce"] = ref["nonce"]
-    if not session["length"]:
-        session["pending"].append(entry)
-        return
-    # A hash chain: the roll's link hashes to the one before, and its dice derive now.
-    link = ref.get("link")
-    if not is_link(link) or ref.get("first_nonce") != session["first"]:
-        raise LogError(seq, "a hash-chain roll reveals its link and its chain's start")
-    if ref["nonce"] > session["first"] + session["length"] - 1:
-        raise LogError(seq, f"nonce {ref['nonce']} is past its chain's links")
-    if chain_previous(link) != session["last"]:
-        raise LogError(
-            seq, "the revealed link does not hash to the one before: the seed was changed"
-        )
-    session["last"] = link
-    check_dice(seq, committed_seed(link, ref["client_seed"], ref["nonce"]).encode(), entry["dice"])
-
-
-def check_roll(entry: dict[str, Any], policy: dict[str, Any]) -> None:
-    """A seed's dice re-derive; a drawn seed looks drawn; the policy is kept."""
-    seq, mechanic, source = entry["seq"], entry["mechanic"], entry["source"]
-    if mechanic == "table.policy":
-        if seq != 1:
-            raise LogError(seq, "a table's policy is its first entry, only")
-        policy.update(entry.get("request") or {})
-    elif source in ("drawn", "chosen"):
-        seed = entry["seed"]
-        if source == "drawn" and (len(seed) != 64 or set(seed) - set("0123456789abcdef")):
-            raise LogError(seq, "a drawn seed is 64 hex digits: this one was not drawn")
-        if source == "drawn" and policy.get("drawn_seeds") is False:
-            raise LogError(seq, "the table's policy refuses server-drawn seeds")
-        if source == "chosen" and policy.get("chosen_seeds") is False:
-            raise LogError(seq, "the table's policy refuses caller-chosen seeds")
-        check_dice(seq, seed.encode(), entry["dice"])
-    elif source == "supplied" and policy.get("supplied_dice") is False:
-        raise LogError(seq, "the table's policy refuses supplied dice")
-
-
-def check_dice(seq: int, key: bytes, dice: list[Any]) -> None:
-    for position, die in enumerate(dice):
-        if face(key, position, die["sides"]) != die["face"]:
-            raise LogError(seq, f"die {position} does not derive from the seed")
 
 
 def check_entry(path: Path, server_seed: str | None = None) -> int:
@@ -486,6 +227,45 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
     return 0 if ok else 1
 
 
+def check_export(path: Path, root: str | None) -> int:
+    """Check a whole export under the pinned ``root`` with fairroll's one core; print the
+    verdict first, as ``fairroll verify`` does."""
+    core = _core()
+    if core is None:
+        print("a whole log is checked by fairroll's verification core: pip install fairroll-client")
+        return 2
+    if not root:
+        print("NOT VERIFIED: no root key is pinned (--root, the key id the operator gave you)")
+        return 4
+    lines = path.read_bytes().splitlines()
+    report = core.verify_entries(lines, core.Trust(keys=None, root=root))
+    if not report.ok:
+        print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
+        return 1
+    print(f"OK: {report.entries} entries; Merkle root {report.root_hash}; head {report.head_hash}")
+    for source, count in sorted(report.sources.items()):
+        print(f"{count} {source} roll(s): {report.proves.get(source, source)}")
+    for roll in report.not_fair:
+        print(f"seq {roll.seq}: NOT FAIR: {roll.why}")
+    if report.refusals:
+        print(f"refusals: {report.refusals}")
+    if report.unrevealed:
+        print(f"{report.unrevealed} committed roll(s) wait for their session's reveal")
+    return 0
+
+
+def _core() -> Any:
+    """fairroll's verification core: this checkout's, an installed fairroll's, or the one
+    fairroll-client vendors; None when none of them is here."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
+    for name in ("fairroll.audit.verify", "fairroll_client._core.audit.verify"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("entry", nargs="?", type=Path, help="an audit entry (JSON file)")
@@ -495,12 +275,10 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--server-seed", help="a revealed session's server seed")
     parser.add_argument("--export", type=Path, help="an NDJSON export of a table, from seq 1")
-    parser.add_argument("--root", default="", help="the pinned root key id (with --export)")
+    parser.add_argument("--root", help="the pinned root key id (with --export)")
     args = parser.parse_args()
     if args.export:
-        global PINNED_ROOT  # noqa: PLW0603
-        PINNED_ROOT = args.root
-        return check_export(args.export)
+        return check_export(args.export, args.root)
     if args.vectors:
         return check_vectors(args.vectors)
     if args.seed is not None:

@@ -18,10 +18,12 @@ from typing import Any
 
 import httpx
 
+from fairroll.audit import load_signer
 from fairroll.redis_server import free_port
 
 __all__ = [
     "CLIENTS",
+    "TEST_ROOT",
     "TEST_SIGNING_KEY",
     "LiveServer",
     "browser_ready",
@@ -60,6 +62,8 @@ def fairroll_cli(*args: str | Path, timeout: float = 60) -> subprocess.Completed
 
 
 TEST_SIGNING_KEY = base64.b64encode(bytes(range(32))).decode()
+#: The test servers' root key id: the test key is a root, certifying itself.
+TEST_ROOT = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).key_id
 
 
 class LiveServer:
@@ -136,13 +140,16 @@ def verified_export(
     client: httpx.Client, table: str, folder: Path
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """A table's export (written to ``folder``) and what ``fairroll verify`` said of it,
-    with the server's keys."""
+    with the server's keys, under the test servers' root."""
     export = folder / "export.ndjson"
     export.write_bytes(client.get(f"/v1/tables/{table}/export").content)
     keys = folder / "keys.json"
     keys.write_text(client.get("/v1/keys").text)
     verified = subprocess.run(
-        [sys.executable, "-m", "fairroll.cli", "verify", str(export), "--keys", str(keys)],
+        [
+            *[sys.executable, "-m", "fairroll.cli", "verify", str(export)],
+            *["--keys", str(keys), "--root", TEST_ROOT],
+        ],
         capture_output=True,
         text=True,
         check=False,

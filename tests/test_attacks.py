@@ -244,6 +244,8 @@ def test_the_genuine_log_passes_and_a_chosen_seed_is_labelled_not_fair(
             ROOT / "scripts" / "verify_roll.py",
             "--export",
             tmp_path / "export.ndjson",
+            "--root",
+            PINNED,
         ],
         capture_output=True,
         text=True,

@@ -15,7 +15,7 @@ import httpx
 from fairroll.chain import previous
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import committed_seed, derive_faces
-from support import chances, verified_export
+from support import TEST_ROOT, chances, verified_export
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +51,14 @@ def test_a_formula_roll_is_a_signed_entry_every_verifier_replays(
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "outcomes" in replayed.stdout
     stdlib = subprocess.run(
-        [sys.executable, ROOT / "scripts" / "verify_roll.py", "--export", export],
+        [
+            sys.executable,
+            ROOT / "scripts" / "verify_roll.py",
+            "--export",
+            export,
+            "--root",
+            TEST_ROOT,
+        ],
         capture_output=True,
         text=True,
         check=False,

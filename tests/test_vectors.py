@@ -69,7 +69,7 @@ def test_the_library_and_the_cli_verify_the_log_and_name_each_forgery(tmp_path: 
 
 
 def test_the_stdlib_script_verifies_the_log_and_names_each_forgery() -> None:
-    script = [sys.executable, ROOT / "scripts" / "verify_roll.py", "--export"]
+    script = [sys.executable, ROOT / "scripts" / "verify_roll.py", "--root", PINNED, "--export"]
     ok = subprocess.run(
         [*script, VECTORS / "log.ndjson"], capture_output=True, text=True, check=False
     )

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["CHAIN_DOMAIN", "MAX_LENGTH", "SPACING", "HashChain", "previous", "steps_to"]
+__all__ = ["CHAIN_DOMAIN", "MAX_LENGTH", "SPACING", "HashChain", "is_link", "previous", "steps_to"]
 
 #: Domain separation of every chain hash: bump the version to change the scheme.
 CHAIN_DOMAIN = b"fairroll/chain/v1"
@@ -37,6 +37,16 @@ CHAIN_DOMAIN = b"fairroll/chain/v1"
 MAX_LENGTH = 10_000
 #: One link kept in every SPACING (a mark): finding a link takes fewer hashes than this.
 SPACING = 16
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_link(value: object) -> bool:
+    """A link as the log writes it: 64 lowercase hex digits.
+
+    >>> is_link("ab" * 32), is_link("AB" * 32), is_link(None)
+    (True, False, False)
+    """
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
 
 
 def previous(link: str) -> str:

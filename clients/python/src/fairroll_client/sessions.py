@@ -23,7 +23,8 @@ import uuid
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from fairroll_client import _stdlib_verifier as stdlib
+from fairroll_client._core.chain import is_link, steps_to
+from fairroll_client._core.randomness import committed_seed, derive_face
 
 if TYPE_CHECKING:
     from fairroll_client.client import Fairroll
@@ -77,7 +78,7 @@ class SessionRolls:
     @staticmethod
     def opened(table: str, made: dict[str, Any]) -> SessionState:
         """The state of a session the server just opened, with a client seed drawn here."""
-        if made.get("kind") != "chain" or not stdlib.is_link(made.get("commitment")):
+        if made.get("kind") != "chain" or not is_link(made.get("commitment")):
             raise UnfairRollError("the server did not open a hash-chain session", made)
         return SessionState(
             table=table,
@@ -101,7 +102,7 @@ class SessionRolls:
         this client asks for a roll on it, with a new client seed; False when the server
         committed none (open a new session)."""
         s = self.state
-        if status.get("first_nonce") == s.nonce and stdlib.is_link(status.get("commitment")):
+        if status.get("first_nonce") == s.nonce and is_link(status.get("commitment")):
             s.anchor, s.first_nonce, s.length = status["commitment"], s.nonce, status["length"]
             s.client_seed, s.last_link = secrets.token_hex(16), None
             return True
@@ -141,7 +142,7 @@ class SessionRolls:
         link, first = ref.get("link"), ref.get("first_nonce")
         if ref.get("seed_id") != s.seed_id or ref.get("client_seed") != s.client_seed:
             raise UnfairRollError("the roll is not in this player's session", answer)
-        if ref.get("nonce") != nonce or not stdlib.is_link(link) or not isinstance(first, int):
+        if ref.get("nonce") != nonce or not is_link(link) or not isinstance(first, int):
             raise UnfairRollError("the roll does not reveal its link at the nonce sent", answer)
         anchor = ref.get("commitment")
         if first != s.first_nonce or anchor != s.anchor:
@@ -149,11 +150,11 @@ class SessionRolls:
         # The link hashes to its chain's anchor in as many steps as it stands from the
         # chain's start: it is that chain's link, fixed before the first roll (a renewed
         # chain's tie to the one before is in the log, where verify_export checks it).
-        if stdlib.chain_previous(link, nonce - first + 1) != anchor:
+        if steps_to(link, nonce - first + 1) != anchor:
             raise UnfairRollError("the revealed link does not hash to its chain's anchor", answer)
-        key = stdlib.committed_seed(link, s.client_seed, nonce).encode()
+        key = committed_seed(link, s.client_seed, nonce).encode()
         for position, die in enumerate(answer.get("dice") or []):
-            if stdlib.face(key, position, die["sides"]) != die["face"]:
+            if derive_face(key, position, die["sides"]) != die["face"]:
                 raise UnfairRollError(f"die {position} does not derive from the link", answer)
         s.last_link, s.nonce, s.pending = link, nonce + 1, None
 

@@ -1,30 +1,27 @@
 """A table's log checked here, trusting nothing the server says about it.
 
-The checks are those of fairroll's standard-library verifier (``scripts/verify_roll.py``
-in the service's repository, shipped in this package as ``_stdlib_verifier``): strict
-JSON, the hash chain (RFC 8785), seqs, sources and the table's policy, seed sessions'
-nonces and reveals, every seeded die re-derived, the RFC 6962 Merkle root. This module
-adds what the standard library cannot: each entry's Ed25519 signature, with the key its
-``key_id`` names in the published keys (``GET /v1/keys``). Pin ``root`` (the key id you
-were given out of band) to trust only the keys that root certified.
+The checks are fairroll's own: this package vendors the service's one Python
+verification core (``fairroll_client._core``, the code ``fairroll verify`` and ``POST
+/v1/verify`` run; ``docs/audit.md`` in the service's repository lists every check):
+strict JSON, the hash chain (RFC 8785), seqs, sources and the table's policy, keys
+published in the log under the pinned root, each entry's Ed25519 signature, seed
+sessions' nonces, links and reveals, every seeded die re-derived, the RFC 6962 Merkle
+root. A log is verified only under a pinned ``root`` (the key id you were given out of
+band): without one the verdict is NOT VERIFIED, whatever the log holds.
 """
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from fairroll_client._core.audit.receipts import trusted_keys
+from fairroll_client._core.audit.verify import Trust, verify_entries
 
-from fairroll_client import _stdlib_verifier as stdlib
-from fairroll_client.witness import trusted_keys
+__all__ = ["NOT_VERIFIED", "Verified", "verify_export"]
 
-__all__ = ["SIGNATURE_CONTEXT", "Verified", "verify_export"]
-
-#: What an entry's signature signs: this, then its entry_hash (docs/audit.md).
-SIGNATURE_CONTEXT = b"fairroll/entry/v1:"
+#: The verdict's problem when no root is pinned: nothing the server signed can be trusted.
+NOT_VERIFIED = "NOT VERIFIED: no root key is pinned (pass root=, the key id the operator gave you)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +29,9 @@ class Verified:
     """The verdict on a log, in the shape the npm package's ``verifyExport`` gives too:
     ``ok``; how many ``entries``; the ``first_bad_seq`` and the ``problems`` found
     (``"seq N: why"``); the ``sources`` of the dice, counted; how many
-    ``signatures_checked``. Here also the log's ``merkle_root`` and ``head``."""
+    ``signatures_checked``; the rolls that verify but are ``not_fair`` (``{seq, why}``:
+    a client seed the server knew before it drew the chain). Here also the log's
+    ``merkle_root`` (base64) and ``head`` (the last entry_hash)."""
 
     ok: bool
     entries: int = 0
@@ -40,6 +39,7 @@ class Verified:
     problems: tuple[str, ...] = ()
     sources: dict[str, int] = field(default_factory=dict)
     signatures_checked: int = 0
+    not_fair: tuple[dict[str, Any], ...] = ()
     merkle_root: str | None = None
     head: str | None = None
 
@@ -52,50 +52,31 @@ class Verified:
 def verify_export(
     ndjson: bytes | str, keys: dict[str, Any], *, root: str | None = None
 ) -> Verified:
-    """Check an NDJSON export (``GET /v1/tables/{table}/export``) against ``keys``
-    (``GET /v1/keys``). With ``root``, the root key id obtained out of band, only the keys
-    whose certificate that root signed are trusted; without it, every key ``keys`` lists
-    (so the server's word on its own keys)."""
+    """Check an NDJSON export (``GET /v1/tables/{table}/export``) under the pinned
+    ``root``: the log's own signing keys count only as the log publishes them under that
+    root; ``keys`` (``GET /v1/keys``) serves a log read from the middle, and only its keys
+    that root certified. Without ``root``: NOT VERIFIED (``ok`` False)."""
     text = ndjson.decode("utf-8") if isinstance(ndjson, bytes) else ndjson
     lines = [line for line in text.splitlines() if line.strip()]
-    if root is not None:
-        published = trusted_keys(keys, root)
-        if not published:
-            return _bad(None, f"no signing key is certified by the root {root}", len(lines))
-    else:
-        published = {
-            key["key_id"]: base64.b64decode(key["public_key"]) for key in keys.get("keys", [])
-        }
-    try:
-        summary = stdlib.verify_lines(lines)
-    except stdlib.LogError as bad:
-        return _bad(bad.seq, str(bad), len(lines))
-    for line in lines:
-        entry = stdlib.strict_json(line)
-        raw = published.get(entry["key_id"])
-        if raw is None:
-            return _bad(entry["seq"], f"signed by unknown key {entry['key_id']}", len(lines))
-        try:
-            Ed25519PublicKey.from_public_bytes(raw).verify(
-                base64.b64decode(entry["signature"]),
-                SIGNATURE_CONTEXT + entry["entry_hash"].encode(),
-            )
-        except InvalidSignature:
-            return _bad(entry["seq"], "the signature does not verify", len(lines))
+    if root is None:
+        return Verified(ok=False, entries=len(lines), problems=(NOT_VERIFIED,))
+    report = verify_entries(lines, Trust(keys=trusted_keys(keys, root), root=root))
+    if not report.ok:
+        seq = report.first_bad_seq
+        why = report.reason or "the log does not verify"
+        return Verified(
+            ok=False,
+            entries=report.entries,
+            first_bad_seq=seq,
+            problems=(f"seq {seq}: {why}" if seq is not None else why,),
+            sources=dict(report.sources),
+        )
     return Verified(
         ok=True,
-        entries=summary["entries"],
-        merkle_root=summary["merkle_root"],
-        head=summary["head"],
-        sources=summary["sources"],
-        signatures_checked=len(lines),
-    )
-
-
-def _bad(seq: int | None, why: str, entries: int) -> Verified:
-    return Verified(
-        ok=False,
-        entries=entries,
-        first_bad_seq=seq,
-        problems=(f"seq {seq}: {why}" if seq is not None else why,),
+        entries=report.entries,
+        sources=dict(report.sources),
+        signatures_checked=report.entries if report.signatures_checked else 0,
+        not_fair=tuple({"seq": n.seq, "why": n.why} for n in report.not_fair),
+        merkle_root=report.root_hash,
+        head=report.head_hash,
     )
