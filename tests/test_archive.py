@@ -13,7 +13,7 @@ import httpx
 from redis import Redis
 
 from fairroll.redis_server import RedisServer
-from support import TEST_SIGNING_KEY, LiveServer
+from support import TEST_ROOT, TEST_SIGNING_KEY, LiveServer
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 
@@ -52,7 +52,7 @@ def test_archive_trims_behind_a_signed_base_and_everything_still_verifies(
     assert redis_client.xlen(f"fairroll:{{{table}}}:log") == 5
     keys = tmp_path / "keys.json"
     keys.write_text(client.get("/v1/keys").text)
-    offline = fairroll(redis_server.url, "verify", out, "--keys", keys)
+    offline = fairroll(redis_server.url, "verify", out, "--keys", keys, "--root", TEST_ROOT)
     assert offline.returncode == 0 and "OK: 10 entries" in offline.stdout, offline.stdout
     base = client.get(f"/v1/tables/{table}/base").json()
     assert base["size"] == 10
@@ -66,7 +66,15 @@ def test_archive_trims_behind_a_signed_base_and_everything_still_verifies(
     rest = tmp_path / "rest.ndjson"
     rest.write_bytes(export)
     checked = fairroll(
-        redis_server.url, "verify", rest, "--keys", keys, "--base", tmp_path / "base.json"
+        redis_server.url,
+        "verify",
+        rest,
+        "--keys",
+        keys,
+        "--base",
+        tmp_path / "base.json",
+        "--root",
+        TEST_ROOT,
     )
     assert checked.returncode == 0, checked.stdout
     uploaded = client.post(

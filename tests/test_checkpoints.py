@@ -14,6 +14,7 @@ import msgspec
 from fairroll.audit import Checkpoint, Signer, Trust, verify_checkpoint, verify_entries
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
+from support import TEST_ROOT
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 
@@ -114,6 +115,8 @@ def test_cli_checks_checkpoints_and_receipts(
                 str(tmp_path / "checkpoint.json"),
                 "--receipt",
                 str(tmp_path / "receipt.json"),
+                "--root",
+                TEST_ROOT,
             ],
             capture_output=True,
             text=True,

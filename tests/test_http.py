@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from fairroll.randomness import derive_faces
-from support import chance, chances
+from support import TEST_ROOT, chance, chances
 
 ROTH_VS_SHEENA: dict[str, Any] = {
     "a": {"name": "Roth", "attribute": 16, "talents": 2},
@@ -209,7 +209,7 @@ def export_and_keys(client: httpx.Client, table: str, tmp_path: Path) -> tuple[P
 
 def fairroll_verify(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "fairroll.cli", "verify", *args],
+        [sys.executable, "-m", "fairroll.cli", "verify", *args, "--root", TEST_ROOT],
         capture_output=True,
         text=True,
         check=False,

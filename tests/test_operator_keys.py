@@ -92,7 +92,11 @@ def test_verify_says_the_verdict_first_and_never_ok_unchecked(
     export = tmp_path / "export.ndjson"
     unchecked = fairroll("verify", export)
     assert unchecked.returncode == 4, unchecked.stdout
-    assert unchecked.stdout.startswith("NOT VERIFIED: no signature was checked")
+    assert unchecked.stdout.startswith("NOT VERIFIED: no root key is pinned")
+    # keys.json alone is the server's own word on its keys: no root, not verified.
+    unrooted = fairroll("verify", export, "--keys", tmp_path / "keys.json")
+    assert unrooted.returncode == 4, unrooted.stdout
+    assert unrooted.stdout.startswith("NOT VERIFIED: no root key is pinned")
     accepted = fairroll("verify", export, "--allow-unsigned")
     assert accepted.returncode == 0 and accepted.stdout.startswith("OK, UNSIGNED: 1 entries")
     checked = fairroll("verify", export, "--keys", tmp_path / "keys.json", "--root", keys["root"])

@@ -691,7 +691,7 @@ def _checkpoint(path: Path, keys: Mapping[str, str] | None, what: str) -> Checkp
         print(f"error: {path} is not {what}: {exc}", file=sys.stderr)
         return 2
     if keys is not None and not verify_checkpoint(checkpoint, keys.get(checkpoint.key_id, "")):
-        print(f"FAIL: the {what} {path} is not signed by a known key")
+        print(f"FAIL: {what} {path} is not signed by a key the pinned root certifies")
         return 1
     return checkpoint
 
@@ -726,7 +726,7 @@ def _note_checkpoint(
             signature="",
             text=text,
         )
-    print(f"FAIL: the {what} {path} is not a checkpoint note signed by a known key")
+    print(f"FAIL: {what} {path} is not a checkpoint note signed by a key the pinned root certifies")
     return 1
 
 
@@ -751,31 +751,28 @@ def _verify(
 
     from fairroll.audit import PublicKey, Trust  # noqa: PLC0415
     from fairroll.audit.parallel import verify_everywhere  # noqa: PLC0415
+    from fairroll.audit.receipts import trusted_keys  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     published = Trust(keys=None)
     if keys_file is not None:
         try:
             served = json.loads(keys_file.read_text())
-            published = Trust.published(msgspec.convert(served["keys"], list[PublicKey]))
+            listed = msgspec.convert(served["keys"], list[PublicKey])
         except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
             print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
             return 2
+        if root is not None:  # trust rooted once: only the keys the pinned root certified
+            certified = trusted_keys(served, root)
+            listed = [key for key in listed if certified.get(key.key_id) == key.public_key]
+        published = Trust.published(listed)
     keys = published.keys
     import base64  # noqa: PLC0415
 
-    anchors: list[tuple[int, str]] = []
-    roots: list[tuple[int, bytes]] = []
-    covering: Checkpoint | None = None
-    for path in checkpoints:
-        checkpoint = _checkpoint(path, keys, "a checkpoint")
-        if isinstance(checkpoint, int):
-            return checkpoint
-        if checkpoint.size:
-            anchors.append((checkpoint.size, checkpoint.head_hash))
-            roots.append((checkpoint.size, base64.b64decode(checkpoint.root_hash)))
-            if covering is None or checkpoint.size > covering.size:
-                covering = checkpoint
+    read = _kept_checkpoints(checkpoints, keys)
+    if isinstance(read, int):
+        return read
+    anchors, roots, covering = read
     for path in receipts:
         try:
             receipt = json.loads(path.read_text())
@@ -813,7 +810,48 @@ def _verify(
         _reopener(file), trust, replay=replay_entry if replay else None, workers=workers
     )
     checked = (replay, len(anchors), [size for size, _ in roots])
-    return _answer(file, report, checked, allow_unsigned=allow_unsigned, as_json=as_json)
+    return _answer(
+        file,
+        report,
+        checked,
+        rooted=root is not None,
+        allow_unsigned=allow_unsigned,
+        as_json=as_json,
+    )
+
+
+def _kept_checkpoints(
+    paths: Sequence[Path], keys: Mapping[str, str] | None
+) -> tuple[list[tuple[int, str]], list[tuple[int, bytes]], Checkpoint | None] | int:
+    """The kept checkpoints' heads and roots by size, and the largest (it may stand in for
+    the signatures it covers); or an exit status: two of one size with two roots are an
+    equivocation, printed with both notes."""
+    import base64  # noqa: PLC0415
+
+    anchors: list[tuple[int, str]] = []
+    roots: list[tuple[int, bytes]] = []
+    covering: Checkpoint | None = None
+    kept: dict[int, Checkpoint] = {}
+    for path in paths:
+        checkpoint = _checkpoint(path, keys, "a checkpoint")
+        if isinstance(checkpoint, int):
+            return checkpoint
+        other = kept.setdefault(checkpoint.size, checkpoint)
+        if other.root_hash != checkpoint.root_hash:
+            print(
+                f"FAIL at seq {checkpoint.size}: two kept checkpoints of size "
+                f"{checkpoint.size} disagree on the root: the log showed two histories (an "
+                "equivocation); both signed notes follow, a proof anyone can check"
+            )
+            print(f"--- first ---\n{other.text or other.root_hash}")
+            print(f"--- second ---\n{checkpoint.text or checkpoint.root_hash}")
+            return 1
+        if checkpoint.size:
+            anchors.append((checkpoint.size, checkpoint.head_hash))
+            roots.append((checkpoint.size, base64.b64decode(checkpoint.root_hash)))
+            if covering is None or checkpoint.size > covering.size:
+                covering = checkpoint
+    return anchors, roots, covering
 
 
 def _answer(
@@ -821,20 +859,23 @@ def _answer(
     report: VerifyReport,
     checked: tuple[bool, int, list[int]],
     *,
+    rooted: bool,
     allow_unsigned: bool,
     as_json: bool,
 ) -> int:
     """Print the verdict first, then what holds and the auditor's report; the exit status:
-    0 verified, 1 failed, 4 not verified (no signature checked)."""
+    0 verified, 1 failed, 4 not verified (no signature checked, or none under a pinned
+    root: keys.json alone is the server's own word on its keys)."""
     import msgspec  # noqa: PLC0415
 
     replay, anchors, roots = checked
-    unsigned = report.ok and not report.signatures_checked and not allow_unsigned
+    signed = report.signatures_checked and rooted
+    unsigned = report.ok and not signed and not allow_unsigned
     status = 1 if not report.ok else 4 if unsigned else 0
     audit = _audit(file) if report.ok else None
     if as_json:
         verdict = "FAIL" if not report.ok else "NOT VERIFIED" if unsigned else "OK"
-        if verdict == "OK" and not report.signatures_checked:
+        if verdict == "OK" and not signed:
             verdict = "OK, UNSIGNED"
         said = {"verdict": verdict, "exit": status, "verification": report, "report": audit}
         print(msgspec.json.encode(said).decode())
@@ -842,12 +883,13 @@ def _answer(
     if unsigned:
         # The verdict first: a log whose signatures were not checked is not verified.
         print(
-            "NOT VERIFIED: no signature was checked (pass --keys keys.json from GET /v1/keys "
-            "and --root <root key id>; --allow-unsigned to accept the rest)"
+            "NOT VERIFIED: no root key is pinned, so no signature is trusted (pass --root "
+            "<root key id>, given out of band, and --keys keys.json from GET /v1/keys; "
+            "--allow-unsigned to accept the rest)"
         )
         _print_ok(report, False, replay, anchors, roots, verdict=False)
     elif report.ok:
-        _print_ok(report, report.signatures_checked, replay, anchors, roots)
+        _print_ok(report, signed, replay, anchors, roots)
     else:
         print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
     if audit is not None:
@@ -935,10 +977,17 @@ def _print_ok(
         )
     for source, count in sorted(report.sources.items()):
         print(f"{count} {source} roll(s): {report.proves.get(source, source)}")
+    for roll in report.not_fair:
+        print(f"seq {roll.seq}: NOT FAIR: {roll.why}")
     if report.refusals:
         print(f"refusals: {report.refusals}")
+    for lost in report.lost:
+        print(
+            f"lost: seqs {lost.lost_after + 1}..{lost.resume_after}, declared by the epoch at "
+            f"seq {lost.epoch_seq}: {lost.reason or '(no reason given)'}"
+        )
     if not signed:
-        print("warning: signatures NOT checked; pass --keys keys.json from GET /v1/keys")
+        print("warning: signatures NOT checked under a pinned root; pass --root and --keys")
     if report.unrevealed:
         print(
             f"note: {report.unrevealed} committed roll(s) wait for their seed session's "

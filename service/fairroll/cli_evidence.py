@@ -103,7 +103,11 @@ def check_quorum(
     """0 when the checkpoint note opens under a key the root certifies and carries at
     least ``quorum`` valid cosignatures of the ``witnesses`` (verifier keys), else 1."""
     from fairroll.audit.checkpoint import NoteError, open_note  # noqa: PLC0415
-    from fairroll.audit.cosignature import CosignatureError, open_cosignature  # noqa: PLC0415
+    from fairroll.audit.cosignature import (  # noqa: PLC0415
+        CosignatureError,
+        open_cosignature,
+        parse_verifier_key,
+    )
 
     keys = _trusted(keys_file, root)
     note = _note(note_file)
@@ -118,11 +122,24 @@ def check_quorum(
     if opened is None:
         print("FAIL: the checkpoint is not signed by a key the pinned root certifies")
         return 1
-    cosigned = []
+    cosigned: list[str] = []
+    distinct: dict[str, str] = {}  # one witness counts once, however often it is named
     for vkey in witnesses:
-        with contextlib.suppress(CosignatureError):
+        try:
+            distinct.setdefault(parse_verifier_key(vkey).vkey, vkey)
+        except CosignatureError as exc:
+            print(f"error: --witness {vkey}: {exc}", file=sys.stderr)
+            return 2
+    for vkey in distinct.values():
+        try:
             open_cosignature(note, vkey)
-            cosigned.append(vkey.split("+", 1)[0])
+        except CosignatureError as exc:
+            if "does not verify" in str(exc):  # a forged line of a known witness
+                print(f"FAIL: {exc}: the note is rejected")
+                return 1
+            continue
+        cosigned.append(vkey.split("+", 1)[0])
+    witnesses = list(distinct.values())
     if len(cosigned) < quorum:
         print(
             f"FAIL: {len(cosigned)} of the {len(witnesses)} witnesses cosigned this checkpoint "

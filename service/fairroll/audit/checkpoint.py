@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import re
 
 import msgspec
 
+from fairroll.audit import note
 from fairroll.audit.entry import GENESIS_HASH
-from fairroll.audit.signing import Signer, verify_message
+from fairroll.audit.signing import Signer
 
 __all__ = [
     "DEFAULT_LOG_NAME",
@@ -44,10 +43,9 @@ __all__ = [
 ]
 
 DEFAULT_LOG_NAME = "fairroll"
-_SIGNATURE_LINE = re.compile(r"^\u2014 (?P<name>[^ +\n]+) (?P<signature>[A-Za-z0-9+/=]+)$")
 
 
-class NoteError(ValueError):
+class NoteError(note.NoteError):
     """A note that is not a well-formed checkpoint signed by the expected key."""
 
 
@@ -80,8 +78,8 @@ def checkpoint_body(origin: str, size: int, root: bytes, head_hash: str) -> str:
 
 
 def key_hash(name: str, raw_public_key: bytes) -> bytes:
-    """The signed-note key hash: SHA-256(name || "\\n" || 0x01 || key)[:4]."""
-    return hashlib.sha256(name.encode() + b"\n\x01" + raw_public_key).digest()[:4]
+    """The signed-note key hash of a log's signer: SHA-256(name || "\\n" || 0x01 || key)[:4]."""
+    return note.key_hash(name, note.SIGNER_TYPE, raw_public_key)
 
 
 def note_key(name: str, public_key_b64: str) -> str:
@@ -136,33 +134,22 @@ def verify_checkpoint(checkpoint: Checkpoint, public_key_b64: str) -> bool:
 
 
 def open_note(text: str, name: str, public_key_b64: str) -> tuple[int, bytes, str]:
-    """Check a checkpoint note's signature by ``name``'s key; return (size, root, head
-    hash). Raises ``NoteError`` naming what is wrong."""
-    body, blank, signatures = text.partition("\n\n")
-    if not blank or not signatures.endswith("\n"):
-        raise NoteError("a note is its text, a blank line, then signature lines")
-    body += "\n"
+    """Check a checkpoint note's signature by ``name``'s key (``note.open_note``: a line
+    of that key that fails rejects the note); return (size, root, head hash). Raises
+    ``NoteError`` naming what is wrong."""
     try:
         raw_key = base64.b64decode(public_key_b64, validate=True)
     except binascii.Error:
         raise NoteError("the public key is not base64") from None
-    want = key_hash(name, raw_key)
-    for line in signatures[:-1].split("\n"):
-        match = _SIGNATURE_LINE.match(line)
-        if match is None:
-            raise NoteError(f"not a signature line: {line!r}")
-        if match["name"] != name:
-            continue
-        try:
-            signature = base64.b64decode(match["signature"], validate=True)
-        except binascii.Error:
-            raise NoteError("a signature is not base64") from None
-        if signature[:4] != want or len(signature) != 68:
-            continue
-        if verify_message(public_key_b64, body.encode(), signature[4:]):
-            return _parse_body(body)
-        raise NoteError("the checkpoint's signature does not verify")
-    raise NoteError(f"the checkpoint carries no signature by key {name}")
+    try:
+        opened = note.open_note(text, [note.SignerVerifier(name, raw_key)])
+    except note.NoteError as exc:
+        if "does not verify" in str(exc):
+            raise NoteError("the checkpoint's signature does not verify") from None
+        if "no signature by a known key" in str(exc):
+            raise NoteError(f"the checkpoint carries no signature by key {name}") from None
+        raise NoteError(str(exc)) from None
+    return _parse_body(opened.text)
 
 
 def _parse_body(body: str) -> tuple[int, bytes, str]:

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import re
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from fairroll.audit import note as signed_note
 
 __all__ = [
     "COSIGNATURE_TYPE",
@@ -49,9 +49,8 @@ __all__ = [
 ]
 
 #: The signature type byte of an Ed25519 cosignature key (0x01 is a note signer's).
-COSIGNATURE_TYPE = 0x04
+COSIGNATURE_TYPE = signed_note.COSIGNATURE_TYPE
 _HEADER = b"cosignature/v1\n"
-_LINE = re.compile(r"^\u2014 (?P<name>[^ +\n]+) (?P<signature>[A-Za-z0-9+/=]+)$")
 _NAME = re.compile(r"^[^ +\n]{1,255}$")
 
 
@@ -77,9 +76,7 @@ class Cosigner:
 
 def key_id(name: str, public_key: bytes) -> bytes:
     """``SHA-256(name || "\\n" || 0x04 || key)[:4]``."""
-    return hashlib.sha256(name.encode() + b"\n" + bytes([COSIGNATURE_TYPE]) + public_key).digest()[
-        :4
-    ]
+    return signed_note.key_hash(name, COSIGNATURE_TYPE, public_key)
 
 
 def verifier_key(name: str, public_key: bytes) -> str:
@@ -130,36 +127,26 @@ def cosign(note: str, name: str, private: Ed25519PrivateKey, timestamp: int) -> 
         raise CosignatureError("a cosigner's name has no space, '+' or newline")
     message = _message(note_body(note), timestamp)
     signature = private.sign(message)
-    raw = key_id(name, raw_public_key(private)) + timestamp.to_bytes(8, "big") + signature
-    return f"\u2014 {name} {base64.b64encode(raw).decode()}"
+    hash_ = key_id(name, raw_public_key(private))
+    return signed_note.signature_line(name, hash_, timestamp.to_bytes(8, "big") + signature)
 
 
 def open_cosignature(note: str, vkey: str) -> int:
     """The time of the cosignature of ``note`` by the cosigner of ``vkey`` (a signature
-    line of the note); ``CosignatureError`` if it has none or it does not verify."""
+    line of the note); ``CosignatureError`` if it has none, or if a line of that key does
+    not verify (``note.open_note``: even after a good one)."""
     cosigner = parse_verifier_key(vkey)
-    body = note_body(note)
-    for line in note[len(body) + 1 :].split("\n"):
-        match = _LINE.match(line)
-        if match is None or match["name"] != cosigner.name:
-            continue
-        try:
-            raw = base64.b64decode(match["signature"], validate=True)
-        except binascii.Error:
-            continue
-        if len(raw) != 76 or raw[:4] != cosigner.key_id:
-            continue
-        timestamp = int.from_bytes(raw[4:12], "big")
-        try:
-            Ed25519PublicKey.from_public_bytes(cosigner.public_key).verify(
-                raw[12:], _message(body, timestamp)
-            )
-        except InvalidSignature:
+    try:
+        opened = signed_note.open_note(
+            note, [signed_note.CosignerVerifier(cosigner.name, cosigner.public_key)]
+        )
+    except signed_note.NoteError as exc:
+        if "does not verify" in str(exc):
             raise CosignatureError(f"{cosigner.name}'s cosignature does not verify") from None
-        if timestamp >= 2**63:
-            raise CosignatureError("a cosignature's time is beyond 2**63 - 1")
-        return timestamp
-    raise CosignatureError(f"the note carries no cosignature by {cosigner.name}")
+        if "no signature by a known key" in str(exc):
+            raise CosignatureError(f"the note carries no cosignature by {cosigner.name}") from None
+        raise CosignatureError(str(exc)) from None
+    return int.from_bytes(opened.sigs[0].signature[:8], "big")
 
 
 def _message(body: str, timestamp: int) -> bytes:

@@ -52,6 +52,7 @@ from fairroll.audit.verify.entries import (
 from fairroll.audit.verify.report import (
     SELECTIVE_REFUSAL,
     WHAT_IT_PROVES,
+    LostRange,
     NotFair,
     VerifyReport,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "SELECTIVE_REFUSAL",
     "WHAT_IT_PROVES",
     "DuplicateKeyError",
+    "LostRange",
     "NotFair",
     "PublicKeyLike",
     "Replay",

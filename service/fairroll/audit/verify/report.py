@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["SELECTIVE_REFUSAL", "WHAT_IT_PROVES", "NotFair", "VerifyReport", "words"]
+__all__ = ["SELECTIVE_REFUSAL", "WHAT_IT_PROVES", "LostRange", "NotFair", "VerifyReport", "words"]
 
 #: What a roll of each source proves, in words every verifier prints.
 WHAT_IT_PROVES = {
@@ -39,6 +39,16 @@ class NotFair(msgspec.Struct, frozen=True, kw_only=True):
     why: str
 
 
+class LostRange(msgspec.Struct, frozen=True, kw_only=True):
+    """Seqs ``lost_after + 1 .. resume_after``, acknowledged once and declared lost for
+    good by the epoch entry at ``epoch_seq``, for its ``reason``."""
+
+    epoch_seq: int
+    lost_after: int
+    resume_after: int
+    reason: str
+
+
 class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     """The verdict on a log: ``ok``, or the first bad seq and why."""
 
@@ -68,6 +78,8 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: Rolls that verify but are not fair, each with why (``NotFair``): a committed roll
     #: whose client seed the log showed before its chain was committed.
     not_fair: list[NotFair] = msgspec.field(default_factory=list)
+    #: Every range of seqs an epoch declared lost, with its reason.
+    lost: list[LostRange] = msgspec.field(default_factory=list)
     #: The size of the signed checkpoint that stood in for the signatures of the entries
     #: it covers (``Trust.covered_by``): those were not checked one by one.
     covered_through: int | None = None

@@ -23,7 +23,7 @@ from fairroll.audit.verify.entries import (
     check_head,
     parse,
 )
-from fairroll.audit.verify.report import NotFair, VerifyReport, words
+from fairroll.audit.verify.report import LostRange, NotFair, VerifyReport, words
 from fairroll.audit.verify.sessions import Session
 from fairroll.audit.verify.trust import Trust
 
@@ -83,6 +83,8 @@ class VerifiedState(msgspec.Struct, frozen=True, kw_only=True):
     client_seeds: dict[str, int] = {}
     #: Rolls that verified but are not fair: (seq, why).
     not_fair: list[tuple[int, str]] = []
+    #: The ranges epochs declared lost: (epoch seq, lost_after, resume_after, reason).
+    lost: list[tuple[int, int, int, str]] = []
 
 
 def verify_run(
@@ -99,6 +101,7 @@ def verify_run(
     instead of made: the caller makes them (``check_tasks``), or the verdict is void."""
     run = _Run(trust, replay, resume, sink)
     try:
+        run.equivocation()
         for line in lines:
             if line and not line.isspace():
                 run.entry(line)
@@ -131,6 +134,7 @@ class _Run:
         self.count = 0
         self.epochs = 0
         self.gaps: list[tuple[int, int]] = []
+        self.lost: list[LostRange] = []
         self.first_seq: int | None = None
         self.prev: dict[str, Any] | None = None
         self.frontier: Frontier | None = None
@@ -187,6 +191,10 @@ class _Run:
             session.committed_at = s.committed_at
         self.count, self.epochs, self.first_seq = state.count, state.epochs, state.first_seq
         self.gaps = list(state.gaps)
+        self.lost = [
+            LostRange(epoch_seq=e, lost_after=a, resume_after=r, reason=why)
+            for e, a, r, why in state.lost
+        ]
         self.prev = {"seq": state.seq, "entry_hash": state.entry_hash, "table": state.table}
 
     def entry(self, line: bytes | str) -> None:
@@ -202,6 +210,8 @@ class _Run:
                 self.frontier = None  # a range: its tree starts before it
             self.check = self._verifier(partial=seq != 1)
         self.check.check(entry, prev, raw)
+        if prev is not None and seq > prev["seq"] + 1:  # a gap an epoch declared
+            self._lost(entry, prev["seq"])
         frontier = self.frontier
         if frontier is not None:
             while frontier.size + 1 < seq:  # the seqs an epoch declared lost
@@ -216,8 +226,6 @@ class _Run:
                     "signed: rewritten or forked",
                 )
         self.epochs += entry["mechanic"] == EPOCH_MECHANIC
-        if prev is not None and seq > prev["seq"] + 1:  # a gap an epoch declared
-            self.gaps.append((prev["seq"], seq - 1))
         if seq in self.expected and entry["entry_hash"] != self.expected[seq]:
             raise BadEntryError(
                 seq,
@@ -227,6 +235,44 @@ class _Run:
             self._check_covering(seq)
         self.prev = entry
         self.count += 1
+
+    def _lost(self, epoch: dict[str, Any], lost_after: int) -> None:
+        """The seqs after ``lost_after`` up to this epoch entry are declared lost: named in
+        the report with the epoch's reason. A kept checkpoint or receipt of a seq among them
+        saw entries the log no longer holds: nothing here can show it consistent (its root
+        was over those entries), so it is refused, not skipped."""
+        seq: int = epoch["seq"]
+        self.gaps.append((lost_after, seq - 1))
+        request = epoch.get("request") or {}
+        reason = request.get("reason") if isinstance(request, dict) else None
+        self.lost.append(
+            LostRange(
+                epoch_seq=seq,
+                lost_after=lost_after,
+                resume_after=seq - 1,
+                reason=reason if isinstance(reason, str) else "",
+            )
+        )
+        kept = sorted(s for s in (*self.expected, *self.expected_roots) if lost_after < s < seq)
+        if kept:
+            raise BadEntryError(
+                seq,
+                f"a kept checkpoint or receipt saw seq {kept[0]}, but this epoch declares seqs "
+                f"{lost_after + 1}..{seq - 1} lost: the log no longer holds what a player "
+                "kept, so it cannot be shown consistent with it",
+            )
+
+    def equivocation(self) -> None:
+        """Two kept checkpoints of one size with two roots: the log showed two histories,
+        whatever the entries say."""
+        seen: dict[int, bytes] = {}
+        for size, root in self.trust.roots:
+            if seen.setdefault(size, root) != root:
+                raise BadEntryError(
+                    size,
+                    f"two kept checkpoints of size {size} disagree on the root: the log "
+                    "showed two histories (an equivocation)",
+                )
 
     def _check_covering(self, seq: int) -> None:
         """The checkpoint that stood in for its entries' signatures is signed by a key this
@@ -277,6 +323,7 @@ class _Run:
             outcomes_replayed=self.replay is not None,
             unrevealed=check.sessions.unrevealed() if check else 0,
             not_fair=list(check.sessions.not_fair) if check else [],
+            lost=list(self.lost),
             epochs=self.epochs,
             root_hash=base64.b64encode(root).decode() if root is not None else None,
             covered_through=self.covering.size if self.covering is not None and ok else None,
@@ -323,4 +370,5 @@ class _Run:
             client_seeds=dict(check.sessions.client_seeds),
             not_fair=[(n.seq, n.why) for n in check.sessions.not_fair],
             gaps=list(self.gaps),
+            lost=[(r.epoch_seq, r.lost_after, r.resume_after, r.reason) for r in self.lost],
         )

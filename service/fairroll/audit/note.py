@@ -1,0 +1,187 @@
+"""Signed notes (C2SP ``signed-note``), shaped like Go's ``golang.org/x/mod/sumdb/note``.
+
+A note is a text (lines, each ending in a newline), a blank line, then signature lines::
+
+    \\u2014 <key name> <base64(key hash || signature)>\\n
+
+One :class:`Verifier` per key: its name, its 4-byte key hash (``SHA-256(name || "\\n" ||
+type || public key)[:4]``) and ``verify(text, signature)``. :func:`open_note` takes a note
+and the verifiers the caller trusts, and returns the :class:`Note` with its verified and
+its unverified signatures. A line whose name and key hash are a known verifier's must
+verify: one that fails rejects the whole note, whether a good line of that key came
+before it or after (Go reads only a key's first line; C2SP asks a verifier to reject a
+note a known key's signature fails for, so a forged second line is never passed over).
+A note with no verified signature is refused too. Lines of unknown keys are kept as
+unverified, as Go keeps them.
+
+Two key types, both Ed25519: a log's signer (``0x01``: the signature is over the text)
+and a cosigner (``0x04``, C2SP ``tlog-cosignature`` ``cosignature/v1``: the signature is
+an 8-byte big-endian time, then Ed25519 over ``"cosignature/v1\\ntime <t>\\n" || text``).
+
+>>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+>>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+>>> raw = key.public_key().public_bytes_raw()
+>>> text = "example.com/log\\n1\\n" + "A" * 43 + "=\\n"
+>>> signer = SignerVerifier("example.com/log", raw)
+>>> line = signature_line(signer.name, signer.key_hash, key.sign(text.encode()))
+>>> note = open_note(text + "\\n" + line + "\\n", [signer])
+>>> [s.name for s in note.sigs], note.unverified
+(['example.com/log'], ())
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+__all__ = [
+    "COSIGNATURE_TYPE",
+    "SIGNER_TYPE",
+    "CosignerVerifier",
+    "Note",
+    "NoteError",
+    "Signature",
+    "SignerVerifier",
+    "Verifier",
+    "key_hash",
+    "open_note",
+    "signature_line",
+]
+
+#: The key type byte of a log's Ed25519 signer, and of an Ed25519 cosigner.
+SIGNER_TYPE = 0x01
+COSIGNATURE_TYPE = 0x04
+#: Go's cap on a note's signature lines.
+MAX_SIGNATURES = 100
+_LINE = re.compile(r"^\u2014 (?P<name>[^ +\n]+) (?P<signature>[A-Za-z0-9+/=]+)$")
+_COSIGNATURE = b"cosignature/v1\n"
+
+
+class NoteError(ValueError):
+    """A note that does not open, in words."""
+
+
+class Verifier(Protocol):
+    """One key a note may be signed with."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def key_hash(self) -> bytes: ...
+    def verify(self, text: bytes, signature: bytes) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A signature line: its key's name and hash, and the signature (after the hash)."""
+
+    name: str
+    key_hash: bytes
+    signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """An opened note: its text, the signatures of known keys (each verified, one per
+    key) and those of keys the caller did not name."""
+
+    text: str
+    sigs: tuple[Signature, ...]
+    unverified: tuple[Signature, ...]
+
+
+def key_hash(name: str, key_type: int, raw_public_key: bytes) -> bytes:
+    """``SHA-256(name || "\\n" || type || key)[:4]``."""
+    return hashlib.sha256(name.encode() + b"\n" + bytes([key_type]) + raw_public_key).digest()[:4]
+
+
+@dataclass(frozen=True, slots=True)
+class SignerVerifier:
+    """A log's Ed25519 signer (type ``0x01``): the signature is over the text."""
+
+    name: str
+    public_key: bytes
+
+    @property
+    def key_hash(self) -> bytes:
+        return key_hash(self.name, SIGNER_TYPE, self.public_key)
+
+    def verify(self, text: bytes, signature: bytes) -> bool:
+        return len(signature) == 64 and _ed25519(self.public_key, signature, text)
+
+
+@dataclass(frozen=True, slots=True)
+class CosignerVerifier:
+    """An Ed25519 cosigner (type ``0x04``, ``cosignature/v1``): the signature is its time
+    (8 bytes, below 2**63), then Ed25519 over the header, the time line and the text."""
+
+    name: str
+    public_key: bytes
+
+    @property
+    def key_hash(self) -> bytes:
+        return key_hash(self.name, COSIGNATURE_TYPE, self.public_key)
+
+    def verify(self, text: bytes, signature: bytes) -> bool:
+        if len(signature) != 72:
+            return False
+        timestamp = int.from_bytes(signature[:8], "big")
+        message = _COSIGNATURE + f"time {timestamp}\n".encode() + text
+        return timestamp < 2**63 and _ed25519(self.public_key, signature[8:], message)
+
+
+def signature_line(name: str, hash_: bytes, signature: bytes) -> str:
+    """A note's signature line (without its newline)."""
+    return f"\u2014 {name} {base64.b64encode(hash_ + signature).decode()}"
+
+
+def open_note(note: str, verifiers: Iterable[Verifier]) -> Note:
+    """The note, its signatures checked by ``verifiers``; ``NoteError`` if it is not a
+    note, if a known key's signature line fails, or if no known key signed it."""
+    text, blank, block = note.rpartition("\n\n")
+    if not blank or not text or not block.endswith("\n"):
+        raise NoteError("a note is its text, a blank line, then signature lines")
+    text += "\n"
+    lines = block[:-1].split("\n")
+    if len(lines) > MAX_SIGNATURES:
+        raise NoteError(f"a note has at most {MAX_SIGNATURES} signature lines")
+    known = {(v.name, v.key_hash): v for v in verifiers}
+    sigs: dict[tuple[str, bytes], Signature] = {}
+    unverified: list[Signature] = []
+    for line in lines:
+        match = _LINE.match(line)
+        if match is None:
+            raise NoteError(f"not a signature line: {line!r}")
+        try:
+            raw = base64.b64decode(match["signature"], validate=True)
+        except binascii.Error:
+            raise NoteError("a signature is not base64") from None
+        if len(raw) < 5:
+            raise NoteError("a signature line holds a key hash and a signature")
+        signature = Signature(name=match["name"], key_hash=raw[:4], signature=raw[4:])
+        verifier = known.get((signature.name, signature.key_hash))
+        if verifier is None:
+            unverified.append(signature)
+        elif not verifier.verify(text.encode(), signature.signature):
+            raise NoteError(f"{signature.name}'s signature does not verify")
+        else:
+            sigs.setdefault((signature.name, signature.key_hash), signature)
+    if not sigs:
+        raise NoteError("the note carries no signature by a known key")
+    return Note(text=text, sigs=tuple(sigs.values()), unverified=tuple(unverified))
+
+
+def _ed25519(public_key: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
