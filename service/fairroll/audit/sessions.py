@@ -36,7 +36,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -111,7 +111,18 @@ class SessionStatus(msgspec.Struct, frozen=True, kw_only=True):
     #: Only in the answer that started the session, shown once: the player's secret for
     #: posting cosignatures of the table's checkpoints with this session
     #: (``POST .../cosignatures``, ``session: {seed_id, token}``) while it is open.
-    token: str | None = None
+    token: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                description="Only in the answer that started the session, shown once: "
+                "with the seed_id, the player's credential for posting cosignatures of "
+                "the table's checkpoints (POST .../cosignatures, `session`) while the "
+                "session is open. Keep it secret."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class SessionState(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,7 +18,7 @@ drops its stalest cosigner to make room, and a session holds at most
 from __future__ import annotations
 
 import time
-from typing import Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple
 
 import msgspec
 
@@ -67,13 +67,20 @@ class CosignedCheckpoint(msgspec.Struct, frozen=True, kw_only=True):
     #: The cosignature's time (POSIX seconds).
     time: int
     note: str
-    #: The strongest credential a cosignature of this key came with: ``witness`` (the
-    #: server's configured witnesses), ``write_key`` (the table's), ``session`` (an open
-    #: seed session of the table, ``seed_id``) or ``none`` (kept before credentials were
-    #: asked, or posted on an open table with none).
-    credential: Credential = "none"
-    #: The seed session a ``session`` credential named.
-    seed_id: str | None = None
+    credential: Annotated[
+        Credential,
+        msgspec.Meta(
+            description="The strongest credential a cosignature of this key came with: "
+            "`witness` (a witness the server is configured with), `write_key` (the "
+            "table's), `session` (an open seed session of the table: `seed_id`) or `none` "
+            "(an open table's post with neither, or kept before credentials were asked). "
+            "It says who could post the cosignature, not who the cosigner is: count a "
+            "cosigner only if you trust its key yourself."
+        ),
+    ] = "none"
+    seed_id: Annotated[
+        str | None, msgspec.Meta(description="The seed session a `session` credential named.")
+    ] = None
 
 
 class Kept(NamedTuple):
