@@ -428,6 +428,7 @@ def test_players_cosign_checkpoints_and_go_checks_the_cosignatures(
         assert (posted.json()["size"], posted.json()["time"]) == (3, now)
     listed = client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]
     assert sorted(c["name"] for c in listed) == ["roth.players.example", "sheena.players.example"]
+    assert {c["credential"] for c in listed} == {"none"}  # an open table's, posted with none
     served = client.get(f"/v1/tables/{table}/checkpoint", headers={"Accept": "text/plain"}).text
     assert served.startswith(note) and served.count("\n\u2014 ") == 3
     keys = client.get("/v1/keys").json()["keys"]
@@ -637,6 +638,8 @@ def test_the_service_submits_its_checkpoints_to_witnesses_and_serves_their_cosig
             while not client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]:
                 assert time.monotonic() < deadline, "no witness cosignature arrived"
                 time.sleep(0.2)
+            kept = client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]
+            assert [c["credential"] for c in kept] == ["witness"], kept
             note = client.get(
                 f"/v1/tables/{table}/checkpoint", headers={"Accept": "text/plain"}
             ).text

@@ -20,7 +20,8 @@ committed roll stays unverifiable.
                                         used (ms, last roll or creation), revealed_by,
                                         commit_seq, reveal_seq, start and length (the
                                         current chain's first nonce and length; 0: a
-                                        commit-reveal session), renew_seq
+                                        commit-reveal session), renew_seq, token (the
+                                        SHA-256 of the session's token, hex)
     fairroll:sessions:open              sorted set "<table>\\n<seed_id>" by creation time
                                         (ms): the sweeper's work list (``sweep``)
 """
@@ -28,12 +29,14 @@ committed roll stays unverifiable.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -105,6 +108,21 @@ class SessionStatus(msgspec.Struct, frozen=True, kw_only=True):
     reveal_seq: int | None = None
     #: The receipt of the entry this answer made (the commitment, or the reveal).
     receipt: Receipt | None = None
+    #: Only in the answer that started the session, shown once: the player's secret for
+    #: posting cosignatures of the table's checkpoints with this session
+    #: (``POST .../cosignatures``, ``session: {seed_id, token}``) while it is open.
+    token: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                description="Only in the answer that started the session, shown once: "
+                "with the seed_id, the player's credential for posting cosignatures of "
+                "the table's checkpoints (POST .../cosignatures, `session`) while the "
+                "session is open. Keep it secret."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class SessionState(msgspec.Struct, frozen=True, kw_only=True):
@@ -191,6 +209,8 @@ class SeedSessions:
         )
         recorded = await self.store.record(Draft.statement(table, COMMIT_MECHANIC, request, claim))
         entry = recorded.entry
+        token = secrets.token_urlsafe(24)
+        await self.redis.hset(session_key(table, seed_id), "token", _digest(token))
         await self.redis.zadd(OPEN_SESSIONS, {f"{table}\n{seed_id}": _now_ms()})
         return SessionStatus(
             table=table,
@@ -205,7 +225,18 @@ class SeedSessions:
             player=player,
             commit_seq=entry.seq,
             receipt=_receipt(recorded),
+            token=token,
         )
+
+    async def holds(self, table: str, seed_id: str, token: str) -> bool:
+        """Whether ``token`` is the one session ``seed_id`` of ``table`` was started with,
+        and the session is open: what a player shows to post a cosignature."""
+        digest, revealed = await self.redis.hmget(
+            session_key(table, seed_id), ["token", "revealed"]
+        )
+        if digest is None or _text(revealed) == "1":
+            return False
+        return hmac.compare_digest(_text(digest), _digest(token))
 
     def link(self, table: str, seed_id: str, state: SessionState, nonce: int) -> str:
         """The link a chain session's roll with ``nonce`` reveals."""
@@ -392,6 +423,10 @@ def _receipt(recorded: Recorded) -> Receipt:
         checkpoint=(checkpoint.text, checkpoint.size) if checkpoint is not None else None,
         proof=recorded.proof,
     )
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _now_ms() -> int:

@@ -233,7 +233,8 @@ class Roller:
         """A roll in a seed session: it takes the session's next nonce in the same atomic
         append that stores it, so a refused roll takes none; if another process took that
         nonce first, the roll is made again on the next one (unless the caller said which
-        nonce it expects: then 409)."""
+        nonce it expects: then 409). A client seed the table used before the roll's chain
+        was committed is refused by the same append (422, ``session.client_seed``)."""
         table = request.table
         mechanic_input = mechanic.input_of(request)
         async with self.sessions.hold(table, ref.seed_id):
@@ -271,6 +272,8 @@ class Roller:
                         ) from None
                     if exc.why == "spent":
                         continue
+                    if exc.why == "reused":
+                        raise _reused(table, ref, exc) from None
                     if not isinstance(ref.nonce, UnsetType):
                         raise NonceConflictError(ref.seed_id, ref.nonce, exc.nonce + 1) from None
                     continue
@@ -347,6 +350,20 @@ class Roller:
 
 #: Tries at a committed roll while other processes take the session's next nonce first.
 SESSION_ATTEMPTS = 20
+
+
+def _reused(table: str, ref: SessionRef, refused: ClaimRefusedError) -> RuleError:
+    """A roll whose client seed the server knew before it drew the roll's chain: it could
+    have ground the chain for that seed, so the roll would not be fair."""
+    return RuleError(
+        f"client seed reused: this table's roll at seq {refused.first_use} used this client "
+        f"seed before seed session {ref.seed_id}'s chain was committed (seq "
+        f"{refused.chain}), so the server could have ground the chain for it. Draw a new "
+        "client seed for each chain, once its anchor is in the log (GET "
+        f"/v1/tables/{table}/seeds/{ref.seed_id} shows it), e.g. `openssl rand -hex 16`; "
+        "nothing was rolled and no nonce was taken",
+        field="session.client_seed",
+    )
 
 
 def _revealed(seed_id: str) -> ConflictError:

@@ -21,6 +21,7 @@ __all__ = [
     "Marker",
     "append_args",
     "append_keys",
+    "client_seeds_key",
     "deflate",
     "entry_args",
     "script_result",
@@ -43,8 +44,18 @@ class Marker(NamedTuple):
     ttl: int
 
 
+def client_seeds_key(table: str) -> str:
+    """``fairroll:{<table>}:clients``, hash: each client seed a committed roll of the
+    table used -> the seq of the first roll that used it. The append refuses a roll whose
+    client seed was used before its chain was committed (a chain drawn by a server that
+    knew the seed could have been ground for it); one field per client seed, so a roll's
+    check is one lookup whatever the log's length."""
+    return f"fairroll:{{{table}}}:clients"
+
+
 def append_keys(table: str) -> list[str]:
-    """The append script's first six KEYS (``lua/append.lua``); markers and sessions follow."""
+    """The append script's first seven KEYS (``lua/append.lua``); markers and sessions
+    follow."""
     return [
         log_key(table),
         head_key(table),
@@ -52,6 +63,7 @@ def append_keys(table: str) -> list[str]:
         tree_key(table),
         keys_key(table),
         signed_key(table),
+        client_seeds_key(table),
     ]
 
 
@@ -96,7 +108,7 @@ def entry_args(
         marker,
         fingerprint,
         session,
-        *_claim_args(claim),
+        *_claim_args(claim, entry),
     ]
 
 
@@ -116,7 +128,7 @@ def script_result(result: object) -> tuple[int, list[Any]] | BaseException:
     ]
 
 
-def _claim_args(claim: Claim | None) -> tuple[str, str]:
+def _claim_args(claim: Claim | None, entry: Entry) -> tuple[str, str]:
     if claim is None:
         return "", ""
     if claim.kind == "retire":
@@ -126,5 +138,7 @@ def _claim_args(claim: Claim | None) -> tuple[str, str]:
     if claim.kind == "renew":
         return "n", f"{claim.nonce} {claim.server_seed} {claim.commitment} {claim.length}"
     if claim.kind == "roll":
-        return "r", str(claim.nonce)
+        if entry.session is None:
+            return "r", str(claim.nonce)
+        return "r", f"{claim.nonce} {entry.session.client_seed}"
     return "v", f"{claim.nonce} {claim.revealed_by}"

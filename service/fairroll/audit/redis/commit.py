@@ -421,9 +421,11 @@ class GroupCommit:
             return batch
         if status == CLAIM_REFUSED:
             index, why, nonce = int(current[0]) - 1, text(current[1]), int(current[2])
+            seqs = [int(s) for s in current[3:5]] or [0, 0]
             pending = batch.pop(index)
             if not pending.future.done():
-                pending.future.set_exception(ClaimRefusedError(why, nonce))
+                refused = ClaimRefusedError(why, nonce, first_use=seqs[0], chain=seqs[1])
+                pending.future.set_exception(refused)
             return batch
         if status == NO_TREE:
             tips.frontiers[table] = None

@@ -50,13 +50,16 @@ class ClaimRefusedError(Exception):
     """A draft's seed-session claim was refused by the append: nothing was stored.
     ``why``: ``unknown`` (no such session), ``exists`` (a commitment's id is taken),
     ``revealed`` (closed to rolls), ``spent`` (a hash-chain session's chain is used up:
-    renew it first) or ``moved`` (another roll took the nonce, or another process renewed
-    the chain; the session is at ``nonce``)."""
+    renew it first), ``moved`` (another roll took the nonce, or another process renewed
+    the chain; the session is at ``nonce``) or ``reused`` (the roll's client seed was used
+    on the table at seq ``first_use``, before its chain was committed at seq ``chain``)."""
 
-    def __init__(self, why: str, nonce: int) -> None:
+    def __init__(self, why: str, nonce: int, *, first_use: int = 0, chain: int = 0) -> None:
         super().__init__(f"seed session claim refused: {why} (at nonce {nonce})")
         self.why = why
         self.nonce = nonce
+        self.first_use = first_use
+        self.chain = chain
 
 
 class AlreadyRecordedError(Exception):

@@ -21,6 +21,7 @@ from typing import NamedTuple
 __all__ = [
     "APPEND",
     "ARCHIVE",
+    "COSIGN",
     "HASHES",
     "SET_TREE",
     "SIGNED",
@@ -62,3 +63,4 @@ TRIM_TREE = load(_HERE, "trim_tree")
 SIGNED = load(_HERE, "signed")
 ARCHIVE = load(_HERE, "archive")
 HASHES = load(_HERE, "hashes")
+COSIGN = load(_HERE, "cosign")

@@ -1,7 +1,8 @@
 -- The compare-and-append script (audit/redis/commit.py).
 --
 -- KEYS: the log, the head, the archive base, the tree, the table's key states (key id ->
--- live | retired), the last signed checkpoint ("<size> <root hex>"), then the idempotency
+-- live | retired), the last signed checkpoint ("<size> <root hex>"), the table's client
+-- seeds (client seed -> the seq of the first roll that used it), then the idempotency
 -- markers and seed sessions of the batch (an anchor at or below the base was archived,
 -- not lost).
 --
@@ -15,16 +16,21 @@
 -- deflated, hash prefix, marker key index (0: none), request fingerprint, session key
 -- index (0: none), claim kind (c commit, n renew, r roll, v reveal, p key published, x key
 -- retired) and claim value (commit: "<server seed> <commitment> <chain length>", 0 for a
--- commit-reveal session; renew: "<nonce> <last link> <anchor> <chain length>"; roll: the
--- nonce; reveal: "<nonce> <revealed_by>"; x: the key id). A hash-chain session's current
--- chain covers nonces start .. start + length - 1: a roll past it is refused (spent), and
--- a renew is taken only at its end.
+-- commit-reveal session; renew: "<nonce> <last link> <anchor> <chain length>"; roll:
+-- "<nonce> <client seed>"; reveal: "<nonce> <revealed_by>"; x: the key id). A hash-chain
+-- session's current chain covers nonces start .. start + length - 1: a roll past it is
+-- refused (spent), and a renew is taken only at its end. A roll whose client seed a roll
+-- of this table used at a seq before the entry that committed the roll's chain (its
+-- session.commit, or the session.renew of its current chain) is refused (reused): the
+-- server knew that client seed when it drew the chain, and could have ground the chain
+-- for it.
 --
 -- Replies: {1, head} stored; {0, head, key states, frontier...} the head moved (re-chain
 -- on it); {2, head} the anchor is gone or changed (the log went back or was forked: stop),
 -- or the entry the head names is not the log's last (its tail deleted: stop); {3, i,
 -- marker} entry i's Idempotency-Key is already done; {4, i, why, nonce} entry i's
--- claim is refused (unknown, exists, revealed, spent or moved: the session is at nonce); {5,
+-- claim is refused (unknown, exists, revealed, spent or moved: the session is at nonce;
+-- reused: then also the seq of the client seed's first use and of the chain's commit); {5,
 -- head} the tree does not match the head (a table from before trees); {6, used, max}
 -- Redis holds 95 % of its maxmemory or more (append.py's FULL_RATIO): refused before any
 -- write, so a write never fails half-way on an out-of-memory error. Nothing is stored
@@ -65,6 +71,7 @@ if signed then
   if size >= tonumber(string.match(ARGV[10], '^(%d+) ')) then return {2, head} end
 end
 local sessions = {}
+local first_use = {}
 local n = 0
 for i = 11, #ARGV, 8 do
   n = n + 1
@@ -78,14 +85,17 @@ for i = 11, #ARGV, 8 do
   if s > 0 and kind ~= 'p' and kind ~= 'x' then
     local state = sessions[s]
     if not state then
-      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed', 'start', 'length')
+      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed', 'start', 'length',
+        'commit_seq', 'renew_seq')
       state = {nonce = tonumber(f[1]), revealed = f[2] == '1', start = tonumber(f[3] or '1'),
-        length = tonumber(f[4] or '0')}
+        length = tonumber(f[4] or '0'), chain = tonumber(f[6] or f[5] or '')}
       sessions[s] = state
     end
+    local seq = tonumber(string.sub(ARGV[i], 1, -3))
     if kind == 'c' then
       if state.nonce then return {4, n, 'exists', state.nonce} end
       state.nonce = 0
+      state.chain = seq
     else
       if not state.nonce then return {4, n, 'unknown', 0} end
       if state.revealed then return {4, n, 'revealed', state.nonce} end
@@ -95,6 +105,17 @@ for i = 11, #ARGV, 8 do
         if state.length > 0 and want > state.start + state.length - 1 then
           return {4, n, 'spent', state.nonce}
         end
+        local client = string.match(ARGV[i + 7], '^%d+ (.*)$')
+        if client then
+          local first = first_use[client]
+          if first == nil then
+            first = tonumber(redis.call('HGET', KEYS[7], client) or '') or false
+          end
+          if first and state.chain and first < state.chain then
+            return {4, n, 'reused', state.nonce, first, state.chain}
+          end
+          if not first then first_use[client] = seq end
+        end
         state.nonce = want
       elseif kind == 'n' then
         if state.length == 0 then return {4, n, 'unknown', state.nonce} end
@@ -103,6 +124,7 @@ for i = 11, #ARGV, 8 do
         end
         state.start = want + 1
         state.length = tonumber(string.match(ARGV[i + 7], '(%d+)$'))
+        state.chain = seq
       else
         if state.nonce ~= want then return {4, n, 'moved', state.nonce} end
         state.revealed = true
@@ -134,7 +156,9 @@ for i = 11, #ARGV, 8 do
       redis.call('HSET', KEYS[s], 'server_seed', server, 'commitment', anchor,
         'start', tonumber(at) + 1, 'length', length, 'used', ARGV[6], 'renew_seq', seq)
     elseif kind == 'r' then
-      redis.call('HSET', KEYS[s], 'nonce', value, 'used', ARGV[6])
+      local nonce, client = string.match(value, '^(%d+) (.*)$')
+      redis.call('HSET', KEYS[s], 'nonce', nonce or value, 'used', ARGV[6])
+      if client then redis.call('HSETNX', KEYS[7], client, seq) end
     else
       local by = string.match(value, '^%d+ (%S+)$')
       redis.call('HSET', KEYS[s], 'revealed', 1, 'revealed_by', by, 'reveal_seq', seq)
