@@ -407,3 +407,53 @@ def test_each_chain_gets_a_new_client_seed_after_its_renewal(
         assert first > renewal  # drawn after its chain was committed
     report = dice.verify(dice.table)
     assert report.ok and report.not_fair == (), report
+
+
+# -- cosigners that mean something ----------------------------------------------------
+
+
+def test_a_cosigner_counts_only_under_a_key_the_player_trusts(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """Roth trusts Sheena's key (exchanged outside the server). The operator posts a
+    cosignature of the same tree named ``bob.players.example`` under a key of its own:
+    it is reported as unknown, never as a confirmation."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
+    dice = player(fc, live_server, pass_through, root=TEST_ROOT)
+    dice.roll_formula("1d20", table=dice.table)
+    roth = fc.TableWitness.new(dice, dice.table, name="roth.players.example", root=TEST_ROOT)
+    sheena = fc.TableWitness.new(dice, dice.table, name="sheena.players.example", root=TEST_ROOT)
+    roth.trust(sheena.vkey)
+    sheena.check()
+    note = dice.call("GET", f"/v1/tables/{dice.table}/checkpoint")["text"]
+    sybil = Ed25519PrivateKey.generate()
+    bob = fc.witness.verifier_key("bob.players.example", fc.witness.raw_public_key(sybil))
+    cosigned = fc.witness.cosign_note(note, "bob.players.example", sybil, 1_700_000_000)
+    dice.call("POST", f"/v1/tables/{dice.table}/cosignatures", json={"vkey": bob, "note": cosigned})
+    seen = roth.check()
+    assert seen.confirmed_by == ["sheena.players.example"]
+    assert seen.unknown == ["bob.players.example"]
+
+
+def test_a_note_with_a_failing_line_of_a_known_cosigner_is_rejected(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """Sheena's good cosignature line followed by a bad one under her key: the note is
+    refused, whichever line comes first."""
+    dice = player(fc, live_server, pass_through, root=TEST_ROOT)
+    dice.roll_formula("1d20", table=dice.table)
+    roth = fc.TableWitness.new(dice, dice.table, name="roth.players.example", root=TEST_ROOT)
+    sheena = fc.TableWitness.new(dice, dice.table, name="sheena.players.example", root=TEST_ROOT)
+    roth.trust(sheena.vkey)
+    good = sheena.check().cosigned
+    line = good.rstrip("\n").rsplit("\n", 1)[1]
+    name, signature = line.rsplit(" ", 1)
+    raw = bytearray(base64.b64decode(signature))
+    raw[-1] ^= 1
+    bad = f"{name} {base64.b64encode(bytes(raw)).decode()}"
+    for note in (f"{good}{bad}\n", good.replace(line, bad) + line + "\n"):
+        with pytest.raises(fc.ViewError, match=r"sheena\.players\.example"):
+            roth.compare(note)
