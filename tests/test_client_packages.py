@@ -216,7 +216,7 @@ lines = dice.export(table["table"]).splitlines()
 forged = json.loads(lines[41])
 forged["outcome"]["total"] += 1                      # a better total, same dice
 lines[41] = json.dumps(forged, separators=(",", ":")).encode()
-report = verify_export(b"\\n".join(lines), dice.keys())
+report = verify_export(b"\\n".join(lines), dice.keys(), root=dice.keys()["root"])
 elsewhere = verify_export(dice.export(table["table"]), dice.keys(), root="ed25519:0000")
 try:
     import fairroll  # the service is not installed here
@@ -254,7 +254,8 @@ def test_the_python_package_pages_and_catches_a_forgery_without_the_server(
     listed = project.run(project.python, "-m", "pip", "list", "--format", "json")
     names = {p["name"].lower() for p in json.loads(listed)}
     assert "fairroll-client" in names
-    assert not names & {"fairroll", "litestar", "redis", "msgspec"}
+    # msgspec is the vendored verification core's own dependency; the service is not here.
+    assert not names & {"fairroll", "litestar", "redis"}
 
 
 FAIR_BY_DEFAULT = """
@@ -412,10 +413,8 @@ def test_the_async_python_client_rolls_fair_by_default_and_catches_a_lying_answe
     assert said["chains"] == [1, 1, 3, 3, 5, 5]
     assert said["seen"] == list(range(1, len(said["seen"]) + 1)) and len(said["seen"]) >= 7
     assert said["ok"] and said["problems"] == [], said
-    assert said["elsewhere"] == [
-        False,
-        ["no signing key is certified by the root ed25519:0000000000000000"],
-    ]
+    assert said["elsewhere"][0] is False
+    assert "not certified by the pinned root ed25519:0000000000000000" in said["elsewhere"][1][0]
     assert said["caught"] == "the answer's dice is not the log's"
     assert said["drawn"] == "drawn" and said["chosen"] == 422  # refused by the policy
 
