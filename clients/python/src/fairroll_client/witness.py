@@ -21,11 +21,14 @@ What it checks, trusting nothing the server says but the pinned root:
   player's Ed25519 key and posts it (``POST .../cosignatures``): the other players see
   it, and a split view (two players shown two trees) shows as soon as views meet.
 
-The server relays cosignatures and could drop some, so :meth:`TableWitness.compare`
-takes a note from another player over a channel the operator does not run (a VTT's
-own messages), and :attr:`Checked.confirmed_by` is empty while no other player has
-cosigned this tree: the view is then *unconfirmed*. ``state()`` is what to keep between
-runs (JSON: the key and the trees verified).
+The server relays cosignatures and could drop some, or post its own under any name, so
+:meth:`TableWitness.compare` takes a note from another player over a channel the
+operator does not run (a VTT's own messages), and :attr:`Checked.confirmed_by` counts
+only cosigners whose key this player trusts (:meth:`TableWitness.trust`: exchanged that
+way, pinned, or a configured witness); any other name is in :attr:`Checked.unknown`.
+While no trusted cosigner has cosigned this tree the view is *unconfirmed*. Notes,
+proofs and cosignatures are checked by the vendored verification core. ``state()`` is
+what to keep between runs (JSON: the key, the trees verified, the keys trusted).
 """
 
 from __future__ import annotations
