@@ -172,6 +172,9 @@ def test_the_readme_plugin_type_checks_under_strict_tsc(project: Project) -> Non
 
 
 def test_the_readme_plugin_runs_in_python(project: Project, live_server: LiveServer) -> None:
+    """The Python plugin rolls fair, each answer verified under the pinned root; under a
+    root that certified no key of this server the first answer is refused; with no root
+    nothing says "verified"."""
     script = project.folder / "plugin.py"
     script.write_text(snippets()["plugin.py"])
     project.env["FAIRROLL_URL"] = live_server.url
@@ -179,13 +182,24 @@ def test_the_readme_plugin_runs_in_python(project: Project, live_server: LiveSer
     said = project.run(project.python, script).splitlines()
     assert said[0].startswith("Longsword: 1d20+5 → "), said
     assert re.fullmatch(r"seed session s[\w-]{16}, nonce 1", said[1]), said
-    assert said[2].startswith("#1: Hash-chain seed session "), said  # fair by default
-    assert " for Roth: 1000 links " in said[2], said
-    assert said[3].startswith("#2: "), said
-    assert said[4] == "verified 2 entries", said
+    assert said[2] == f"verified under root {pinned_root()}", said
+    assert said[3].startswith("#1: Hash-chain seed session "), said  # fair by default
+    assert " for Roth: 1000 links " in said[3], said
+    assert said[4].startswith("#2: "), said
+    assert said[5] == "verified 2 entries", said
     project.env["FAIRROLL_ROOT"] = "ed25519:0000000000000000"
-    refused = project.run(project.python, script).splitlines()
-    assert "no signing key is certified by the root ed25519:0000000000000000" in refused[-1]
+    refused = subprocess.run(
+        [project.python, script], env=project.env, capture_output=True, text=True, check=False
+    )
+    assert refused.returncode != 0
+    assert "UnfairRollError" in refused.stderr and "not certified by the pinned root" in (
+        refused.stderr
+    ), refused.stderr
+    del project.env["FAIRROLL_ROOT"]
+    unpinned = project.run(project.python, script).splitlines()
+    assert unpinned[2].startswith("NOT VERIFIED: no root key is pinned"), unpinned
+    assert not any(line.startswith("verified") for line in unpinned), unpinned
+    assert "NOT VERIFIED" in unpinned[-1], unpinned
 
 
 PAGES_AND_FORGERY = """
@@ -202,7 +216,7 @@ lines = dice.export(table["table"]).splitlines()
 forged = json.loads(lines[41])
 forged["outcome"]["total"] += 1                      # a better total, same dice
 lines[41] = json.dumps(forged, separators=(",", ":")).encode()
-report = verify_export(b"\\n".join(lines), dice.keys())
+report = verify_export(b"\\n".join(lines), dice.keys(), root=dice.keys()["root"])
 elsewhere = verify_export(dice.export(table["table"]), dice.keys(), root="ed25519:0000")
 try:
     import fairroll  # the service is not installed here
@@ -240,7 +254,8 @@ def test_the_python_package_pages_and_catches_a_forgery_without_the_server(
     listed = project.run(project.python, "-m", "pip", "list", "--format", "json")
     names = {p["name"].lower() for p in json.loads(listed)}
     assert "fairroll-client" in names
-    assert not names & {"fairroll", "litestar", "redis", "msgspec"}
+    # msgspec is the vendored verification core's own dependency; the service is not here.
+    assert not names & {"fairroll", "litestar", "redis"}
 
 
 FAIR_BY_DEFAULT = """
@@ -313,7 +328,7 @@ def test_the_python_package_rolls_fair_by_default_and_catches_a_lying_answer(
     assert said["chains"] == [1, 1, 3, 3, 5]
     assert len(set(said["seeds"])) == 3  # one client seed per chain
     assert said["ok"], said["reason"]
-    assert said["caught"] == "die 0 does not derive from the link"
+    assert said["caught"] == "the answer's dice is not the log's"
     assert said["drawn"] == "drawn"
 
 
@@ -398,11 +413,9 @@ def test_the_async_python_client_rolls_fair_by_default_and_catches_a_lying_answe
     assert said["chains"] == [1, 1, 3, 3, 5, 5]
     assert said["seen"] == list(range(1, len(said["seen"]) + 1)) and len(said["seen"]) >= 7
     assert said["ok"] and said["problems"] == [], said
-    assert said["elsewhere"] == [
-        False,
-        ["no signing key is certified by the root ed25519:0000000000000000"],
-    ]
-    assert said["caught"] == "die 0 does not derive from the link"
+    assert said["elsewhere"][0] is False
+    assert "not certified by the pinned root ed25519:0000000000000000" in said["elsewhere"][1][0]
+    assert said["caught"] == "the answer's dice is not the log's"
     assert said["drawn"] == "drawn" and said["chosen"] == 422  # refused by the policy
 
 
@@ -533,7 +546,7 @@ def test_the_npm_package_rolls_fair_by_default_and_catches_a_lying_answer(
     assert said["ok"], said["problems"]
     assert said["pinned"] is True
     assert said["elsewhere"] == [False, ["no signing key is certified by the root ed25519:0000"]]
-    assert said["caught"] == "die 0 does not derive from the link"
+    assert said["caught"] == "the answer's dice is not the log's"
     assert said["drawn"] == "drawn"
 
 
@@ -606,6 +619,9 @@ table = os.environ["TABLE"]
 root = dice.keys()["root"]
 roth = TableWitness.new(dice, table, name="roth.players.example", root=root)
 sheena = TableWitness.new(dice, table, name="sheena.players.example", root=root)
+# Each trusts the other's key, exchanged over a channel the operator does not run.
+roth.trust(sheena.vkey)
+sheena.trust(roth.vkey)
 first = roth.check()
 second = sheena.check()
 # The same tree again: Sheena's cosignature of it is there now.

@@ -16,9 +16,15 @@ nothing the server says about it.
 from __future__ import annotations
 
 from fairroll_client.aio import AsyncFairroll, AsyncPlayerSession
-from fairroll_client.client import Fairroll, FairrollError
+from fairroll_client.client import Fairroll
+from fairroll_client.errors import (
+    FairrollError,
+    NonceRefusedError,
+    SessionClosedError,
+    UnfairRollError,
+)
 from fairroll_client.events import Event, parse_events
-from fairroll_client.sessions import PlayerSession, SessionState, UnfairRollError
+from fairroll_client.sessions import NOT_VERIFIED, PlayerSession, SessionState
 from fairroll_client.verify import Verified, verify_export
 from fairroll_client.witness import (
     Checked,
@@ -29,6 +35,7 @@ from fairroll_client.witness import (
 )
 
 __all__ = [
+    "NOT_VERIFIED",
     "SPEC_VERSION",
     "AsyncFairroll",
     "AsyncPlayerSession",
@@ -38,7 +45,9 @@ __all__ = [
     "Event",
     "Fairroll",
     "FairrollError",
+    "NonceRefusedError",
     "PlayerSession",
+    "SessionClosedError",
     "SessionState",
     "TableWitness",
     "UnfairRollError",

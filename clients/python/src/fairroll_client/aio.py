@@ -7,23 +7,24 @@ async VTT bridge): ``AsyncFairroll``, over ``httpx.AsyncClient``.
 ...         return rolled["words"]["text"]
 
 It rolls fair by default exactly as the sync client does: in this client's hash-chain
-seed session (``AsyncPlayerSession``, the same checks through ``SessionRolls``), each
-answer checked against the committed chain before it is returned. Verification is the
+seed session (``AsyncPlayerSession``: the very protocol of ``SessionRolls``, its calls
+made with ``await``), each answer checked before it is returned. Verification is the
 sync client's, run on what was fetched; ``TableWitness`` stays sync-only.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from dataclasses import asdict
 from typing import Any
 
 import httpx
 
-from fairroll_client.client import FairrollError, formula_body, in_session, refusal, table_body
+from fairroll_client.client import formula_body, in_session, refusal, table_body
+from fairroll_client.errors import FairrollError
 from fairroll_client.events import Event, EventReader
-from fairroll_client.sessions import ATTEMPTS, SessionRolls, SessionState
+from fairroll_client.sessions import Call, SessionRolls, SessionState
 from fairroll_client.verify import Verified, verify_export
 
 __all__ = ["AsyncFairroll", "AsyncPlayerSession"]
@@ -34,7 +35,8 @@ class AsyncFairroll:
 
     Fair by default: a roll without ``seed``, ``dice`` or ``session`` is made in this
     client's own seed session on its table, opened for ``player`` on first use; pass
-    ``fair=False`` for a server-drawn seed (fair only if the operator is honest)."""
+    ``fair=False`` for a server-drawn seed (fair only if the operator is honest).
+    ``root``: as ``Fairroll`` takes it (without one, answers say NOT VERIFIED)."""
 
     def __init__(
         self,
@@ -42,12 +44,14 @@ class AsyncFairroll:
         write_key: str | None = None,
         *,
         player: str | None = None,
+        root: str | None = None,
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.write_key = write_key
         self.player = player
+        self.root = root
         self._timeout = timeout
         self._sessions: dict[str, AsyncPlayerSession] = {}
         self._opening = asyncio.Lock()
@@ -58,17 +62,24 @@ class AsyncFairroll:
 
     def with_key(self, write_key: str) -> AsyncFairroll:
         """The same server, writing with a table's key (the same player)."""
-        return AsyncFairroll(self.base_url, write_key, player=self.player, timeout=self._timeout)
+        return AsyncFairroll(
+            self.base_url, write_key, player=self.player, root=self.root, timeout=self._timeout
+        )
 
     async def session(
-        self, table: str, *, state: SessionState | None = None, length: int | None = None
+        self,
+        table: str,
+        *,
+        state: SessionState | None = None,
+        length: int | None = None,
+        new: bool = False,
     ) -> AsyncPlayerSession:
-        """This client's seed session on ``table``: opened on first use, or taken up from
-        a kept ``state``. Concurrent first rolls open one session, not several."""
+        """This client's seed session on ``table``: opened on first use, taken up from a
+        kept ``state``, or a new one (``new``). Concurrent first rolls open one session."""
         async with self._opening:
             if state is not None:
                 self._sessions[table] = AsyncPlayerSession(self, state)
-            if table not in self._sessions:
+            if new or table not in self._sessions:
                 self._sessions[table] = await AsyncPlayerSession.open(
                     self, table, self.player, length
                 )
@@ -147,7 +158,7 @@ class AsyncFairroll:
     async def verify(self, table: str, *, root: str | None = None) -> Verified:
         """Export a table and check it here (``verify_export``, off the event loop)."""
         ndjson, keys = await asyncio.gather(self.export(table), self.keys())
-        return await asyncio.to_thread(verify_export, ndjson, keys, root=root)
+        return await asyncio.to_thread(verify_export, ndjson, keys, root=root or self.root)
 
     async def events(
         self, table: str, *, after: int | None = None, checkpoint: bool = False
@@ -205,7 +216,7 @@ class AsyncPlayerSession:
 
     def __init__(self, client: AsyncFairroll, state: SessionState) -> None:
         self.client = client
-        self._rolls = SessionRolls(state)
+        self._rolls = SessionRolls(state, client.root)
         self._one_at_a_time = asyncio.Lock()
 
     @classmethod
@@ -216,9 +227,8 @@ class AsyncPlayerSession:
         player: str | None = None,
         length: int | None = None,
     ) -> AsyncPlayerSession:
-        opening = SessionRolls.opening(player, length)
-        made = await client.call("POST", f"/v1/tables/{table}/seeds", json=opening)
-        return cls(client, SessionRolls.opened(table, made))
+        rolls = await run(SessionRolls.open(table, client.root, player, length), client)
+        return cls(client, rolls.state)
 
     def state(self) -> SessionState:
         return SessionState(**asdict(self._rolls.state))
@@ -230,23 +240,21 @@ class AsyncPlayerSession:
     async def roll(
         self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
     ) -> dict[str, Any]:
-        """Roll ``body`` at this session's next nonce, checked against the chain."""
-        rolls = self._rolls
+        """Roll ``body`` at this session's next nonce, the answer checked (``sessions``)."""
         async with self._one_at_a_time:
-            for _ in range(ATTEMPTS):
-                if rolls.used_up():
-                    status = await self.client.call("GET", rolls.status_path())
-                    if not rolls.go_on(status):
-                        table, length = rolls.state.table, rolls.state.length
-                        fresh = await AsyncPlayerSession.open(self.client, table, length=length)
-                        rolls.state = fresh._rolls.state
-                nonce, key, sent = rolls.request(body, idempotency_key)
-                try:
-                    answer = await self.client.roll(path, sent, idempotency_key=key, fair=False)
-                except FairrollError as refused:
-                    if rolls.try_again(refused.status, refused.problem):
-                        continue
-                    raise
-                rolls.check(answer, nonce)
-                return answer
-        raise FairrollError(409, {"detail": "the seed session kept moving; try again"})
+            return await run(self._rolls.roll(path, body, idempotency_key), self.client)  # type: ignore[no-any-return]
+
+
+async def run(steps: Generator[Call, Any, Any], client: AsyncFairroll) -> Any:
+    """``sessions.run`` for asyncio: the same protocol, each call awaited."""
+    try:
+        call = next(steps)
+        while True:
+            try:
+                result = await client.call(call.method, call.path, **call.options)
+            except FairrollError as refused:
+                call = steps.throw(refused)
+            else:
+                call = steps.send(result)
+    except StopIteration as done:
+        return done.value

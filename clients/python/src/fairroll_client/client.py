@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from fairroll_client.errors import FairrollError
 from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import PlayerSession, SessionState
 from fairroll_client.verify import Verified, verify_export
@@ -20,23 +21,18 @@ __all__ = ["POLICY", "Fairroll", "FairrollError"]
 POLICY = ("chosen_seeds", "drawn_seeds", "supplied_dice")
 
 
-class FairrollError(Exception):
-    """A refused call: ``status`` and the RFC 9457 ``problem`` the server answered."""
-
-    def __init__(self, status: int, problem: Any) -> None:
-        detail = problem.get("detail") if isinstance(problem, dict) else problem
-        super().__init__(f"HTTP {status}: {detail}")
-        self.status = status
-        self.problem = problem
-
-
 class Fairroll:
     """A fairroll server at ``base_url``; ``write_key`` is a table's (``create_table``).
 
     Fair by default: a roll without ``seed``, ``dice`` or ``session`` is made in this
     client's own hash-chain seed session on its table (``session``), opened for
-    ``player`` on first use and checked against the chain as it is answered; pass
-    ``fair=False`` for a server-drawn seed (fair only if the operator is honest)."""
+    ``player`` on first use, and every answer is checked before it is returned
+    (``sessions``); pass ``fair=False`` for a server-drawn seed (fair only if the
+    operator is honest).
+
+    ``root`` is the root key id the operator gave out of band: an answer is verified
+    only under it (its receipt's note signed by a key the root certified); without one
+    each answer's ``checked`` says NOT VERIFIED."""
 
     def __init__(
         self,
@@ -44,12 +40,14 @@ class Fairroll:
         write_key: str | None = None,
         *,
         player: str | None = None,
+        root: str | None = None,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.write_key = write_key
         self.player = player
+        self.root = root
         self._sessions: dict[str, PlayerSession] = {}
         headers = {"Authorization": f"Bearer {write_key}"} if write_key else {}
         self._http = httpx.Client(
@@ -59,18 +57,28 @@ class Fairroll:
     def with_key(self, write_key: str) -> Fairroll:
         """The same server, writing with a table's key (the same player)."""
         return Fairroll(
-            self.base_url, write_key, player=self.player, timeout=self._http.timeout.read or 30.0
+            self.base_url,
+            write_key,
+            player=self.player,
+            root=self.root,
+            timeout=self._http.timeout.read or 30.0,
         )
 
     def session(
-        self, table: str, *, state: SessionState | None = None, length: int | None = None
+        self,
+        table: str,
+        *,
+        state: SessionState | None = None,
+        length: int | None = None,
+        new: bool = False,
     ) -> PlayerSession:
         """This client's seed session on ``table``: opened on first use (chains of
-        ``length`` links, else the server's default), or taken up from a kept ``state``
-        (``PlayerSession.state()``)."""
+        ``length`` links, else the server's default), taken up from a kept ``state``
+        (``PlayerSession.state()``), or a new one (``new``: after ``SessionClosedError``,
+        the player told why)."""
         if state is not None:
             self._sessions[table] = PlayerSession(self, state)
-        if table not in self._sessions:
+        if new or table not in self._sessions:
             self._sessions[table] = PlayerSession.open(self, table, self.player, length)
         return self._sessions[table]
 
@@ -162,8 +170,9 @@ class Fairroll:
         return self._json("GET", "/v1/keys")
 
     def verify(self, table: str, *, root: str | None = None) -> Verified:
-        """Export a table and check it here (see :func:`verify_export`)."""
-        return verify_export(self.export(table), self.keys(), root=root)
+        """Export a table and check it here (see :func:`verify_export`), under ``root``
+        or the client's."""
+        return verify_export(self.export(table), self.keys(), root=root or self.root)
 
     def events(
         self, table: str, *, after: int | None = None, checkpoint: bool = False

@@ -21,26 +21,39 @@ What it checks, trusting nothing the server says but the pinned root:
   player's Ed25519 key and posts it (``POST .../cosignatures``): the other players see
   it, and a split view (two players shown two trees) shows as soon as views meet.
 
-The server relays cosignatures and could drop some, so :meth:`TableWitness.compare`
-takes a note from another player over a channel the operator does not run (a VTT's
-own messages), and :attr:`Checked.confirmed_by` is empty while no other player has
-cosigned this tree: the view is then *unconfirmed*. ``state()`` is what to keep between
-runs (JSON: the key and the trees verified).
+The server relays cosignatures and could drop some, or post its own under any name, so
+:meth:`TableWitness.compare` takes a note from another player over a channel the
+operator does not run (a VTT's own messages), and :attr:`Checked.confirmed_by` counts
+only cosigners whose key this player trusts (:meth:`TableWitness.trust`: exchanged that
+way, pinned, or a configured witness); any other name is in :attr:`Checked.unknown`.
+While no trusted cosigner has cosigned this tree the view is *unconfirmed*. Notes,
+proofs and cosignatures are checked by the vendored verification core. ``state()`` is
+what to keep between runs (JSON: the key, the trees verified, the keys trusted).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from fairroll_client._core.audit import merkle
+from fairroll_client._core.audit.checkpoint import NoteError, open_note
+from fairroll_client._core.audit.cosignature import (
+    CosignatureError,
+    cosign,
+    open_cosignature,
+    parse_verifier_key,
+    raw_public_key,
+    verifier_key,
+)
+from fairroll_client._core.audit.receipts import trusted_keys
 
 if TYPE_CHECKING:
     from fairroll_client.client import Fairroll
@@ -52,14 +65,11 @@ __all__ = [
     "TableWitness",
     "ViewError",
     "cosign_note",
+    "cosigned_by",
     "open_checkpoint",
     "trusted_keys",
     "verify_consistency",
 ]
-
-#: What a key certificate signs: this, then the key id and the public key (docs/audit.md).
-CERTIFICATE_CONTEXT = b"fairroll/key/v1\n"
-_COSIGNATURE = b"cosignature/v1\n"
 
 
 class ViewError(ValueError):
@@ -93,128 +103,86 @@ class EquivocationError(ViewError):
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    """A checkpoint this witness verified and cosigned: its tree, and who else cosigned
-    that very tree (the note's cosignature lines and ``GET .../cosignatures``)."""
+    """A checkpoint this witness verified and cosigned: its tree, who else cosigned that
+    very tree under a key this player trusts (``confirmed_by``: keys pinned, exchanged
+    with ``trust`` over a channel the operator does not run, or configured witnesses),
+    and the names cosigning it under keys it does not know (``unknown``: anyone, the
+    operator too, can post a cosignature named ``bob.players.example``; it counts for
+    nothing)."""
 
     size: int
     root_hash: str
     note: str
     cosigned: str
     confirmed_by: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
 
     @property
     def unconfirmed(self) -> bool:
-        """No other player or witness has cosigned this tree (yet): the server could be
+        """No trusted player or witness has cosigned this tree (yet): the server could be
         showing this player a view of its own."""
         return not self.confirmed_by
 
 
-def trusted_keys(published: Mapping[str, Any], root: str) -> dict[str, bytes]:
-    """The keys of a ``GET /v1/keys`` answer whose certificate the pinned ``root``
-    signed: key_id -> raw Ed25519 public key. Any other key is left out."""
-    trusted: dict[str, bytes] = {}
-    for key in published.get("keys", []):
-        certificate = key.get("certificate") if isinstance(key, Mapping) else None
-        if not isinstance(certificate, Mapping):
-            continue
-        try:
-            raw = base64.b64decode(certificate["public_key"], validate=True)
-            root_raw = base64.b64decode(certificate["root_public_key"], validate=True)
-            signature = base64.b64decode(certificate["signature"], validate=True)
-            message = (
-                CERTIFICATE_CONTEXT
-                + f"{certificate['key_id']}\n{certificate['public_key']}\n".encode()
-            )
-            Ed25519PublicKey.from_public_bytes(root_raw).verify(signature, message)
-        except (KeyError, TypeError, ValueError, binascii.Error, InvalidSignature):
-            continue
-        if (
-            _key_id(raw) == certificate["key_id"] == key.get("key_id")
-            and _key_id(root_raw) == certificate["certified_by"] == root
-            and certificate["public_key"] == key.get("public_key")
-        ):
-            trusted[certificate["key_id"]] = raw
-    return trusted
-
-
-def open_checkpoint(note: str, origin: str, keys: Mapping[str, bytes]) -> tuple[int, bytes]:
-    """(size, root) of a checkpoint note of ``origin`` signed by one of ``keys``; the
-    note's key name is the origin's log name (``<log name>/<table>``)."""
-    body, signatures = _split(note)
-    lines = body.split("\n")
-    if lines[0] != origin or len(lines) < 4:
+def open_checkpoint(note: str, origin: str, keys: Mapping[str, str]) -> tuple[int, bytes]:
+    """(size, root) of a checkpoint note of ``origin`` signed by one of ``keys`` (key_id
+    -> base64 public key, certified by the pinned root), opened by the core; the note's
+    key name is the origin's log name (``<log name>/<table>``)."""
+    if note.split("\n", 1)[0] != origin:
         raise ViewError(f"the note is not a checkpoint of {origin}")
     name = origin.rsplit("/", 1)[0]
-    for raw in keys.values():
-        want = hashlib.sha256(name.encode() + b"\n\x01" + raw).digest()[:4]
-        for line in signatures:
-            signature = _line_signature(line, name)
-            if signature is None or len(signature) != 68 or signature[:4] != want:
-                continue
-            try:
-                Ed25519PublicKey.from_public_bytes(raw).verify(signature[4:], body.encode())
-            except InvalidSignature:
-                continue
-            try:
-                return int(lines[1]), base64.b64decode(lines[2], validate=True)
-            except (ValueError, binascii.Error):
-                raise ViewError("the note's size or root does not parse") from None
-    raise ViewError("the note carries no signature by a key the pinned root certified")
+    why = "the note carries no signature by a key the pinned root certified"
+    for key in keys.values():
+        try:
+            size, root, _ = open_note(note, name, key)
+        except NoteError as exc:
+            if "does not verify" in str(exc) or "not a signature line" in str(exc):
+                raise ViewError(str(exc)) from None
+            why = why if "no signature by key" in str(exc) else str(exc)
+            continue
+        return size, root
+    raise ViewError(why)
 
 
 def verify_consistency(
     old: int, new: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
 ) -> None:
-    """RFC 9162 section 2.1.4.2: the tree of ``old`` leaves is a prefix of ``new``'s."""
-    if not 0 <= old <= new:
-        raise ViewError(f"the log shrank from {old} to {new} entries")
-    if old == new:
-        if proof or old_root != new_root:
-            raise ViewError(f"two different trees of size {old}")
-        return
-    if old == 0:
-        return
-    path = list(proof)
-    if not path:
-        raise ViewError("the consistency proof is empty")
-    if old & (old - 1) == 0:
-        path.insert(0, old_root)
-    fn, sn = old - 1, new - 1
-    while fn & 1:
-        fn >>= 1
-        sn >>= 1
-    fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            raise ViewError("the consistency proof is too long")
-        if fn & 1 or fn == sn:
-            fr, sr = _node(c, fr), _node(c, sr)
-            while fn and not fn & 1:
-                fn >>= 1
-                sn >>= 1
-        else:
-            sr = _node(sr, c)
-        fn >>= 1
-        sn >>= 1
-    if sn != 0:
-        raise ViewError("the consistency proof is too short")
-    if fr != old_root or sr != new_root:
-        raise ViewError("the log is not consistent with the tree verified before: rewritten")
+    """RFC 9162 section 2.1.4.2, by the core: the tree of ``old`` leaves is a prefix of
+    ``new``'s."""
+    try:
+        merkle.verify_consistency(old, new, old_root, new_root, proof)
+    except merkle.ProofError as exc:
+        raise ViewError(str(exc)) from None
 
 
 def cosign_note(note: str, name: str, key: Ed25519PrivateKey, timestamp: int) -> str:
     """``note`` with ``name``'s C2SP cosignature (``cosignature/v1``) line added."""
-    body, _ = _split(note)
-    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    message = _COSIGNATURE + f"time {timestamp}\n".encode() + body.encode()
-    stamped = _cosigner_id(name, raw) + timestamp.to_bytes(8, "big") + key.sign(message)
-    return note + f"\u2014 {name} {base64.b64encode(stamped).decode()}\n"
+    return note + cosign(note, name, key, timestamp) + "\n"
 
 
-def verifier_key(name: str, raw: bytes) -> str:
-    """A cosigner's verifier key: ``<name>+<key ID hex>+base64(0x04 || key)``."""
-    encoded = base64.b64encode(b"\x04" + raw).decode()
-    return f"{name}+{_cosigner_id(name, raw).hex()}+{encoded}"
+def cosigned_by(note: str, vkey: str) -> bool:
+    """True when ``note`` carries the cosignature of ``vkey``'s cosigner and every line
+    of that cosigner (its name and key ID) verifies: one failing line under a known key
+    rejects the note (``ViewError``), as signed notes are opened."""
+    cosigner = parse_verifier_key(vkey)
+    body, signatures = _split(note)
+    prefix = f"\u2014 {cosigner.name} "
+    found = False
+    for line in signatures:
+        if not line.startswith(prefix):
+            continue
+        try:
+            raw = base64.b64decode(line[len(prefix) :], validate=True)
+        except (ValueError, binascii.Error):
+            continue
+        if raw[:4] != cosigner.key_id:
+            continue
+        try:
+            open_cosignature(f"{body}\n{line}\n", vkey)
+        except CosignatureError as exc:
+            raise ViewError(f"{cosigner.name}'s cosignature line fails: {exc}") from None
+        found = True
+    return found
 
 
 class TableWitness:
@@ -229,6 +197,7 @@ class TableWitness:
         key: Ed25519PrivateKey,
         root: str,
         trees: Sequence[Mapping[str, Any]] = (),
+        trusted: Sequence[str] = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.dice = dice
@@ -237,19 +206,32 @@ class TableWitness:
         self.key = key
         self.root = root
         self.clock = clock
-        raw = key.public_key().public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
+        raw = raw_public_key(key)
         self.vkey = verifier_key(name, raw)
+        #: Verifier keys of cosigners this player trusts (``trust``): only they confirm.
+        self.trusted: set[str] = set()
+        for vkey in trusted:
+            self.trust(vkey)
         #: Every tree verified, by size: (root, its note).
         self.trees: dict[int, tuple[bytes, str]] = {
             int(t["size"]): (base64.b64decode(t["root_hash"]), str(t["note"])) for t in trees
         }
 
     @classmethod
-    def new(cls, dice: Fairroll, table: str, *, name: str, root: str) -> TableWitness:
-        """A witness with a fresh Ed25519 key (keep ``state()`` to go on with it)."""
-        return cls(dice, table, name=name, key=Ed25519PrivateKey.generate(), root=root)
+    def new(
+        cls, dice: Fairroll, table: str, *, name: str, root: str, trusted: Sequence[str] = ()
+    ) -> TableWitness:
+        """A witness with a fresh Ed25519 key (keep ``state()`` to go on with it);
+        ``trusted``: verifier keys of other players and witnesses this player trusts."""
+        key = Ed25519PrivateKey.generate()
+        return cls(dice, table, name=name, key=key, root=root, trusted=trusted)
+
+    def trust(self, vkey: str) -> None:
+        """Trust a cosigner's verifier key: one the player pinned, a configured witness,
+        or one exchanged over a channel the operator does not run (a VTT's own messages),
+        never one the server lists."""
+        parse_verifier_key(vkey)  # a well-formed Ed25519 cosignature key, or an error
+        self.trusted.add(vkey)
 
     @classmethod
     def resume(cls, dice: Fairroll, state: Mapping[str, Any]) -> TableWitness:
@@ -262,6 +244,7 @@ class TableWitness:
             key=key,
             root=state["root"],
             trees=state.get("trees", []),
+            trusted=state.get("trusted", []),
         )
 
     def state(self) -> dict[str, Any]:
@@ -280,6 +263,7 @@ class TableWitness:
                 {"size": size, "root_hash": base64.b64encode(root).decode(), "note": note}
                 for size, (root, note) in sorted(self.trees.items())
             ],
+            "trusted": sorted(self.trusted),
         }
 
     def check(self) -> Checked:
@@ -302,18 +286,36 @@ class TableWitness:
             json={"vkey": self.vkey, "note": cosigned},
         )
         listed = self.dice.call("GET", f"/v1/tables/{self.table}/cosignatures")
-        others = sorted(
-            {
-                str(c["name"])
-                for c in listed.get("cosignatures", [])
-                if c.get("vkey") != self.vkey
-                and c.get("size") == size
-                and c.get("root_hash") == root_hash
-            }
-        )
+        confirmed, unknown = self._cosigners(listed.get("cosignatures", []), size, root)
         return Checked(
-            size=size, root_hash=root_hash, note=note, cosigned=cosigned, confirmed_by=others
+            size=size,
+            root_hash=root_hash,
+            note=note,
+            cosigned=cosigned,
+            confirmed_by=confirmed,
+            unknown=unknown,
         )
+
+    def _cosigners(
+        self, listed: Sequence[Mapping[str, Any]], size: int, root: bytes
+    ) -> tuple[list[str], list[str]]:
+        """(confirmed, unknown): the names of trusted cosigners whose cosignature of this
+        very tree verifies, and the names of the others, counted for nothing."""
+        confirmed: set[str] = set()
+        unknown: set[str] = set()
+        for c in listed:
+            vkey, note = c.get("vkey"), c.get("note")
+            if vkey == self.vkey or not isinstance(note, str):
+                continue
+            if vkey not in self.trusted:
+                unknown.add(str(c.get("name")))
+                continue
+            try:
+                if self._open(note) == (size, root) and cosigned_by(note, str(vkey)):
+                    confirmed.add(parse_verifier_key(str(vkey)).name)
+            except (ViewError, CosignatureError):
+                unknown.add(str(c.get("name")))
+        return sorted(confirmed), sorted(unknown - confirmed)
 
     def compare(self, note: str) -> Equivocation | None:
         """Check a checkpoint note, from the server or from another player over any
@@ -322,6 +324,8 @@ class TableWitness:
         :class:`Equivocation` if it states another tree for a size verified before (the
         note is then not kept); else keeps it."""
         size, root = self._open(note)
+        for vkey in self.trusted:
+            cosigned_by(note, vkey)  # a failing line of a known cosigner: ViewError
         kept = self.trees.get(size)
         if kept is not None:
             return Equivocation(size=size, first=kept[1], second=note) if kept[0] != root else None
@@ -357,7 +361,7 @@ def _plain(note: str) -> str:
     """The note with only the log's own signature lines (no one's cosignatures)."""
     body, signatures = _split(note)
     name = body.split("\n", 1)[0].rsplit("/", 1)[0]
-    own = [line for line in signatures if len(_line_signature(line, name) or b"") == 68]
+    own = [line for line in signatures if _log_line(line, name)]
     return body + "\n" + "".join(line + "\n" for line in own)
 
 
@@ -368,26 +372,14 @@ def _split(note: str) -> tuple[str, list[str]]:
     return body + "\n", [line for line in rest.split("\n") if line]
 
 
-def _line_signature(line: str, name: str) -> bytes | None:
+def _log_line(line: str, name: str) -> bool:
+    """A signature line of the log itself (its key name, an Ed25519 note signature)."""
     prefix = f"\u2014 {name} "
-    if not line.startswith(prefix):
-        return None
     try:
-        return base64.b64decode(line[len(prefix) :], validate=True)
+        raw = base64.b64decode(line[len(prefix) :], validate=True)
     except (ValueError, binascii.Error):
-        return None
-
-
-def _cosigner_id(name: str, raw: bytes) -> bytes:
-    return hashlib.sha256(name.encode() + b"\n\x04" + raw).digest()[:4]
-
-
-def _key_id(raw: bytes) -> str:
-    return "ed25519:" + hashlib.sha256(raw).hexdigest()[:16]
-
-
-def _node(left: bytes, right: bytes) -> bytes:
-    return hashlib.sha256(b"\x01" + left + right).digest()
+        return False
+    return line.startswith(prefix) and len(raw) == 68
 
 
 def _b64(value: str) -> bytes:
