@@ -236,6 +236,7 @@ export async function verifyConsistency(oldSize, newSize, oldRoot, newRoot, proo
  * of another table's log proves nothing about this one. `keys`: keys trusted from the
  * pinned root (trustedKeys), never every key a server lists. Returns {size, root
  * (bytes), headHash, origin}. */
+/** @param {any} checkpoint @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
 export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) {
   const text = checkpoint.text;
   const split = text.indexOf("\n\n");
@@ -303,6 +304,7 @@ export async function verifyInclusion(index, size, leaf, root, proof) {
  * by a key of `keys` (trustedKeys: keys certified under the pinned root) and is a note
  * of this table's log (origin `<name>/<table>`; `table` defaults to the entry's), and
  * its inclusion proof leads from the leaf to the note's root. Returns {size, root}. */
+/** @param {any} entry @param {any} receipt @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
 export async function verifyReceipt(entry, receipt, keys, { table = null } = {}) {
   for (const field of ["table", "seq", "entry_hash", "key_id"]) {
     if (receipt[field] !== entry[field]) throw new Error(`the receipt's ${field} is not the entry's`);
@@ -644,6 +646,8 @@ function declaresGap(entry, previousSeq) {
  * zeros and 0 from seq 1; an archived table's base `head_hash` and `size`, with
  * `frontier` its base's frontier hashes, base64). */
 export class LogVerifier {
+  /** @param {Map<string, any>} keys
+   * @param {{previousHash?: string | null, previousSeq?: number | null, frontier?: string[] | null, root?: string | null}} [options] */
   constructor(keys, { previousHash = null, previousSeq = null, frontier = null, root = null } = {}) {
     this.keys = new Map(keys);
     this.pinnedRoot = root;  // the pinned root key id: keys count only as the log publishes them
@@ -952,6 +956,8 @@ export async function verifyEntries(entries, keys, previousHash = null, previous
  * shape ({ok, verified, first_bad_seq, reason, not_fair, ...}) and the per-entry
  * `results`. A line that is not strict JSON stops the reading there, at its seq. With no
  * root the verdict is NOT VERIFIED (ok false), whatever the log holds. */
+/** @param {string} text @param {Map<string, any>} keys
+ * @param {{root?: string | null, previousHash?: string | null, previousSeq?: number | null, frontier?: string[] | null}} [options] */
 export async function verifyLog(text, keys, { root = null, previousHash = null, previousSeq = null, frontier = null } = {}) {
   const log = new LogVerifier(keys, { root, previousHash, previousSeq, frontier });
   const results = [];
@@ -974,4 +980,221 @@ export async function verifyLog(text, keys, { root = null, previousHash = null, 
 function seqHint(line) {
   const found = /"seq"\s*:\s*(\d+)/.exec(line);
   return found ? Number(found[1]) : null;
+}
+
+// Live checks: a player's roll in its own hash-chain seed session, checked before it is
+// shown or returned (docs/audit.md, "What a verifier checks"), by the page and the npm
+// client alike. `call(method, path, body?, headers?)` answers [status, JSON]; `keys` are
+// the signing keys certified under the pinned root (trustedKeys); `s` is the session as
+// the client keeps it: {table, seedId, clientSeed, nonce, anchor, length, firstNonce,
+// after (the last seq this client verified), pending?}.
+
+/** An answer that does not follow from what this client sent and the committed chain, or
+ * a server that will not make the roll it was sent: keep it, it is evidence. */
+export class UnfairRollError extends Error {
+  constructor(message, answer = null) {
+    super(message);
+    this.name = "UnfairRollError";
+    this.answer = answer;
+  }
+}
+
+/** The client seed of a chain: drawn by the platform's CSPRNG, after the client saw the
+ * chain's anchor committed, and never used before (a new one for every chain). */
+export function freshClientSeed() {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return bytesToHex(bytes);
+}
+
+const same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+
+/** Does the logged request hold every field this client sent, with its value (the log
+ * keeps the request with its defaults filled in)? */
+export function holdsRequest(logged, sent) {
+  if (sent === null || typeof sent !== "object") return logged === sent;
+  if (Array.isArray(sent)) {
+    return Array.isArray(logged) && logged.length === sent.length && sent.every((v, i) => holdsRequest(logged[i], v));
+  }
+  if (logged === null || typeof logged !== "object") return false;
+  return Object.entries(sent).every(([key, value]) => value === undefined || holdsRequest(logged[key], value));
+}
+
+/** A session's commitment as the log shows it: the entry at `status.commit_seq` is the
+ * session.commit (or session.renew) of `status.seed_id` with `status.commitment`, and its
+ * receipt proves it is in a note of this table signed under the pinned root. */
+export async function checkCommitted(call, status, keys, table) {
+  if (status?.kind !== "chain" || !LINK.test(status.commitment ?? "") || !Number.isInteger(status.commit_seq)) {
+    throw new UnfairRollError("the server did not show a hash-chain session committed in the log", status);
+  }
+  const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(table)}/entries/${status.commit_seq}`);
+  const request = entry?.request ?? {};
+  if (got !== 200 || !["session.commit", "session.renew"].includes(entry.mechanic) || request.seed_id !== status.seed_id
+      || request.commitment !== status.commitment || entry.table !== table) {
+    throw new UnfairRollError(`seq ${status.commit_seq} does not commit the chain the server named`, entry);
+  }
+  if (!trusting(keys)) return entry;  // NOT VERIFIED: nothing to check the note with
+  try {
+    await verifyReceipt(entry, status.receipt ?? {}, keys, { table });
+  } catch (error) {
+    throw new UnfairRollError(`the commitment's receipt: ${error.message}`, status);
+  }
+  return entry;
+}
+
+/** Check a roll's answer before it is shown (with no `keys`, no root pinned, everything
+ * but the receipt's note, and the caller says NOT VERIFIED): the client seed, session and nonce are the
+ * ones sent, the link hashes to the chain's anchor (so to the link before it), the dice
+ * re-derive from it, the entry the receipt names holds this answer, the receipt's proof
+ * leads from that entry's leaf to its note's root, the note is signed under the pinned
+ * root (`keys`) and is a note of this table. Throws UnfairRollError naming what fails. */
+export async function checkAnswer(answer, entry, s, nonce, keys) {
+  const ref = answer?.session ?? {};
+  const fail = (why) => { throw new UnfairRollError(why, answer); };
+  if (ref.client_seed !== s.clientSeed) fail("the answer is not rolled with the client seed this client sent");
+  if (ref.seed_id !== s.seedId) fail("the roll is not in this player's seed session");
+  if (ref.nonce !== nonce) fail(`the roll is at nonce ${ref.nonce}, not at nonce ${nonce} this client sent`);
+  if (!LINK.test(ref.link ?? "") || ref.first_nonce !== s.firstNonce || ref.commitment !== s.anchor) {
+    fail("the roll is on another chain than the one this client saw committed");
+  }
+  if ((await chainPrevious(ref.link, nonce - s.firstNonce + 1)) !== s.anchor) {
+    fail("the revealed link does not hash to its chain's anchor");
+  }
+  const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
+  if (wrong) fail(wrong);
+  if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
+      || !same(entry.dice, answer.dice) || entry.source !== "committed") {
+    fail("the log's entry is not this answer");
+  }
+  if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
+  try {
+    await verifyReceipt(entry, answer.receipt, keys, { table: s.table });
+  } catch (error) {
+    fail(`the receipt: ${error.message}`);
+  }
+}
+
+const trusting = (keys) => Boolean(keys && keys.size);
+
+/** The entry of seed session `s` at `nonce`, read from the table's entries after the last
+ * seq this client verified (page after page), or null. */
+export async function entryAtNonce(call, s, nonce) {
+  let after = s.after ?? 0;
+  for (;;) {
+    const [status, page] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries?after=${after}&limit=100`);
+    if (status !== 200) throw new Error(`the table's entries were not served (HTTP ${status})`);
+    const found = (page.entries ?? []).find((e) => e.session?.seed_id === s.seedId && e.session?.nonce === nonce);
+    if (found) return found;
+    if (page.next_after === null || page.next_after === undefined || !page.entries?.length) return null;
+    after = page.next_after;
+  }
+}
+
+/** An answer for an entry found in the log: the entry's own fields, and a receipt made
+ * of the table's checkpoint and the entry's inclusion proof in it. */
+async function answerOf(call, s, entry) {
+  const base = `/v1/tables/${encodeURIComponent(s.table)}`;
+  const [got, checkpoint] = await call("GET", `${base}/checkpoint`);
+  if (got !== 200) throw new Error(`the table's checkpoint was not served (HTTP ${got})`);
+  const [proved, inclusion] = await call("GET", `${base}/proofs/inclusion?seq=${entry.seq}&size=${checkpoint.size}`);
+  if (proved !== 200) throw new Error(`no inclusion proof of seq ${entry.seq} (HTTP ${proved})`);
+  const receipt = {
+    table: entry.table, seq: entry.seq, entry_hash: entry.entry_hash, key_id: checkpoint.key_id,
+    leaf_hash: inclusion.leaf_hash, checkpoint: checkpoint.text, tree_size: checkpoint.size, proof: inclusion.proof,
+    signature: entry.signature, source: entry.source,
+  };
+  return { ...entry, receipt, fromLog: true };
+}
+
+const CLOSED = /revealed|spent|used up|closed/;
+
+/** Roll `body` at the session's next nonce and check the answer; returns it. A refusal
+ * never lets the operator choose (shared decision 2): a 409 naming another nonce makes
+ * the client read the log for its own roll at the nonce it sent (the answer, checked, if
+ * it holds this client's client seed and request; else UnfairRollError), or send the same
+ * roll again (same nonce, client seed and Idempotency-Key) a few times before saying the
+ * server refuses that nonce. A session answered as revealed, spent or gone is never
+ * replaced: the client raises and the player starts a new one. */
+/** @param {any} call @param {any} s @param {string} path @param {any} body @param {Map<string, any>} keys
+ * @param {{idempotencyKey?: string | null, tries?: number}} [options] @returns {Promise<any>} */
+export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
+  const asked = JSON.stringify({ ...body, table: s.table });
+  let refused = 0;
+  for (;;) {
+    if (!s.pending && s.nonce > s.firstNonce + s.length - 1) await nextChain(call, s, keys);
+    const nonce = s.pending?.nonce ?? s.nonce;
+    const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
+    s.pending = { nonce, idempotencyKey: key, asked };
+    const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
+    const [status, answer] = await call("POST", path, { ...body, table: s.table, session }, { "Idempotency-Key": key });
+    let made = null;
+    if (status === 200) {
+      const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries/${answer?.receipt?.seq}`);
+      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys);
+      made = answer;
+    } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
+      const entry = await entryAtNonce(call, s, nonce);
+      if (entry) {
+        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+        }
+        made = await answerOf(call, s, entry);
+        await checkAnswer(made, entry, s, nonce, keys);
+      } else if ((refused += 1) >= tries) {
+        throw new UnfairRollError(
+          `the server refuses nonce ${nonce} of this session (it named nonce ${answer.nonce}, and no roll holds nonce ${nonce}): a refusal it cannot turn into other dice`,
+          answer,
+        );
+      } else {
+        continue;  // the same nonce, client seed and Idempotency-Key again
+      }
+    } else if (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? ""))) {
+      s.pending = undefined;
+      s.closed = true;
+      throw new UnfairRollError(
+        `seed session ${s.seedId} is ${status === 404 ? "gone" : "closed"} (${answer?.detail ?? `HTTP ${status}`}): start a new session; no roll was made in another one`,
+        answer,
+      );
+    } else {
+      if (status < 500) s.pending = undefined;  // refused for what it asked: no nonce taken
+      throw Object.assign(new Error(`HTTP ${status}: ${answer?.detail ?? ""}`), { status, problem: answer });
+    }
+    s.nonce = nonce + 1;
+    s.after = Math.max(s.after ?? 0, made.receipt.seq);
+    s.pending = undefined;
+    // What was checked, in words a caller shows: verified only under a pinned root.
+    made.verdict = trusting(keys)
+      ? { verified: true, fair: true, reason: null }
+      : { verified: false, fair: false, reason: NOT_VERIFIED };
+    return made;
+  }
+}
+
+/** A used-up chain: its next one was committed by the roll that used its last link. The
+ * client checks that commitment in the log, then draws a new client seed for it. */
+async function nextChain(call, s, keys) {
+  const [status, seen] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/seeds/${s.seedId}`);
+  if (status !== 200 || seen.revealed || seen.first_nonce !== s.nonce) {
+    s.closed = true;
+    throw new UnfairRollError(`seed session ${s.seedId} has no next chain from nonce ${s.nonce}: start a new session`, seen);
+  }
+  await checkCommitted(call, seen, keys, s.table);
+  Object.assign(s, { anchor: seen.commitment, firstNonce: s.nonce, length: seen.length, clientSeed: freshClientSeed() });
+  s.after = Math.max(s.after ?? 0, seen.commit_seq);
+}
+
+/** Open a hash-chain seed session on `table` and check its commitment in the log; the
+ * client seed is drawn once the anchor is seen committed. */
+/** @param {any} call @param {string} table @param {Map<string, any>} keys
+ * @param {{player?: string | null, length?: number | null, headers?: Record<string, string>}} [options] */
+export async function openSession(call, table, keys, { player = null, length = null, headers = {} } = {}) {
+  const asked = {};
+  if (player) asked.player = player;
+  if (length) asked.length = length;
+  const [status, made] = await call("POST", `/v1/tables/${encodeURIComponent(table)}/seeds`, asked, headers);
+  if (status !== 201) throw new UnfairRollError(`the seed session was not opened (HTTP ${status})`, made);
+  await checkCommitted(call, made, keys, table);
+  return {
+    table, seedId: made.seed_id, clientSeed: freshClientSeed(), nonce: 1, anchor: made.commitment,
+    length: made.length, firstNonce: 1, after: made.commit_seq,
+  };
 }
