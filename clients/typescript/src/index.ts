@@ -148,7 +148,11 @@ export function createFairroll(options: FairrollOptions) {
   let rolling: Promise<Set<string>> | null = null;
   const rollPaths = (): Promise<Set<string>> => {
     rolling ??= call("GET", "/v1/systems").then(([, listed]) =>
-      new Set<string>((listed?.systems ?? []).flatMap((s: any) => (s.mechanics ?? []).map((m: any) => String(m.roll)))));
+      new Set<string>(
+        (listed?.systems ?? []).flatMap((s: any) =>
+          (s.mechanics ?? []).filter((m: any) => (m.dice ?? []).length > 0).map((m: any) => String(m.roll?.path)),
+        ),
+      ));
     return rolling;
   };
   /** Roll `body` on `path` fairly: in this client's seed session on the body's table. */

@@ -1117,6 +1117,7 @@ const CLOSED = /revealed|spent|used up|closed/;
 /** @param {any} call @param {any} s @param {string} path @param {any} body @param {Map<string, any>} keys
  * @param {{idempotencyKey?: string | null, tries?: number}} [options] @returns {Promise<any>} */
 export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
+  if (s.closed) throw new UnfairRollError(`seed session ${s.seedId} is closed: start a new session`);
   const asked = JSON.stringify({ ...body, table: s.table });
   let refused = 0;
   for (;;) {
