@@ -13,7 +13,7 @@
 
 import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/fairroll.js";
-import { NOT_VERIFIED, trustedKeys, verifyLog } from "./vendor/verify.js";
+import { NOT_VERIFIED, trustedKeys, UnfairRollError, verifyLog } from "./vendor/verify.js";
 
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
@@ -129,7 +129,11 @@ export function createFairroll(options: FairrollOptions) {
   let trusted: Promise<Map<string, unknown>> | null = null;
   const keys = (): Promise<Map<string, unknown>> => {
     if (!options.root) return Promise.resolve(new Map());
-    trusted ??= call("GET", "/v1/keys").then(([, served]) => trustedKeys(served, options.root));
+    trusted ??= call("GET", "/v1/keys").then(async ([, served]) => {
+      const known = await trustedKeys(served, options.root);
+      if (known.size === 0) throw new UnfairRollError(`no signing key is certified by the root ${options.root}`, served);
+      return known;
+    });
     trusted.catch(() => { trusted = null; });
     return trusted;
   };

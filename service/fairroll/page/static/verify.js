@@ -1075,15 +1075,15 @@ export async function checkAnswer(answer, entry, s, nonce, keys) {
 
 const trusting = (keys) => Boolean(keys && keys.size);
 
-/** The entry of seed session `s` at `nonce`, read from the table's entries after the last
- * seq this client verified (page after page), or null. */
+/** The entry of seed session `s` at `nonce` and its words, read from the table's entries
+ * after the last seq this client verified (page after page), or null. */
 export async function entryAtNonce(call, s, nonce) {
   let after = s.after ?? 0;
   for (;;) {
     const [status, page] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries?after=${after}&limit=100`);
     if (status !== 200) throw new Error(`the table's entries were not served (HTTP ${status})`);
-    const found = (page.entries ?? []).find((e) => e.session?.seed_id === s.seedId && e.session?.nonce === nonce);
-    if (found) return found;
+    const at = (page.entries ?? []).findIndex((e) => e.session?.seed_id === s.seedId && e.session?.nonce === nonce);
+    if (at >= 0) return { entry: page.entries[at], words: page.words?.[at] ?? null };
     if (page.next_after === null || page.next_after === undefined || !page.entries?.length) return null;
     after = page.next_after;
   }
@@ -1091,7 +1091,7 @@ export async function entryAtNonce(call, s, nonce) {
 
 /** An answer for an entry found in the log: the entry's own fields, and a receipt made
  * of the table's checkpoint and the entry's inclusion proof in it. */
-async function answerOf(call, s, entry) {
+async function answerOf(call, s, entry, words) {
   const base = `/v1/tables/${encodeURIComponent(s.table)}`;
   const [got, checkpoint] = await call("GET", `${base}/checkpoint`);
   if (got !== 200) throw new Error(`the table's checkpoint was not served (HTTP ${got})`);
@@ -1102,7 +1102,7 @@ async function answerOf(call, s, entry) {
     leaf_hash: inclusion.leaf_hash, checkpoint: checkpoint.text, tree_size: checkpoint.size, proof: inclusion.proof,
     signature: entry.signature, source: entry.source,
   };
-  return { ...entry, receipt, fromLog: true };
+  return { ...entry, words, receipt, fromLog: true };
 }
 
 const CLOSED = /revealed|spent|used up|closed/;
@@ -1133,12 +1133,12 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
       await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys);
       made = answer;
     } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
-      const entry = await entryAtNonce(call, s, nonce);
+      const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
       if (entry) {
         if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
           throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
         }
-        made = await answerOf(call, s, entry);
+        made = await answerOf(call, s, entry, words);
         await checkAnswer(made, entry, s, nonce, keys);
       } else if ((refused += 1) >= tries) {
         throw new UnfairRollError(
