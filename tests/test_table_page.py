@@ -234,7 +234,10 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
         assert not entry["dice"] or entry["mark"].endswith(
             "re-derived from the chain's revealed link"
         )
-        assert r["result"]["text"].endswith(entry["outcome"])  # the same words as the list
+        # The same words as the list, and checked here before they were drawn.
+        shown, checked = r["result"]["text"].split(" — ✓ checked here: ")
+        assert shown.endswith(entry["outcome"]), (shown, entry)
+        assert checked.endswith("and the receipt under the pinned root"), checked
         assert r["survey"] == {"unlabelled": [], "low": []}, (operation, r["survey"])
         # A hundred turns of Zippy against Grub is past the exact chain's budget: estimated.
         kind = "Estimated odds" if operation == "fightFastBattle" else "Exact odds"
@@ -261,7 +264,7 @@ def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
         assert httpx.post(f"{first.url}/v1/tft/contests", json=body).status_code == 200
         node = shutil.which("node")
         assert node is not None
-        url = f"{first.url}/tables/rotation"
+        url = f"{first.url}/tables/rotation?root={PINNED}"
         page = subprocess.Popen(
             [node, str(browser_driver), url, str(tmp_path / "rotated.png"), "2", "900", "1"],
             stdout=subprocess.PIPE,
