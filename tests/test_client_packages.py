@@ -125,14 +125,28 @@ def test_the_readme_plugin_runs_under_node(project: Project, live_server: LiveSe
     said = project.run(shutil.which("node") or "node", script).splitlines()
     assert said[0].startswith("Strength: 4d6kh3 → "), said
     assert re.fullmatch(r"seed session s[\w-]{16}, nonce 1", said[1]), said
-    assert said[2].startswith("#1: Hash-chain seed session "), said  # fair by default
-    assert said[2].endswith("committed to anchor " + said[2].rsplit(" ", 1)[1]), said
-    assert said[3].startswith("#2: "), said
-    assert said[4] == "verified 2 entries", said
-    # Pinned to another root, the same log is refused: the root is what is trusted.
+    assert said[2].endswith("(nonce 2)"), said  # a contest, fair through api.POST too
+    assert said[3].startswith("#1: Hash-chain seed session "), said  # fair by default
+    assert said[3].endswith("committed to anchor " + said[3].rsplit(" ", 1)[1]), said
+    assert said[4].startswith("#2: ") and said[5].startswith("#3: "), said
+    assert said[6] == "verified 3 entries", said
+    # No root: nothing is called verified.
+    del project.env["FAIRROLL_ROOT"]
+    unpinned = project.run(shutil.which("node") or "node", script).splitlines()
+    assert unpinned[-1] == "NOT VERIFIED: set FAIRROLL_ROOT to the root key id", unpinned
+    # Pinned to another root, the rolls are refused: the root is what is trusted.
     project.env["FAIRROLL_ROOT"] = "ed25519:0000000000000000"
-    refused = project.run(shutil.which("node") or "node", script).splitlines()
-    assert "no signing key is certified by the root ed25519:0000000000000000" in refused[-1]
+    refused = subprocess.run(
+        [shutil.which("node") or "node", str(script)],
+        cwd=project.folder,
+        env=project.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "no signing key is certified by the root ed25519:0000000000000000" in refused.stderr
 
 
 def test_a_shown_output_is_held_to_its_shape() -> None:

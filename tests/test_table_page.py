@@ -19,6 +19,7 @@ import time
 import zlib
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -33,6 +34,8 @@ from fairroll.audit.redis.cosignatures import CosignedCheckpoint
 from fairroll.audit.signing import certify
 from fairroll.redis_server import RedisServer, free_port
 from support import TEST_SIGNING_KEY, LiveServer, browser_ready, run_node
+
+PINNED = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).key_id
 
 BROWSER = Path(__file__).resolve().parent / "browser"
 CONTEST = {
@@ -92,7 +95,7 @@ def test_the_page_shows_and_verifies_rolls_live(
     ]
     for path, body in rolls:
         assert client.post(path, json={**body, "table": table}).status_code == 200
-    url = f"{live_server.url}/tables/{table}"
+    url = f"{live_server.url}/tables/{table}?root={PINNED}"
     seen = open_page(browser_driver, url, tmp_path / "table.png", 3)
     entries = seen["entries"]
     assert [e["seq"] for e in entries] == [3, 2, 1]  # newest first
@@ -132,11 +135,13 @@ def test_the_page_flags_an_entry_tampered_with_in_redis(
         store.xadd(key, fields, id=stream_id)
     store.close()
 
-    seen = open_page(browser_driver, f"{live_server.url}/tables/{table}", tmp_path / "t.png", 3)
+    seen = open_page(
+        browser_driver, f"{live_server.url}/tables/{table}?root={PINNED}", tmp_path / "t.png", 3
+    )
     marks = {e["seq"]: e for e in seen["entries"]}
     assert marks[1]["ok"] and marks[3]["ok"]
     assert not marks[2]["ok"]
-    assert "entry_hash does not match its contents" in marks[2]["mark"]
+    assert "entry_hash does not match" in marks[2]["mark"]
     assert "1 failed verification" in seen["status"]
 
 
@@ -161,7 +166,7 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
     table: str,
     tmp_path: Path,
 ) -> None:
-    url = f"{live_server.url}/tables/{table}"
+    url = f"{live_server.url}/tables/{table}?root={PINNED}"
     seen = run_node(browser_driver.with_name("roll.mjs"), url, tmp_path, timeout=240)
     assert seen["errors"] == []
 
@@ -229,7 +234,10 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
         assert not entry["dice"] or entry["mark"].endswith(
             "re-derived from the chain's revealed link"
         )
-        assert r["result"]["text"].endswith(entry["outcome"])  # the same words as the list
+        # The same words as the list, and checked here before they were drawn.
+        shown, checked = r["result"]["text"].split(" — ✓ checked here: ")
+        assert shown.endswith(entry["outcome"]), (shown, entry)
+        assert checked.endswith("and the receipt under the pinned root"), checked
         assert r["survey"] == {"unlabelled": [], "low": []}, (operation, r["survey"])
         # A hundred turns of Zippy against Grub is past the exact chain's budget: estimated.
         kind = "Estimated odds" if operation == "fightFastBattle" else "Exact odds"
@@ -256,7 +264,7 @@ def test_a_key_rotated_while_the_page_is_open_is_fetched_not_flagged(
         assert httpx.post(f"{first.url}/v1/tft/contests", json=body).status_code == 200
         node = shutil.which("node")
         assert node is not None
-        url = f"{first.url}/tables/rotation"
+        url = f"{first.url}/tables/rotation?root={PINNED}"
         page = subprocess.Popen(
             [node, str(browser_driver), url, str(tmp_path / "rotated.png"), "2", "900", "1"],
             stdout=subprocess.PIPE,
@@ -331,7 +339,7 @@ def test_an_archived_table_verifies_from_its_base_in_the_page(
         check=False,
     )
     assert archived.returncode == 0, archived.stdout + archived.stderr
-    url = str(client.base_url).rstrip("/") + f"/tables/{table}"
+    url = str(client.base_url).rstrip("/") + f"/tables/{table}?root={PINNED}"
     seen = open_page(browser_driver, url, tmp_path / "archived.png", 4)
     assert [(e["seq"], e["ok"]) for e in seen["entries"]] == [(4, True), (3, True)]
 
@@ -386,7 +394,7 @@ def test_the_page_keeps_a_checkpoint_and_catches_a_rewritten_history(
                     == 200
                 )
 
-        seen = _revisit(browser_driver, f"{servers[0].url}/tables/{table}", honest)
+        seen = _revisit(browser_driver, f"{servers[0].url}/tables/{table}?root={PINNED}", honest)
         assert seen["first"].startswith("✓ signed checkpoint of 3 entries checked and kept")
         assert "consistent with the one this browser kept (3 entries" in seen["second"]
 
@@ -399,7 +407,7 @@ def test_the_page_keeps_a_checkpoint_and_catches_a_rewritten_history(
             store.delete(f"fairroll:{{{table}}}:signed")
             servers.append(LiveServer(redis_server.url, tmp_path / "second.log", port=port))
 
-        seen = _revisit(browser_driver, f"{servers[0].url}/tables/{table}", rewrite)
+        seen = _revisit(browser_driver, f"{servers[0].url}/tables/{table}?root={PINNED}", rewrite)
         assert seen["second"].startswith("✗ history check failed"), seen
     finally:
         for server in servers:
@@ -407,10 +415,17 @@ def test_the_page_keeps_a_checkpoint_and_catches_a_rewritten_history(
 
 
 def _cosigned_by_another(
-    redis_url: str, table: str, note: str, *, size: int, root_hash: str, name: str
-) -> None:
-    """Another player's cosignature of ``note``, as the server keeps one."""
-    key = Ed25519PrivateKey.generate()
+    redis_url: str,
+    table: str,
+    note: str,
+    *,
+    size: int,
+    root_hash: str,
+    name: str,
+    key: Ed25519PrivateKey | None = None,
+) -> str:
+    """Another player's cosignature of ``note``, as the server keeps one; its vkey."""
+    key = key or Ed25519PrivateKey.generate()
     vkey = verifier_key(name, raw_public_key(key))
     line = cosign(note, name, key, int(time.time()))
     kept = CosignedCheckpoint(
@@ -423,32 +438,41 @@ def _cosigned_by_another(
     )
     store = redis.Redis.from_url(redis_url)
     store.hset(f"fairroll:{{{table}}}:cosignatures", vkey, msgspec.json.encode(kept))
+    return vkey
 
 
 def test_the_page_cosigns_what_it_verified_and_counts_the_other_players(
     browser_driver: Path, live_server: LiveServer, redis_server: RedisServer, table: str
 ) -> None:
     """The page cosigns the checkpoint it verified (its own WebCrypto key) and says its
-    view is unconfirmed until another player's cosignature of the same tree arrives."""
+    view is unconfirmed until a cosignature of the same tree arrives from a player whose
+    key this player pinned (Sheena's, shared with her over another channel). A cosigner
+    nobody pinned (the operator's "bob", a Sybil) is listed as unknown, never counted."""
+    sheena = Ed25519PrivateKey.generate()
+    sheena_vkey = verifier_key("sheena.players.example", raw_public_key(sheena))
     with httpx.Client(base_url=live_server.url, timeout=10) as client:
         assert client.post("/v1/tft/contests", json={**CONTEST, "table": table}).is_success
         checkpoint = client.get(f"/v1/tables/{table}/checkpoint").json()
 
-        def sheena_cosigns() -> None:
-            _cosigned_by_another(
-                redis_server.url,
-                table,
-                checkpoint["text"],
-                size=checkpoint["size"],
-                root_hash=checkpoint["root_hash"],
-                name="sheena.players.example",
-            )
+        def others_cosign() -> None:
+            for name, key in (("sheena.players.example", sheena), ("bob.players.example", None)):
+                _cosigned_by_another(
+                    redis_server.url,
+                    table,
+                    checkpoint["text"],
+                    size=checkpoint["size"],
+                    root_hash=checkpoint["root_hash"],
+                    name=name,
+                    key=key,
+                )
 
-        seen = _revisit(browser_driver, f"{live_server.url}/tables/{table}", sheena_cosigns)
+        url = f"{live_server.url}/tables/{table}?root={PINNED}&cosigner={quote(sheena_vkey)}"
+        seen = _revisit(browser_driver, url, others_cosign)
         assert "your view is unconfirmed" in seen["first"], seen
         assert "cosigned by you and 1 other player(s): sheena.players.example" in seen["second"]
+        assert "1 unknown cosigner(s), not counted: bob.players.example" in seen["second"]
         listed = client.get(f"/v1/tables/{table}/cosignatures").json()["cosignatures"]
-        assert len(listed) == 2  # this browser's own, posted by the page, and Sheena's
+        assert len(listed) == 3  # this browser's own, posted by the page, Sheena's, Bob's
 
 
 def test_the_page_raises_the_alarm_on_a_split_view(
@@ -474,6 +498,6 @@ def test_the_page_raises_the_alarm_on_a_split_view(
                 name="grub.players.example",
             )
 
-        seen = _revisit(browser_driver, f"{live_server.url}/tables/{table}", split)
+        seen = _revisit(browser_driver, f"{live_server.url}/tables/{table}?root={PINNED}", split)
         assert seen["second"].startswith("✗ history check failed: split view: grub"), seen
         assert other.text.split("\n")[2] in seen["second"]

@@ -1,9 +1,10 @@
 // @fairroll/client: a typed client for fairroll, the verifiable dice service.
 //
 //   import { createFairroll } from "@fairroll/client";
-//   const dice = createFairroll({ baseUrl: "https://dice.example" });
+//   const dice = createFairroll({ baseUrl: "https://dice.example", root: "ed25519:..." });
 //   const { table, write_key } = await dice.createTable();
 //   const rolled = await dice.withKey(write_key).rollFormula({ table, formula: "1d20+5" });
+//   const attack = await dice.withKey(write_key).roll("/v1/tft/contests", { table, a, b });
 //
 // Types come from the service's OpenAPI spec (openapi-typescript), calls from
 // openapi-fetch; `api` is the whole typed API, the methods below the common path of a
@@ -12,7 +13,7 @@
 
 import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/fairroll.js";
-import { importKeys, parseStrict, trustedKeys, verifyEntries } from "./vendor/verify.js";
+import { NOT_VERIFIED, trustedKeys, UnfairRollError, verifyLog } from "./vendor/verify.js";
 
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
@@ -24,6 +25,7 @@ export {
   entryHash,
   importKeys,
   LogVerifier,
+  NOT_VERIFIED,
   parseStrict,
   PROVES,
   SELECTIVE_REFUSAL,
@@ -34,6 +36,7 @@ export {
   verifyEntries,
   verifyEntry,
   verifyInclusion,
+  verifyLog,
   verifyReceipt,
 } from "./vendor/verify.js";
 import { tableEvents, type EventOptions, type TableEvent } from "./events.js";
@@ -51,6 +54,12 @@ export interface FairrollOptions {
   writeKey?: string;
   /** Whom this client rolls for: named in its seed sessions. */
   player?: string;
+  /** The pinned root key id (`ed25519:...`), obtained out of band: only keys it certifies
+   * are trusted. Without it every roll and every verdict says NOT VERIFIED. */
+  root?: string;
+  /** Cosigners' verifier keys this player trusts (exchanged over a channel the operator
+   * does not run, or configured witnesses): only they count towards `confirmedBy`. */
+  trustedCosigners?: string[];
   fetch?: typeof fetch;
 }
 
@@ -76,6 +85,12 @@ export type Entry = Schemas["Entry"];
  * also one report per entry. */
 export interface VerifiedLog {
   ok: boolean;
+  /** False when no root was pinned: the log was NOT VERIFIED, whatever it holds. */
+  verified: boolean;
+  /** The rolls that verify but are not fair (a client seed the log showed before their
+   * chain was committed), with why. */
+  not_fair: Array<{ seq: number; why: string }>;
+  reason: string | null;
   entries: number;
   first_bad_seq: number | null;
   problems: string[];
@@ -110,21 +125,69 @@ export function createFairroll(options: FairrollOptions) {
     const text = await response.text();
     return [response.status, text ? JSON.parse(text) : null];
   };
+  // The keys certified under the pinned root, read once (none without a root).
+  let trusted: Promise<Map<string, unknown>> | null = null;
+  const keys = (): Promise<Map<string, unknown>> => {
+    if (!options.root) return Promise.resolve(new Map());
+    trusted ??= call("GET", "/v1/keys").then(async ([, served]) => {
+      const known = await trustedKeys(served, options.root);
+      if (known.size === 0) throw new UnfairRollError(`no signing key is certified by the root ${options.root}`, served);
+      return known;
+    });
+    trusted.catch(() => { trusted = null; });
+    return trusted;
+  };
   const sessions = new Map<string, Promise<PlayerSession>>();
   function session(table: string, start?: { state?: SessionState; length?: number }): Promise<PlayerSession> {
-    if (start?.state) sessions.set(table, Promise.resolve(PlayerSession.resume(call, start.state)));
+    if (start?.state) sessions.set(table, Promise.resolve(PlayerSession.resume(call, start.state, keys)));
     if (!sessions.has(table)) {
-      const opening = PlayerSession.open(call, table, options.player, start?.length);
+      const opening = PlayerSession.open(call, table, keys, options.player, start?.length);
       opening.catch(() => sessions.delete(table));
       sessions.set(table, opening);
     }
     return sessions.get(table)!;
   }
   const unseeded = (body: object) => !["seed", "dice", "session"].some((k) => k in body);
+  // The paths that roll (and take a seed session), as the server declares its mechanics.
+  let rolling: Promise<Set<string>> | null = null;
+  const rollPaths = (): Promise<Set<string>> => {
+    rolling ??= call("GET", "/v1/systems").then(([, listed]) =>
+      new Set<string>(
+        (listed?.systems ?? []).flatMap((s: any) =>
+          (s.mechanics ?? []).filter((m: any) => (m.dice ?? []).length > 0).map((m: any) => String(m.roll?.path)),
+        ),
+      ));
+    return rolling;
+  };
+  /** Roll `body` on `path` fairly: in this client's seed session on the body's table. */
+  async function fairRoll(path: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<any> {
+    const mine = await session(String(body.table ?? "default"));
+    return mine.roll(path, body, idempotencyKey);
+  }
+  // The typed API, fair by default: a POST to a roll path without seed, dice or session
+  // goes through this player's seed session and is checked before it is returned.
+  const fairApi = {
+    ...api,
+    POST: (async (path: string, init: any = {}) => {
+      const body = init?.body;
+      if (body && typeof body === "object" && unseeded(body) && (await rollPaths()).has(path)) {
+        const key = (init.headers as Record<string, string> | undefined)?.["Idempotency-Key"];
+        const rolled = await fairRoll(path, body, key);
+        return { data: rolled, error: undefined, response: new Response(JSON.stringify(rolled), { status: 200 }) };
+      }
+      return (api.POST as any)(path, init);
+    }) as typeof api.POST,
+  } as typeof api;
 
   return {
-    /** The whole typed API (openapi-fetch): `api.POST("/v1/tft/contests", { body })`. */
-    api,
+    /** The whole typed API (openapi-fetch): `api.POST("/v1/tft/contests", { body })`, fair
+     * by default (a roll without seed, dice or session is made in this player's seed
+     * session and checked); `rawApi` sends what it is given. */
+    api: fairApi,
+    rawApi: api,
+    /** Roll any mechanic fairly: `roll("/v1/tft/contests", { table, a, b })`, in this
+     * player's seed session, checked before it is returned. */
+    roll: fairRoll,
     /** The same client with a table's write key. */
     withKey(writeKey: string) {
       return createFairroll({ ...options, writeKey });
@@ -142,10 +205,7 @@ export function createFairroll(options: FairrollOptions) {
      * dice or a session, or `fair` is false; `idempotencyKey` makes a retry answer the same
      * roll. */
     async rollFormula(body: FormulaRequest, idempotencyKey?: string, fair = true): Promise<FormulaRoll> {
-      if (fair && unseeded(body)) {
-        const mine = await session(body.table ?? "default");
-        return mine.roll("/v1/dice/rolls", body as Record<string, unknown>, idempotencyKey);
-      }
+      if (fair && unseeded(body)) return fairRoll("/v1/dice/rolls", body as Record<string, unknown>, idempotencyKey);
       return answer(
         api.POST("/v1/dice/rolls", {
           body,
@@ -186,44 +246,36 @@ export function createFairroll(options: FairrollOptions) {
      * only (see TableWitness): `await (await dice.witness(table, name, root)).check()`
      * verifies, proves consistent, cosigns and posts the table's checkpoint. */
     witness(table: string, name: string, root: string, state?: WitnessState): Promise<TableWitness> {
-      return state ? TableWitness.resume(call, state) : TableWitness.create(call, table, name, root);
+      const trust = options.trustedCosigners ?? [];
+      return state ? TableWitness.resume(call, state, trust) : TableWitness.create(call, table, name, root, trust);
     },
     /** Follow a table's entries live (see `tableEvents`). */
     events(table: string, eventOptions: EventOptions = {}): AsyncGenerator<TableEvent> {
       return tableEvents(options.baseUrl, table, { ...(options.fetch ? { fetch: options.fetch } : {}), ...eventOptions });
     },
-    /** Check an NDJSON export here, trusting nothing the server says about it: strict JSON,
-     * the hash chain, Ed25519 signatures, and every seeded die. With `root` (a root key id
-     * obtained out of band), only keys that root certifies are trusted; without it, the
-     * keys the server publishes. */
+    /** Check an NDJSON export here, trusting nothing the server says about it, as
+     * `fairroll verify --root` does (verify.js `verifyLog`): strict JSON, the hash chain,
+     * Ed25519 signatures by keys the log publishes under the pinned `root` only, sources,
+     * sessions, chains and every seeded die. Without `root` (here or in the options) the
+     * verdict is NOT VERIFIED: ok false, whatever the log holds. */
     async verifyExport(ndjson: string, keys?: Schemas["KeyList"], root?: string): Promise<VerifiedLog> {
+      const pinned = root ?? options.root;
       const served = keys ?? (await this.keys());
-      const published = root ? await trustedKeys(served, root) : await importKeys(served);
-      if (root && published.size === 0) {
-        const problem = `no signing key is certified by the root ${root}`;
-        const entries = ndjson.split("\n").filter((line) => line.trim()).length;
-        return { ok: false, entries, first_bad_seq: null, problems: [problem], sources: {}, signatures_checked: 0, reports: [] };
-      }
-      const entries = ndjson
-        .split("\n")
-        .filter((line) => line.trim())
-        .map((line) => parseStrict(line));
-      // From seq 1: the first entry links to 64 zeros.
-      const reports: Array<{ seq: number; ok: boolean; problems: string[]; checks: { signature: boolean } }> =
-        await verifyEntries(entries, published, "0".repeat(64));
-      const problems = reports.flatMap((r) => r.problems.map((p) => `seq ${r.seq}: ${p}`));
-      const sources: Record<string, number> = {};
-      for (const entry of entries as Array<{ source?: string }>) {
-        const source = String(entry.source);
-        sources[source] = (sources[source] ?? 0) + 1;
-      }
+      const known = pinned ? await trustedKeys(served, pinned) : new Map();
+      const verdict = await verifyLog(ndjson, known, { root: pinned ?? null });
+      const reports = verdict.results.map((r: any) => ({ seq: r.seq, ok: r.ok, problems: r.problems as string[] }));
+      const problems = reports.flatMap((r: { seq: number; problems: string[] }) => r.problems.map((p) => `seq ${r.seq}: ${p}`));
+      if (!pinned) problems.unshift(NOT_VERIFIED);
       return {
-        ok: problems.length === 0 && reports.length === entries.length,
-        entries: entries.length,
-        first_bad_seq: reports.find((r) => !r.ok)?.seq ?? null,
+        ok: verdict.ok,
+        verified: verdict.verified,
+        entries: verdict.entries,
+        first_bad_seq: verdict.first_bad_seq,
+        reason: verdict.reason,
+        not_fair: verdict.not_fair,
         problems,
-        sources,
-        signatures_checked: reports.filter((r) => r.checks.signature).length,
+        sources: verdict.sources,
+        signatures_checked: verdict.results.filter((r: any) => r.checks?.signature).length,
         reports,
       };
     },

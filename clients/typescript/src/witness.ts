@@ -8,7 +8,7 @@
 // (`fairroll verify --equivocation A B`). Keys are trusted only through the pinned root.
 
 import type { Call } from "./session.js";
-import { cosignerVkey, cosignNote, trustedKeys, verifyCheckpoint, verifyConsistency } from "./vendor/verify.js";
+import { cosignerVkey, cosignNote, trustedKeys, verifyCheckpoint, verifyConsistency, verifyCosignature } from "./vendor/verify.js";
 
 /** What a witness keeps (`state()`), to go on with it elsewhere. */
 export interface WitnessState {
@@ -39,8 +39,13 @@ export interface Checked {
   rootHash: string;
   note: string;
   cosigned: string;
+  /** Cosigners of this tree whose key this player trusts (pinned, exchanged over a
+   * channel the operator does not run, or configured witnesses), their cosignature checked. */
   confirmedBy: string[];
-  /** No other player or witness has cosigned this tree (yet): the view is unconfirmed. */
+  /** Other cosignatures of this tree, by keys this player does not know: they count for
+   * nothing (the operator can make any number of them). */
+  unknownCosigners: string[];
+  /** No trusted player or witness has cosigned this tree (yet): the view is unconfirmed. */
   unconfirmed: boolean;
 }
 
@@ -54,21 +59,23 @@ export class TableWitness {
     private readonly s: WitnessState,
     private readonly key: CryptoKey,
     readonly vkey: string,
+    private readonly trusted: ReadonlySet<string> = new Set(),
   ) {}
 
   /** A witness of `table` with a fresh Ed25519 key, trusting keys from `root` only. */
-  static async create(call: Call, table: string, name: string, root: string): Promise<TableWitness> {
+  static async create(call: Call, table: string, name: string, root: string, trusted: string[] = []): Promise<TableWitness> {
     const pair = (await globalThis.crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
     const raw = new Uint8Array(await globalThis.crypto.subtle.exportKey("raw", pair.publicKey));
     const pkcs8 = new Uint8Array(await globalThis.crypto.subtle.exportKey("pkcs8", pair.privateKey));
     const state = { table, name, root, privateKey: b64(pkcs8), publicKey: b64(raw), trees: [] };
-    return new TableWitness(call, state, pair.privateKey, await cosignerVkey(name, raw));
+    return new TableWitness(call, state, pair.privateKey, await cosignerVkey(name, raw), new Set(trusted));
   }
 
   /** Go on with a kept witness. */
-  static async resume(call: Call, state: WitnessState): Promise<TableWitness> {
+  static async resume(call: Call, state: WitnessState, trusted: string[] = []): Promise<TableWitness> {
     const key = await globalThis.crypto.subtle.importKey("pkcs8", unb64(state.privateKey), { name: "Ed25519" }, true, ["sign"]);
-    return new TableWitness(call, { ...state, trees: [...state.trees] }, key, await cosignerVkey(state.name, unb64(state.publicKey)));
+    const vkey = await cosignerVkey(state.name, unb64(state.publicKey));
+    return new TableWitness(call, { ...state, trees: [...state.trees] }, key, vkey, new Set(trusted));
   }
 
   state(): WitnessState {
@@ -91,14 +98,25 @@ export class TableWitness {
     const [posted, problem] = await this.call("POST", `/v1/tables/${table}/cosignatures`, { vkey: this.vkey, note: cosigned });
     if (posted !== 201) throw Object.assign(new Error(`the cosignature was refused (HTTP ${posted})`), { problem });
     const [, listed] = await this.call("GET", `/v1/tables/${table}/cosignatures`);
-    const confirmedBy = [
-      ...new Set<string>(
-        (listed?.cosignatures ?? [])
-          .filter((c: any) => c.vkey !== this.vkey && c.size === size && c.root_hash === rootHash)
-          .map((c: any) => String(c.name)),
-      ),
-    ].sort();
-    return { size, rootHash, note, cosigned, confirmedBy, unconfirmed: confirmedBy.length === 0 };
+    const confirmed = new Set<string>();
+    const unknown = new Set<string>();
+    const body = plain.slice(0, plain.indexOf("\n\n") + 1);
+    for (const c of listed?.cosignatures ?? []) {
+      if (c.vkey === this.vkey || c.size !== size || c.root_hash !== rootHash) continue;
+      if (!this.trusted.has(c.vkey)) {
+        unknown.add(String(c.name));
+        continue;
+      }
+      try {  // a trusted key's cosignature of this very tree, checked here
+        if (!String(c.note).startsWith(body)) continue;
+        await verifyCosignature(c.note, c.vkey);
+        confirmed.add(String(c.name));
+      } catch {
+        continue;
+      }
+    }
+    const confirmedBy = [...confirmed].sort();
+    return { size, rootHash, note, cosigned, confirmedBy, unknownCosigners: [...unknown].sort(), unconfirmed: confirmedBy.length === 0 };
   }
 
   /** Check a checkpoint note, from the server or from another player: signed under the
@@ -141,7 +159,11 @@ export class TableWitness {
     let last: unknown = new Error("no key certified by the pinned root");
     for (const keyId of keys.keys()) {
       try {
-        const opened = await verifyCheckpoint({ text: note, key_id: keyId, size: Number(lines[1]), root_hash: lines[2] }, keys);
+        const opened = await verifyCheckpoint(
+          { text: note, key_id: keyId, size: Number(lines[1]), root_hash: lines[2] },
+          keys,
+          { table: this.s.table },
+        );
         return { size: opened.size, rootHash: lines[2]!, root: opened.root };
       } catch (error) {
         last = error;

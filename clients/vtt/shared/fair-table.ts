@@ -64,6 +64,7 @@ export class FairTable {
     this.dice = createFairroll({
       baseUrl: settings.server,
       player: settings.player,
+      root: settings.root,  // every roll checked live under the table's pinned root
       ...(settings.writeKey ? { writeKey: settings.writeKey } : {}),
       ...(settings.fetch ? { fetch: settings.fetch } : {}),
     });

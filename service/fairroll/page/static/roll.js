@@ -4,8 +4,11 @@
 import { controlFor, loadShelves, mechanicForm, oddsBody, rollOperations } from "./form.js";
 import { charts, drawCharts } from "./odds.js";
 import { describe } from "./words.js";
+import { openSession, rollInSession, UnfairRollError } from "./verify.js";
 
-export async function startRollPanel({ table, onRolled }) {
+/** `trust()` answers {root, keys}: the pinned root (null: none) and the signing keys it
+ * certifies, which every answer's receipt is checked under. */
+export async function startRollPanel({ table, onRolled, trust }) {
   const select = document.getElementById("mechanic");
   const form = document.getElementById("roll-form");
   const fields = document.getElementById("fields");
@@ -63,54 +66,41 @@ export async function startRollPanel({ table, onRolled }) {
   }
 
   // Fair by default: unless a seed is typed, every roll is in this player's own hash-chain
-  // seed session (docs/randomness.md). The client seed is drawn here by the browser's
-  // CSPRNG and kept, with the session and the next nonce, in this browser; a roll that
-  // did not go through is sent again with the same nonce, client seed and Idempotency-Key,
-  // so a server that refuses it can only refuse it again, never change its dice.
+  // seed session (docs/randomness.md), made and checked by verify.js's live checks: the
+  // session's anchor is seen committed in the log before the client seed is drawn (a new
+  // one for every chain), and every answer is checked before it is drawn (client seed,
+  // session, nonce, link, dice, and its receipt under the pinned root, of this table). A
+  // refusal never lets the operator choose: a 409 naming another nonce is looked up in the
+  // log; a session answered as revealed or gone is never replaced without the player.
   const sessionKey = `fairroll:session:${table}`;
-  let pending = null;  // { nonce, idempotencyKey, asked } of a roll that did not go through
 
   function authorized(headers) {
     if (key.value) headers.authorization = `Bearer ${key.value}`;
     return headers;
   }
 
-  async function playerSession() {
-    const kept = JSON.parse(localStorage.getItem(sessionKey) ?? "null");
-    if (kept?.seed_id && kept?.client_seed) return kept;
-    const response = await fetch(`/v1/tables/${encodeURIComponent(table)}/seeds`, {
-      method: "POST",
-      headers: authorized({ "content-type": "application/json" }),
-      body: JSON.stringify({ player: "this browser" }),
+  async function call(method, path, body, headers = {}) {
+    const response = await fetch(path, {
+      method,
+      headers: authorized({ ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    const answer = await response.json();
-    if (!response.ok) throw Object.assign(new Error(answer.detail), { problem: answer });
-    const made = {
-      seed_id: answer.seed_id, client_seed: freshSeed(), nonce: 1,
-      anchor: answer.commitment, first: 1, length: answer.length,
-    };
-    localStorage.setItem(sessionKey, JSON.stringify(made));
-    return made;
-  }
-
-  function freshSeed() {
-    const secret = crypto.getRandomValues(new Uint8Array(16));
-    return Array.from(secret, (b) => b.toString(16).padStart(2, "0")).join("");
-  }
-
-  // A used-up chain: its next one was committed by the roll that used its last link;
-  // learn it and draw a new client seed for it (a server that knew the client seed
-  // before drawing a chain could grind the chain for it). Else open a new session.
-  async function nextChain(session) {
-    const seen = await fetch(`/v1/tables/${encodeURIComponent(table)}/seeds/${session.seed_id}`);
-    const status = seen.ok ? await seen.json() : null;
-    if (status && status.first_nonce === session.nonce && !status.revealed) {
-      const renewed = { ...session, anchor: status.commitment, first: session.nonce, length: status.length, client_seed: freshSeed() };
-      keep(renewed);
-      return renewed;
+    const text = await response.text();
+    let answer = null;
+    try {
+      answer = text ? JSON.parse(text) : null;
+    } catch {
+      answer = { detail: text };
     }
-    localStorage.removeItem(sessionKey);
-    return playerSession();
+    return [response.status, answer];
+  }
+
+  async function playerSession(keys) {
+    const kept = JSON.parse(localStorage.getItem(sessionKey) ?? "null");
+    if (kept?.seedId && kept?.clientSeed) return kept;
+    const made = await openSession(call, table, keys, { player: "this browser" });
+    keep(made);
+    return made;
   }
 
   function keep(session) {
@@ -163,60 +153,64 @@ export async function startRollPanel({ table, onRolled }) {
     const request = { ...body(), table };
     button.disabled = true;
     said.className = "";
+    said.removeAttribute("role");
     said.textContent = "Rolling…";
+    let session = null;
     try {
-      let session = null;
-      for (let attempt = 0; attempt < 3; attempt += 1) {
-        if (request.seed === undefined) {
-          session = await playerSession();
-          if (!pending && session.length && session.nonce > session.first + session.length - 1) {
-            session = await nextChain(session);
-          }
-          const nonce = pending?.nonce ?? session.nonce;
-          request.session = { seed_id: session.seed_id, client_seed: session.client_seed, nonce };
-          // The same request again keeps its Idempotency-Key; another one takes a new key
-          // (but the same nonce and client seed, so the same dice).
-          const asked = JSON.stringify({ ...request, session: undefined });
-          const again = pending?.asked === asked ? pending.idempotencyKey : crypto.randomUUID();
-          pending = { nonce, idempotencyKey: again, asked };
+      let answer;
+      if (request.seed === undefined) {
+        const { keys } = await trust();
+        session = await playerSession(keys);
+        try {
+          answer = await rollInSession(call, session, current.path, body(), keys);
+        } finally {
+          keep(session);  // its next nonce, or the roll still pending, or closed
         }
-        const idempotencyKey = pending?.idempotencyKey ?? crypto.randomUUID();
-        const headers = authorized({ "content-type": "application/json", "idempotency-key": idempotencyKey });
-        const response = await fetch(current.path, { method: "POST", headers, body: JSON.stringify(request) });
-        const answer = await response.json();
-        if (response.status === 409 && session && Number.isInteger(answer.nonce)) {
-          // The session is further on (another tab of this browser rolled): take its nonce.
-          keep({ ...session, nonce: answer.nonce });
-          pending = null;
-          continue;
-        }
-        if (session && (response.status === 404 || (response.status === 409 && /revealed/.test(answer.detail ?? "")))) {
-          localStorage.removeItem(sessionKey);  // closed or gone: open a new one
-          pending = null;
-          continue;
-        }
-        if (response.status >= 500) throw new Error(answer.detail ?? `HTTP ${response.status}`);
-        pending = null;
-        if (!response.ok) {
-          showProblem(answer);
+      } else {
+        const [status, made] = await call("POST", current.path, request, { "idempotency-key": crypto.randomUUID() });
+        if (status >= 500) throw new Error(made?.detail ?? `HTTP ${status}`);
+        if (status !== 200) {
+          showProblem(made);
           return;
         }
-        if (session) keep({ ...session, nonce: answer.session.nonce + 1 });
-        const [, came] = describe(answer.words);
-        said.className = "ok";
-        const where = session ? ` in your seed session (nonce ${answer.session.nonce})` : "";
-        said.textContent = `Rolled #${answer.receipt.seq}${where}: ${came}`;
-        onRolled(answer.receipt.seq);
-        return;
+        answer = made;
       }
-      said.className = "bad";
-      said.textContent = "The roll did not go through: the seed session kept moving; try again.";
+      const [, came] = describe(answer.words);
+      const where = session ? ` in your seed session (nonce ${answer.session.nonce})` : "";
+      const checked = !session ? ""
+        : answer.verdict?.verified ? " — ✓ checked here: your client seed, nonce, the chain's link, the dice, and the receipt under the pinned root"
+        : " — NOT VERIFIED: no root is pinned (open this page with ?root=<key id>)";
+      said.className = session && answer.verdict?.verified ? "ok" : "unverified";
+      said.textContent = `Rolled #${answer.receipt.seq}${where}: ${came}${checked}`;
+      onRolled(answer.receipt.seq);
     } catch (error) {
       said.className = "bad";
-      said.textContent = `The roll did not go through: ${error.message}`;
+      said.setAttribute("role", "alert");
+      if (error instanceof UnfairRollError) {
+        said.textContent = `✗ Not a fair roll: ${error.message}`;
+        if (session?.closed) said.append(" ", newSessionButton());
+      } else if (error.problem) {
+        showProblem(error.problem);
+      } else {
+        said.textContent = `The roll did not go through: ${error.message}`;
+      }
     } finally {
       button.disabled = false;
     }
+  }
+
+  // The player, not the page, starts a new seed session after one was closed.
+  function newSessionButton() {
+    const start = document.createElement("button");
+    start.type = "button";
+    start.textContent = "Start a new seed session";
+    start.addEventListener("click", () => {
+      localStorage.removeItem(sessionKey);
+      said.className = "";
+      said.removeAttribute("role");
+      said.textContent = "A new seed session will be opened with your next roll.";
+    });
+    return start;
   }
 
   function showProblem(problem) {

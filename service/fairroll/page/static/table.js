@@ -1,6 +1,9 @@
 // The table page: a table's rolls, newest first, live; every entry verified here, in the
 // browser, with WebCrypto (verify.js) — never on the server's word.
-import { LogVerifier, cosignNote, cosignerVkey, importKeys, verifyCheckpoint, verifyConsistency, verifyCosignature } from "./verify.js";
+import {
+  LogVerifier, NOT_VERIFIED, cosignNote, cosignerVkey, importKeys, trustedKeys, verifyCheckpoint, verifyConsistency,
+  verifyCosignature,
+} from "./verify.js";
 import { startRollPanel } from "./roll.js";
 import { describe, dieInWords } from "./words.js";
 import { drawCharts } from "./odds.js";
@@ -13,8 +16,21 @@ const list = document.getElementById("entries");
 const status = document.getElementById("status");
 const trust = document.getElementById("trust");
 let after = 0;
-let keys = null;
+let keys = null;  // the keys served, for version 1 entries and a log read from its middle
+let trusted = new Map();  // the signing keys the pinned root certifies: nothing else is trusted
 let log = null;
+
+// The pinned root: from the table's URL (?root=<key id>, as the operator published it out
+// of band) or the one this player pinned before, kept in this browser. Never the one the
+// server names: with none, the page says NOT VERIFIED and draws no ✓.
+const asked = new URLSearchParams(location.search);
+let root = asked.get("root") || localStorage.getItem("fairroll:root") || null;
+if (asked.get("root")) localStorage.setItem("fairroll:root", root);
+// Cosigners this player trusts: verifier keys it pinned (?cosigner=<vkey>, repeatable, as a
+// friend shares it over a channel the operator does not run), kept in this browser.
+const pinnedCosigners = new Set(JSON.parse(localStorage.getItem("fairroll:cosigners") ?? "[]"));
+for (const vkey of asked.getAll("cosigner")) pinnedCosigners.add(vkey);
+localStorage.setItem("fairroll:cosigners", JSON.stringify([...pinnedCosigners]));
 const marks = new Map();  // seq -> the entry's mark element, redrawn when a reveal checks it
 
 function element(tag, attributes = {}, ...children) {
@@ -141,10 +157,12 @@ for (const [source, [, words]] of Object.entries(SOURCES)) {
   document.getElementById(`source-${source}`)?.replaceChildren(words);
 }
 
-function fairnessElement(source) {
+function fairnessElement(source, result) {
   const known = SOURCES[source];
   if (!known) return "";
-  const [kind, words] = known;
+  let [kind, words] = known;
+  if (result?.notFair) [kind, words] = ["unfair", `⚠ not fair: ${result.notFair}`];
+  else if (!root && source === "committed") [kind, words] = ["trusting", "NOT VERIFIED: rolled in a seed session, but no root is pinned"];
   return element("p", { class: `fairness ${kind}` }, `${words} `, element("a", { href: `#source-${source}` }, "what this means"));
 }
 
@@ -154,6 +172,7 @@ function markElement(result) {
     : dice === "re-derived after the reveal" ? ", dice re-derived from the revealed seed"
     : dice === "re-derived from the revealed link" ? ", dice re-derived from the chain's revealed link"
     : dice.startsWith("committed") ? "; dice checkable once the session is revealed" : "";
+  if (result.ok && !root) return element("p", { class: "mark unverified" }, `NOT VERIFIED (no root pinned): hash and link hold${how}`);
   return result.ok
     ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${how}`)
     : element("p", { class: "mark bad", role: "alert" }, `✗ ${result.problems.join("; ")}`);
@@ -195,7 +214,7 @@ function entryElement(entry, result, words) {
     ...diceElement(entry),
     element("p", { class: "outcome" }, came),
     mark,
-    statement ? "" : fairnessElement(entry.source),
+    statement ? "" : fairnessElement(entry.source, result),
   );
 }
 
@@ -253,7 +272,8 @@ async function checkHistory() {
   const storeKey = `fairroll:checkpoint:${table}`;
   try {
     const checkpoint = await (await fetch(`${base}/checkpoint`)).json();
-    const { size, root } = await verifyCheckpoint(checkpoint, keys);
+    if (!root) throw new Error(NOT_VERIFIED.replace("pass the root key id", "open this page with ?root=<the root key id>,"));
+    const { size, root: treeRoot } = await verifyCheckpoint(checkpoint, trusted, { table });
     const kept = JSON.parse(localStorage.getItem(storeKey) ?? "null");
     if (kept && kept.size > 0 && kept.size <= size) {
       let proof = [];
@@ -261,7 +281,7 @@ async function checkHistory() {
         const answer = await (await fetch(`${base}/proofs/consistency?from=${kept.size}&to=${size}`)).json();
         proof = answer.proof.map(b64);
       }
-      await verifyConsistency(kept.size, size, b64(kept.root_hash), root, proof);
+      await verifyConsistency(kept.size, size, b64(kept.root_hash), treeRoot, proof);
     } else if (kept && kept.size > size) {
       throw new Error(`the log has ${size} entries, but this browser saw ${kept.size}`);
     }
@@ -271,7 +291,6 @@ async function checkHistory() {
         throw new Error("the entries shown are not the ones the checkpoint signs");
       }
     }
-    if (rootMismatch) throw new Error(rootMismatch);
     localStorage.setItem(storeKey, JSON.stringify({ size, root_hash: checkpoint.root_hash, seen: new Date().toISOString() }));
     const views = size > 0 ? await compareViews(base, checkpoint) : "";
     trust.className = "trust ok";
@@ -316,6 +335,7 @@ async function compareViews(base, checkpoint) {
   if (posted.status === 409) throw new Error(`split view: ${(await posted.json()).detail}`);
   const { cosignatures } = await (await fetch(`${base}/cosignatures`)).json();
   const others = [];
+  const unknown = [];
   for (const cosigned of cosignatures) {
     if (cosigned.vkey === vkey) continue;
     try {
@@ -326,11 +346,15 @@ async function compareViews(base, checkpoint) {
     if (cosigned.size === checkpoint.size && cosigned.root_hash !== checkpoint.root_hash) {
       throw new Error(`split view: ${cosigned.name} cosigned another tree of ${cosigned.size} entries:\n${cosigned.note}\nthis browser's:\n${checkpoint.text}`);
     }
-    if (cosigned.size === checkpoint.size) others.push(cosigned.name);
+    if (cosigned.size !== checkpoint.size) continue;
+    // Only a key this player pinned counts: anyone can post cosignatures under any name.
+    if (pinnedCosigners.has(cosigned.vkey)) others.push(cosigned.name);
+    else unknown.push(cosigned.name);
   }
-  return others.length
+  const strangers = unknown.length ? `; ${unknown.length} unknown cosigner(s), not counted: ${unknown.join(", ")}` : "";
+  return (others.length
     ? `; cosigned by you and ${others.length} other player(s): ${others.join(", ")}`
-    : "; cosigned by you; no other player has cosigned this checkpoint yet, so your view is unconfirmed";
+    : "; cosigned by you; no player whose key you pinned has cosigned this checkpoint yet, so your view is unconfirmed") + strangers;
 }
 
 async function poll() {
@@ -345,11 +369,11 @@ async function poll() {
           ? await (await fetch(`/v1/tables/${encodeURIComponent(table)}/base`)).json()
           : { head_hash: "0".repeat(64), size: 0, frontier: null };
         after = base.size;
-        log = new LogVerifier(keys, { previousHash: base.head_hash, previousSeq: base.size, frontier: base.frontier, root });
+        log = new LogVerifier(root ? trusted : keys, { previousHash: base.head_hash, previousSeq: base.size, frontier: base.frontier, root });
       }
       if (page.entries.some((entry) => !keys.has(entry.key_id))) {
         keys = await readKeys();  // the server rotated its key while the page was open
-        log.keys = keys;
+        log.keys = new Map(root ? trusted : keys);
       }
       const { results, revised } = await log.add(page.entries);
       page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i], page.words[i])));
@@ -375,22 +399,12 @@ async function poll() {
 }
 
 let wake = null;  // a roll made on this page reads the table at once, not at the next tick
-startRollPanel({ table, onRolled: () => announce() }).catch((error) => {
+startRollPanel({ table, onRolled: () => announce(), trust: async () => ({ root, keys: await keysReady.then(() => trusted) }) }).catch((error) => {
   document.getElementById("odds-note").textContent = `Cannot build the roll form: ${error.message}`;
 });
-let root = null;
-let rootMismatch = null;
 async function readKeys() {
   const served = await (await fetch("/v1/keys")).json();
-  // The root is pinned in this browser the first time it is seen (trust on first use):
-  // a server that later names another root is not believed.
-  const pinned = localStorage.getItem("fairroll:root");
-  if (pinned && pinned !== served.root) {
-    rootMismatch = `the server names root key ${served.root}, not ${pinned} that this browser pinned`;
-  } else if (!pinned) {
-    localStorage.setItem("fairroll:root", served.root);
-  }
-  root = pinned ?? served.root;
+  trusted = root ? await trustedKeys(served, root) : new Map();
   return importKeys(served);
 }
 
@@ -413,7 +427,8 @@ function follow() {  // after the first read: the events start where the page is
   events.addEventListener("error", () => { streaming = false; });
 }
 
-[keys] = await Promise.all([readKeys(), readTitles().catch(() => {})]);
+const keysReady = readKeys();
+[keys] = await Promise.all([keysReady, readTitles().catch(() => {})]);
 for (let round = 0; ; round++) {  // one read at a time: a slow answer never overlaps the next
   const before = after;
   await poll();

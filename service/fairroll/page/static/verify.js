@@ -73,7 +73,7 @@ export function parseStrict(text) {
       for (;;) {
         space();
         const key = string();
-        if (seen.has(key)) throw new Error(`the key ${JSON.stringify(key)} appears twice in one object`);
+        if (seen.has(key)) throw new Error(`the key ${pyRepr(key)} appears twice in one object`);
         seen.add(key);
         space();
         at++; // :
@@ -230,8 +230,14 @@ export async function verifyConsistency(oldSize, newSize, oldRoot, newRoot, proo
 
 /** Check a checkpoint (JSON of GET .../checkpoint): its text is a C2SP signed note whose
  * body (origin, size, base64 root, "chain <head>") carries an Ed25519 signature by the
- * key it names, with the signed-note key hash. Returns {size, root (bytes), headHash}. */
-export async function verifyCheckpoint(checkpoint, keys) {
+ * key it names, with the signed-note key hash. As Go's sumdb/note opens a note, every
+ * signature line of that key must verify: one that fails rejects the note, before or
+ * after a good one. With `table`, the note's origin must be `<key name>/<table>`: a note
+ * of another table's log proves nothing about this one. `keys`: keys trusted from the
+ * pinned root (trustedKeys), never every key a server lists. Returns {size, root
+ * (bytes), headHash, origin}. */
+/** @param {any} checkpoint @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
+export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) {
   const text = checkpoint.text;
   const split = text.indexOf("\n\n");
   if (split < 0) throw new Error("a checkpoint note is its text, a blank line, then signatures");
@@ -239,24 +245,31 @@ export async function verifyCheckpoint(checkpoint, keys) {
   const lines = body.slice(0, -1).split("\n");
   const signer = keys.get(checkpoint.key_id);
   if (!signer) throw new Error(`the checkpoint is signed by unknown key ${checkpoint.key_id}`);
-  const name = lines[0].slice(0, lines[0].lastIndexOf("/"));
+  const origin = lines[0];
+  const name = origin.slice(0, origin.lastIndexOf("/"));
+  if (table !== null && origin !== `${name}/${table}`) {
+    throw new Error(`the note's origin ${origin} is not table ${table}'s log: signed for another table`);
+  }
   const wantHash = (await sha256(concat(encoder.encode(`${name}\n`), new Uint8Array([1]), signer.raw))).slice(0, 4);
+  let good = false;
   for (const line of text.slice(split + 2, -1).split("\n")) {
     const match = /^\u2014 (\S+) (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
     const signature = base64ToBytes(match[2]);
     if (signature.length !== 68 || !signature.slice(0, 4).every((b, i) => b === wantHash[i])) continue;
-    const good = await subtle.verify({ name: "Ed25519" }, signer.key, signature.slice(4), encoder.encode(body));
-    if (!good) throw new Error("the checkpoint's signature does not verify");
-    const size = Number(lines[1]);
-    const root = base64ToBytes(lines[2]);
-    const chain = lines.slice(3).find((l) => l.startsWith("chain "));
-    if (size !== checkpoint.size || lines[2] !== checkpoint.root_hash) {
-      throw new Error("the checkpoint's fields are not what its note signs");
+    if (!(await subtle.verify({ name: "Ed25519" }, signer.key, signature.slice(4), encoder.encode(body)))) {
+      throw new Error("the checkpoint's signature does not verify");
     }
-    return { size, root, headHash: chain ? chain.slice(6) : "0".repeat(64) };
+    good = true;
   }
-  throw new Error(`the checkpoint carries no signature by key ${name}`);
+  if (!good) throw new Error(`the checkpoint carries no signature by key ${name}`);
+  const size = Number(lines[1]);
+  const root = base64ToBytes(lines[2]);
+  const chain = lines.slice(3).find((l) => l.startsWith("chain "));
+  if (size !== checkpoint.size || lines[2] !== checkpoint.root_hash) {
+    throw new Error("the checkpoint's fields are not what its note signs");
+  }
+  return { size, root, headHash: chain ? chain.slice(6) : "0".repeat(64), origin };
 }
 
 /** RFC 9162 2.1.3.2: does `proof` lead from `leaf` (bytes, at `index`) to `root` of the
@@ -288,9 +301,11 @@ export async function verifyInclusion(index, size, leaf, root, proof) {
 
 /** Check a roll's receipt alone against its entry (docs/audit.md, "Receipts"): the
  * receipt names the entry, its leaf hash is the entry's, its checkpoint note is signed
- * by a key of `keys` (importKeys: trust them from the root first), and its inclusion
- * proof leads from the leaf to the note's root. Returns {size, root}. */
-export async function verifyReceipt(entry, receipt, keys) {
+ * by a key of `keys` (trustedKeys: keys certified under the pinned root) and is a note
+ * of this table's log (origin `<name>/<table>`; `table` defaults to the entry's), and
+ * its inclusion proof leads from the leaf to the note's root. Returns {size, root}. */
+/** @param {any} entry @param {any} receipt @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
+export async function verifyReceipt(entry, receipt, keys, { table = null } = {}) {
   for (const field of ["table", "seq", "entry_hash", "key_id"]) {
     if (receipt[field] !== entry[field]) throw new Error(`the receipt's ${field} is not the entry's`);
   }
@@ -301,6 +316,7 @@ export async function verifyReceipt(entry, receipt, keys) {
   const opened = await verifyCheckpoint(
     { text: receipt.checkpoint, key_id: receipt.key_id, size: Number(lines[1]), root_hash: lines[2] },
     keys,
+    { table: table ?? entry.table },
   );
   if (opened.size !== receipt.tree_size) throw new Error("the receipt's tree_size is not its note's");
   await verifyInclusion(entry.seq - 1, opened.size, leaf, opened.root, (receipt.proof ?? []).map(base64ToBytes));
@@ -352,19 +368,22 @@ export async function verifyCosignature(note, vkey) {
   const key = await subtle.importKey("raw", raw.slice(1), { name: "Ed25519" }, false, ["verify"]);
   const want = await cosignerKeyId(name, raw.slice(1));
   const body = noteBody(note);
+  // As sumdb/note: every line under this key must verify, before or after a good one.
+  let time = null;
   for (const line of note.slice(body.length + 1).split("\n")) {
     const match = /^\u2014 (\S+) (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
     const signature = base64ToBytes(match[2]);
     if (signature.length !== 76 || !signature.slice(0, 4).every((b, i) => b === want[i])) continue;
-    const time = new DataView(signature.buffer, signature.byteOffset + 4, 8).getBigUint64(0);
-    const message = concat(COSIGNATURE_HEADER, encoder.encode(`time ${time}\n${body}`));
+    const stamp = new DataView(signature.buffer, signature.byteOffset + 4, 8).getBigUint64(0);
+    const message = concat(COSIGNATURE_HEADER, encoder.encode(`time ${stamp}\n${body}`));
     if (!(await subtle.verify({ name: "Ed25519" }, key, signature.slice(12), message))) {
       throw new Error(`${name}'s cosignature does not verify`);
     }
-    return Number(time);
+    time ??= Number(stamp);
   }
-  throw new Error(`the note carries no cosignature by ${name}`);
+  if (time === null) throw new Error(`the note carries no cosignature by ${name}`);
+  return time;
 }
 
 /** The hash an entry must carry: SHA-256(prev_hash bytes || canonical body), hex. */
@@ -456,21 +475,23 @@ export async function trustedKeys(served, root) {
 /** Check one entry; `previousHash` is the entry_hash of seq - 1 (64 zeros before seq 1),
  * or null when the previous entry is not at hand (then the link is not checked).
  * Returns {seq, ok, problems: [..], checks: {...}}. */
-export async function verifyEntry(entry, keys, previousHash = null) {
+export async function verifyEntry(entry, keys, previousHash = null, { signature = true } = {}) {
   const problems = [];
   const checks = { hash: false, link: previousHash !== null, signature: false, dice: "none" };
   const computed = await entryHash(entry);
   if (computed !== entry.entry_hash) {
-    problems.push(`entry_hash does not match its contents (computed ${computed.slice(0, 12)}…)`);
+    problems.push(`entry_hash does not match the entry's content (computed ${computed.slice(0, 12)}…)`);
   } else {
     checks.hash = true;
   }
   if (previousHash !== null && entry.prev_hash !== previousHash) {
-    problems.push(`prev_hash is not the entry_hash of seq ${entry.seq - 1}`);
+    problems.push("prev_hash does not match the previous entry's entry_hash");
   }
   const signer = keys.get(entry.key_id);
-  if (!signer) {
-    problems.push(`signed by unknown key ${entry.key_id}`);
+  if (!signature) {
+    // the log's key checks named why this entry's key is not trusted
+  } else if (!signer) {
+    problems.push(`unknown signing key ${pyRepr(entry.key_id)}`);
   } else {
     const good = await subtle.verify(
       { name: "Ed25519" },
@@ -484,10 +505,15 @@ export async function verifyEntry(entry, keys, previousHash = null) {
     } else checks.signature = true;
   }
   const seeded = ["drawn", "chosen", "seeded"].includes(entry.source);
-  if (entry.v >= 2 && entry.source === "drawn" && !/^[0-9a-f]{64}$/.test(entry.seed ?? "")) {
+  if (entry.v >= 2 && seeded && entry.source !== "seeded" && (typeof entry.seed !== "string" || !entry.seed)) {
+    problems.push(`a ${entry.source} entry has no seed`);
+  } else if (entry.v >= 2 && entry.source === "drawn" && !/^[0-9a-f]{64}$/.test(entry.seed)) {
     problems.push("a drawn seed is 64 hex digits: this one was not drawn by the server");
   }
-  if (seeded && entry.seed !== null) {
+  if (entry.v >= 2 && entry.source === "supplied" && entry.seed !== null && entry.seed !== undefined) {
+    problems.push("a supplied roll has no seed");
+  }
+  if (seeded && typeof entry.seed === "string") {
     checks.dice = "re-derived";
     const wrong = await wrongDie(entry.seed, entry.dice);
     if (wrong) {
@@ -567,6 +593,40 @@ async function wrongDie(seed, dice) {
  * good (docs/audit.md): it may follow exactly the gap it declares. */
 export const EPOCH_MECHANIC = "audit.epoch";
 
+/** Who chose a version 2 entry's seed: one of these, and `statement` exactly for the
+ * statement mechanics (fairroll.audit.verify's `_SOURCES_V2` and `_STATEMENTS`). A roll
+ * relabelled `statement`, `seeded` (version 1's word) or anything else is refused. */
+export const SOURCES = new Set(["drawn", "chosen", "committed", "supplied", "statement"]);
+export const STATEMENTS = new Set([
+  "session.commit", "session.renew", "session.reveal", "table.policy", EPOCH_MECHANIC, "key.retire",
+]);
+const SOURCES_V1 = new Set(["seeded", "committed", "supplied"]);
+
+/** A value as Python's repr writes it, so a reason reads the same in both cores. */
+function pyRepr(value) {
+  if (value === null || value === undefined) return "None";
+  if (typeof value !== "string") return JSON.stringify(value);
+  return value.includes("'") && !value.includes('"') ? `"${value}"` : `'${value.replaceAll("'", "\\'")}'`;
+}
+
+/** What is wrong with an entry's source for its version and mechanic, or null. */
+export function sourceProblem(entry) {
+  const { source, mechanic } = entry;
+  if (entry.v >= 2) {
+    if (!SOURCES.has(source)) return `unknown dice source ${pyRepr(source)}`;
+    if ((source === "statement") !== STATEMENTS.has(mechanic)) {
+      return `a ${mechanic} entry cannot have source ${pyRepr(source)}`;
+    }
+    if (source === "statement" && (entry.dice ?? []).length) return "a statement rolls no dice";
+    return null;
+  }
+  if (mechanic !== EPOCH_MECHANIC && !SOURCES_V1.has(source)) return `unknown dice source ${pyRepr(source)}`;
+  return null;
+}
+
+/** The words every verifier begins a not-fair roll's `why` with (shared with the CLI). */
+export const CLIENT_SEED_REUSED = "client seed reused";
+
 function declaresGap(entry, previousSeq) {
   const request = entry.request ?? {};
   return (
@@ -577,14 +637,21 @@ function declaresGap(entry, previousSeq) {
 }
 
 /** A table's log verified as it is read, page after page: the chain, the sessions'
- * nonces and reveals, the policy, and the Merkle tree. `previousHash`/`previousSeq`: where
- * the log starts (64 zeros and 0 from seq 1; an archived table's base `head_hash` and
- * `size`, with `frontier` its base's frontier hashes, base64). */
+ * nonces and reveals, the policy, and the Merkle tree. `keys`: the keys a server lists
+ * (importKeys; trustedKeys under a pinned root), used only for version 1 entries and a log
+ * read from its middle. `root`: the pinned root key id; then a version 2 entry is checked
+ * only with a key this log published under that root before it or in it (a certificate
+ * signed by the root), as `fairroll verify --root` does; without it nothing is trusted
+ * (`verdict()` says NOT VERIFIED). `previousHash`/`previousSeq`: where the log starts (64
+ * zeros and 0 from seq 1; an archived table's base `head_hash` and `size`, with
+ * `frontier` its base's frontier hashes, base64). */
 export class LogVerifier {
+  /** @param {Map<string, any>} keys
+   * @param {{previousHash?: string | null, previousSeq?: number | null, frontier?: string[] | null, root?: string | null}} [options] */
   constructor(keys, { previousHash = null, previousSeq = null, frontier = null, root = null } = {}) {
     this.keys = new Map(keys);
     this.pinnedRoot = root;  // the pinned root key id: keys count only as the log publishes them
-    this.published = new Set();
+    this.published = new Map();  // key id -> imported key, from the log's own certificates
     this.retired = new Map();
     this.previous = previousHash;
     this.seq = previousSeq;
@@ -595,6 +662,11 @@ export class LogVerifier {
     this.sessions = new Map();
     this.policy = {};
     this.table = null;
+    this.clientSeeds = new Map();  // client seed -> the first seq that showed it
+    this.notFair = [];  // [{seq, why}]: committed rolls the server could have ground
+    this.failures = [];  // results found bad, in the order a reader meets them
+    this.count = 0;
+    this.sources = {};
   }
 
   /** The Merkle root (bytes) of the entries so far, or null if not known (a range). */
@@ -613,8 +685,9 @@ export class LogVerifier {
         if (this.partial) this.tree = null;
       }
       const expected = this.previous ?? (entry.seq === 1 ? "0".repeat(64) : null);
-      const early = entry.v >= 2 ? await this.#keyChecks(entry) : [];
-      const result = await verifyEntry(entry, this.keys, expected);
+      const early = [];
+      const signing = entry.v >= 2 ? await this.#keyChecks(entry, early) : this.keys;
+      const result = await verifyEntry(entry, signing ?? new Map(), expected, { signature: signing !== null });
       result.problems.unshift(...early);
       if (this.seq !== null && entry.seq !== this.seq + 1 && !declaresGap(entry, this.seq)) {
         result.problems.push(`seq ${this.seq + 1} is missing: found seq ${entry.seq}`);
@@ -625,17 +698,105 @@ export class LogVerifier {
       if (entry.mechanic === EPOCH_MECHANIC) {
         result.checks.dice = `epoch: seqs ${entry.request.lost_after + 1}..${entry.request.resume_after} declared lost`;
       }
-      if (entry.v >= 2) await this.#sourceChecks(entry, result, revised);
+      const wrongSource = sourceProblem(entry);
+      if (wrongSource) {
+        result.problems.push(wrongSource);
+        result.proves = null;
+      } else if (entry.v >= 2) {
+        await this.#sourceChecks(entry, result, revised);
+      }
+      if (entry.source !== "statement") this.sources[entry.source] = (this.sources[entry.source] ?? 0) + 1;
+      const clientSeed = entry.session?.client_seed;
+      if (typeof clientSeed === "string" && !this.clientSeeds.has(clientSeed)) this.clientSeeds.set(clientSeed, entry.seq);
       if (this.tree) {
         while (this.tree.size + 1 < entry.seq) this.tree = await this.tree.append(await lostLeaf(this.tree.size + 1));
         this.tree = await this.tree.append(await leafHash(entry));
       }
       result.ok = result.problems.length === 0;
+      if (!result.ok) this.failures.push(result);
       results.push(result);
       this.previous = entry.entry_hash;
       this.seq = entry.seq;
+      this.count += 1;
     }
     return { results, revised };
+  }
+
+  /** The verdict on what was read, in the CLI's shape (`fairroll verify --root`): ok, the
+   * first bad seq and why (the first problem a reader meets, as the CLI stops there), the
+   * rolls that verify but are not fair, and NOT VERIFIED when no root is pinned. */
+  verdict() {
+    const bad = this.failures[0] ?? null;
+    const verified = Boolean(this.pinnedRoot);
+    return {
+      ok: verified && !bad,
+      verified,
+      entries: this.count,
+      last_seq: this.seq,
+      first_bad_seq: bad ? (bad.badSeq ?? bad.seq) : null,
+      reason: bad ? bad.problems.join("; ") : verified ? null : NOT_VERIFIED,
+      not_fair: this.notFair.map((n) => ({ ...n })),
+      sources: { ...this.sources },
+    };
+  }
+
+  /** Keys in the log: a key signs only from its first entry in the log, which carries its
+   * certificate by the root (by the pinned root if given), and never after its key.retire
+   * entry. Returns the keys to check the entry's signature with, or null when `problems`
+   * already says why no key of this log may sign it. */
+  async #keyChecks(entry, problems) {
+    const retiredAt = this.retired.get(entry.key_id);
+    if (retiredAt !== undefined) {
+      problems.push(`signed by key ${entry.key_id} after its retirement at seq ${retiredAt} of this log`);
+    }
+    if (entry.mechanic === "key.retire" && typeof entry.request?.key_id === "string" && !this.retired.has(entry.request.key_id)) {
+      this.retired.set(entry.request.key_id, entry.seq);
+    }
+    const certificate = entry.certificate;
+    if (certificate) {
+      const problem = await this.#introduce(entry, certificate);
+      if (problem) {
+        problems.push(problem);
+        return null;
+      }
+    }
+    const published = this.published.get(entry.key_id);
+    if (published) return new Map([[entry.key_id, published]]);
+    if (this.pinnedRoot && !this.partial) {
+      problems.push(`signed by key ${entry.key_id}, which this log did not publish before it`);
+      return null;
+    }
+    return this.keys;
+  }
+
+  async #introduce(entry, certificate) {
+    if (certificate.key_id !== entry.key_id) return "a certificate publishes the key that signs its entry";
+    const who = this.pinnedRoot ? `the pinned root ${this.pinnedRoot}` : "its root";
+    const byHand = `key ${certificate.key_id} is not certified by ${who}: a key added by hand`;
+    let raw;
+    let rootRaw;
+    try {
+      raw = base64ToBytes(certificate.public_key ?? "");
+      rootRaw = base64ToBytes(certificate.root_public_key ?? "");
+    } catch {
+      return byHand;
+    }
+    if ((await keyIdOf(raw)) !== certificate.key_id || (await keyIdOf(rootRaw)) !== certificate.certified_by) {
+      return byHand;
+    }
+    if (this.pinnedRoot && certificate.certified_by !== this.pinnedRoot) return byHand;
+    try {
+      const rootKey = await subtle.importKey("raw", rootRaw, { name: "Ed25519" }, false, ["verify"]);
+      const message = encoder.encode(`fairroll/key/v1\n${certificate.key_id}\n${certificate.public_key}\n`);
+      if (!(await subtle.verify({ name: "Ed25519" }, rootKey, base64ToBytes(certificate.signature ?? ""), message))) {
+        return byHand;
+      }
+      const key = await subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+      this.published.set(certificate.key_id, { key, raw, notAfter: null });
+    } catch {
+      return byHand;
+    }
+    return null;
   }
 
   async #sourceChecks(entry, result, revised) {
@@ -652,7 +813,7 @@ export class LogVerifier {
       }
       this.sessions.set(request.seed_id, {
         commitment: request.commitment, nonce: 0, revealed: false, pending: [],
-        length: chain ? request.length : 0, first: 1, last: request.commitment,
+        length: chain ? request.length : 0, first: 1, last: request.commitment, chainSeq: entry.seq,
       });
       result.checks.dice = `commitment of seed session ${request.seed_id}`;
     } else if (entry.mechanic === "session.renew") {
@@ -664,7 +825,10 @@ export class LogVerifier {
       } else if (request.first_nonce !== session.nonce + 1 || (!session.partial && session.nonce !== session.first + session.length - 1)) {
         problems.push(`seed session ${request.seed_id} is renewed before its chain is used up`);
       } else {
-        Object.assign(session, { commitment: request.commitment, last: request.commitment, length: request.length, first: request.first_nonce, partial: false });
+        Object.assign(session, {
+          commitment: request.commitment, last: request.commitment, length: request.length,
+          first: request.first_nonce, partial: false, chainSeq: entry.seq,
+        });
         result.checks.dice = `next chain of seed session ${request.seed_id}, from nonce ${request.first_nonce}`;
       }
     } else if (entry.mechanic === "session.reveal") {
@@ -689,6 +853,7 @@ export class LogVerifier {
           const wrong = await wrongDie(seed, roll.dice);
           earlier.checks.dice = wrong ? "wrong" : "re-derived after the reveal";
           if (wrong) earlier.problems.push(wrong);
+          if (earlier.ok && wrong) this.failures.push(earlier);
           earlier.ok = earlier.problems.length === 0;
           revised.push(earlier);
         }
@@ -696,31 +861,9 @@ export class LogVerifier {
         result.checks.dice = `reveal of seed session ${request.seed_id}: ${session.nonce} roll(s) re-derived`;
       }
     } else if (entry.source === "committed") {
-      const ref = entry.session ?? {};
-      const session = this.#session(ref.seed_id, ref.commitment, ref.nonce - 1, problems, ref.link, ref.first_nonce);
-      if (session?.last === null) session.last = await chainPrevious(ref.link);
-      if (!session) return;
-      if (ref.commitment !== session.commitment) problems.push(`the roll's commitment is not seed session ${ref.seed_id}'s`);
-      else if (session.revealed) problems.push(`a roll in seed session ${ref.seed_id} after its reveal`);
-      else if (ref.nonce <= session.nonce) problems.push(`nonce ${ref.nonce} of seed session ${ref.seed_id} is reused`);
-      else if (ref.nonce !== session.nonce + 1) {
-        problems.push(`nonce ${session.nonce + 1} of seed session ${ref.seed_id} is missing: found nonce ${ref.nonce}`);
-      } else if (Boolean(session.length) !== (ref.link !== undefined)) {
-        problems.push(`the roll and seed session ${ref.seed_id} disagree on whether it is a hash chain`);
-      } else if (session.length) {
-        // A hash chain: the link hashes to the one revealed before it (entryChecks re-derived the dice).
-        if (ref.first_nonce !== session.first) problems.push("a hash-chain roll reveals its link and its chain's start");
-        else if (ref.nonce > session.first + session.length - 1) problems.push(`nonce ${ref.nonce} is past its chain's ${session.length} links`);
-        else if ((await chainPrevious(ref.link)) !== session.last) {
-          problems.push("the revealed link does not hash to the one before: the seed was changed");
-        } else {
-          session.nonce = ref.nonce;
-          session.last = ref.link;
-        }
-      } else {
-        session.nonce = ref.nonce;
-        session.pending.push([entry, result]);
-      }
+      const before = problems.length;
+      await this.#committed(entry, result, problems);
+      if (problems.length === before) this.#clientSeedReused(entry, result);
     } else if (entry.source === "drawn" && this.policy.drawn_seeds === false) {
       problems.push("the table's policy refuses server-drawn seeds");
     } else if (entry.source === "chosen" && this.policy.chosen_seeds === false) {
@@ -730,45 +873,48 @@ export class LogVerifier {
     }
   }
 
-  /** Keys in the log: a key signs only from its first entry in the log, which carries its
-   * certificate by the root (checked here; by the pinned root if given), and never after
-   * its key.retire entry. */
-  async #keyChecks(entry) {
-    const problems = [];
-    const retiredAt = this.retired.get(entry.key_id);
-    if (retiredAt !== undefined) {
-      problems.push(`signed by key ${entry.key_id} after its retirement at seq ${retiredAt} of this log`);
+  /** A committed roll: its session, its commitment, its nonce right after the last one,
+   * and (a hash chain) its link hashing to the one before. */
+  async #committed(entry, result, problems) {
+    const ref = entry.session ?? {};
+    const session = this.#session(ref.seed_id, ref.commitment, ref.nonce - 1, problems, ref.link, ref.first_nonce);
+    if (session?.last === null) session.last = await chainPrevious(ref.link);
+    if (!session) return;
+    if (ref.commitment !== session.commitment) problems.push(`the roll's commitment is not seed session ${ref.seed_id}'s`);
+    else if (session.revealed) problems.push(`a roll in seed session ${ref.seed_id} after its reveal`);
+    else if (ref.nonce <= session.nonce) problems.push(`nonce ${ref.nonce} of seed session ${ref.seed_id} is reused`);
+    else if (ref.nonce !== session.nonce + 1) {
+      problems.push(`nonce ${session.nonce + 1} of seed session ${ref.seed_id} is missing: found nonce ${ref.nonce} (a roll was made and left out)`);
+    } else if (Boolean(session.length) !== (ref.link !== undefined)) {
+      problems.push(`the roll and seed session ${ref.seed_id} disagree on whether it is a hash chain`);
+    } else if (session.length) {
+      // A hash chain: the link hashes to the one revealed before it (entryChecks re-derived the dice).
+      if (ref.first_nonce !== session.first) problems.push("a hash-chain roll reveals its link and its chain's start");
+      else if (ref.nonce > session.first + session.length - 1) problems.push(`nonce ${ref.nonce} is past its chain's ${session.length} links`);
+      else if ((await chainPrevious(ref.link)) !== session.last) {
+        problems.push("the revealed link does not hash to the one before: the seed was changed");
+      } else {
+        session.nonce = ref.nonce;
+        session.last = ref.link;
+      }
+    } else {
+      session.nonce = ref.nonce;
+      session.pending.push([entry, result]);
     }
-    const certificate = entry.certificate;
-    if (certificate) {
-      const problem = await this.#introduce(entry, certificate);
-      if (problem) problems.push(problem);
-    } else if (!this.published.has(entry.key_id) && this.pinnedRoot && !this.partial) {
-      problems.push(`signed by key ${entry.key_id}, which this log did not publish before it`);
-    }
-    if (entry.mechanic === "key.retire") this.retired.set(entry.request?.key_id, entry.seq);
-    return problems;
   }
 
-  async #introduce(entry, certificate) {
-    const raw = base64ToBytes(certificate.public_key ?? "");
-    const rootRaw = base64ToBytes(certificate.root_public_key ?? "");
-    if (certificate.key_id !== entry.key_id) return "a certificate publishes the key that signs its entry";
-    if ((await keyIdOf(raw)) !== certificate.key_id || (await keyIdOf(rootRaw)) !== certificate.certified_by) {
-      return "the key certificate names keys it does not hold";
-    }
-    if (this.pinnedRoot && certificate.certified_by !== this.pinnedRoot) {
-      return `key ${certificate.key_id} is not certified by the pinned root ${this.pinnedRoot}: a key added by hand`;
-    }
-    const rootKey = await subtle.importKey("raw", rootRaw, { name: "Ed25519" }, false, ["verify"]);
-    const message = encoder.encode(`fairroll/key/v1\n${certificate.key_id}\n${certificate.public_key}\n`);
-    if (!(await subtle.verify({ name: "Ed25519" }, rootKey, base64ToBytes(certificate.signature), message))) {
-      return `the certificate of key ${certificate.key_id} does not verify`;
-    }
-    const key = await subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
-    this.keys.set(certificate.key_id, { key, raw, notAfter: null });
-    this.published.add(certificate.key_id);
-    return null;
+  /** Shared decision: a roll whose client seed the log showed before the entry that
+   * committed its chain (or session) verifies, but is not fair: the server knew the seed
+   * when it drew the chain and could have ground the chain for it. */
+  #clientSeedReused(entry, result) {
+    const ref = entry.session ?? {};
+    const session = this.sessions.get(ref.seed_id);
+    const shown = this.clientSeeds.get(ref.client_seed);
+    if (!session || session.chainSeq === undefined || shown === undefined || shown >= session.chainSeq) return;
+    const why = `${CLIENT_SEED_REUSED}: seq ${shown} showed this client seed before seq ${session.chainSeq} committed the chain it is rolled on, so the server could have ground that chain for it`;
+    result.notFair = why;
+    result.proves = `not fair: ${why}`;
+    this.notFair.push({ seq: entry.seq, why });
   }
 
   #session(seedId, commitment, nonce, problems, link = undefined, firstNonce = 1) {
@@ -785,6 +931,12 @@ export class LogVerifier {
   }
 }
 
+/** What a verdict says when no root is pinned: nothing the log's keys signed can be
+ * trusted, whatever it holds. */
+export const NOT_VERIFIED =
+  "NOT VERIFIED: no root is pinned; pass the root key id published out of band (a key " +
+  "the server names itself proves nothing)";
+
 /** Check a run of consecutive entries (ascending seq); the first one's link is checked
  * against `previousHash` when given (64 zeros for a table from seq 1; an archived
  * table's base `head_hash`, with `previousSeq` its `size`). Every seq must follow the
@@ -797,4 +949,253 @@ export class LogVerifier {
 export async function verifyEntries(entries, keys, previousHash = null, previousSeq = null) {
   const log = new LogVerifier(keys, { previousHash, previousSeq });
   return (await log.add(entries)).results;
+}
+
+/** A whole export (NDJSON text, from seq 1 or from `previousSeq`) verified under the
+ * pinned `root`, as `fairroll verify --root <root>` verifies it: returns `verdict()`'s
+ * shape ({ok, verified, first_bad_seq, reason, not_fair, ...}) and the per-entry
+ * `results`. A line that is not strict JSON stops the reading there, at its seq. With no
+ * root the verdict is NOT VERIFIED (ok false), whatever the log holds. */
+/** @param {string} text @param {Map<string, any>} keys
+ * @param {{root?: string | null, previousHash?: string | null, previousSeq?: number | null, frontier?: string[] | null}} [options] */
+export async function verifyLog(text, keys, { root = null, previousHash = null, previousSeq = null, frontier = null } = {}) {
+  const log = new LogVerifier(keys, { root, previousHash, previousSeq, frontier });
+  const results = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    let entry;
+    try {
+      entry = parseStrict(line);
+    } catch (error) {
+      const seq = log.seq !== null ? log.seq + 1 : seqHint(line);
+      const verdict = log.verdict();
+      if (verdict.first_bad_seq !== null) return { ...verdict, results, log };
+      return { ...verdict, ok: false, first_bad_seq: seq, reason: `not a JSON entry: ${error.message}`, results, log };
+    }
+    results.push(...(await log.add([entry])).results);
+  }
+  return { ...log.verdict(), results, log };
+}
+
+function seqHint(line) {
+  const found = /"seq"\s*:\s*(\d+)/.exec(line);
+  return found ? Number(found[1]) : null;
+}
+
+// Live checks: a player's roll in its own hash-chain seed session, checked before it is
+// shown or returned (docs/audit.md, "What a verifier checks"), by the page and the npm
+// client alike. `call(method, path, body?, headers?)` answers [status, JSON]; `keys` are
+// the signing keys certified under the pinned root (trustedKeys); `s` is the session as
+// the client keeps it: {table, seedId, clientSeed, nonce, anchor, length, firstNonce,
+// after (the last seq this client verified), pending?}.
+
+/** An answer that does not follow from what this client sent and the committed chain, or
+ * a server that will not make the roll it was sent: keep it, it is evidence. */
+export class UnfairRollError extends Error {
+  constructor(message, answer = null) {
+    super(message);
+    this.name = "UnfairRollError";
+    this.answer = answer;
+  }
+}
+
+/** The client seed of a chain: drawn by the platform's CSPRNG, after the client saw the
+ * chain's anchor committed, and never used before (a new one for every chain). */
+export function freshClientSeed() {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return bytesToHex(bytes);
+}
+
+const same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+
+/** Does the logged request hold every field this client sent, with its value (the log
+ * keeps the request with its defaults filled in)? */
+export function holdsRequest(logged, sent) {
+  if (sent === null || typeof sent !== "object") return logged === sent;
+  if (Array.isArray(sent)) {
+    return Array.isArray(logged) && logged.length === sent.length && sent.every((v, i) => holdsRequest(logged[i], v));
+  }
+  if (logged === null || typeof logged !== "object") return false;
+  return Object.entries(sent).every(([key, value]) => value === undefined || holdsRequest(logged[key], value));
+}
+
+/** A session's commitment as the log shows it: the entry at `status.commit_seq` is the
+ * session.commit (or session.renew) of `status.seed_id` with `status.commitment`, and its
+ * receipt proves it is in a note of this table signed under the pinned root. */
+export async function checkCommitted(call, status, keys, table) {
+  if (status?.kind !== "chain" || !LINK.test(status.commitment ?? "") || !Number.isInteger(status.commit_seq)) {
+    throw new UnfairRollError("the server did not show a hash-chain session committed in the log", status);
+  }
+  const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(table)}/entries/${status.commit_seq}`);
+  const request = entry?.request ?? {};
+  if (got !== 200 || !["session.commit", "session.renew"].includes(entry.mechanic) || request.seed_id !== status.seed_id
+      || request.commitment !== status.commitment || entry.table !== table) {
+    throw new UnfairRollError(`seq ${status.commit_seq} does not commit the chain the server named`, entry);
+  }
+  if (!trusting(keys)) return entry;  // NOT VERIFIED: nothing to check the note with
+  try {
+    await verifyReceipt(entry, status.receipt ?? {}, keys, { table });
+  } catch (error) {
+    throw new UnfairRollError(`the commitment's receipt: ${error.message}`, status);
+  }
+  return entry;
+}
+
+/** Check a roll's answer before it is shown (with no `keys`, no root pinned, everything
+ * but the receipt's note, and the caller says NOT VERIFIED): the client seed, session and nonce are the
+ * ones sent, the link hashes to the chain's anchor (so to the link before it), the dice
+ * re-derive from it, the entry the receipt names holds this answer, the receipt's proof
+ * leads from that entry's leaf to its note's root, the note is signed under the pinned
+ * root (`keys`) and is a note of this table. Throws UnfairRollError naming what fails. */
+export async function checkAnswer(answer, entry, s, nonce, keys) {
+  const ref = answer?.session ?? {};
+  const fail = (why) => { throw new UnfairRollError(why, answer); };
+  if (ref.client_seed !== s.clientSeed) fail("the answer is not rolled with the client seed this client sent");
+  if (ref.seed_id !== s.seedId) fail("the roll is not in this player's seed session");
+  if (ref.nonce !== nonce) fail(`the roll is at nonce ${ref.nonce}, not at nonce ${nonce} this client sent`);
+  if (!LINK.test(ref.link ?? "") || ref.first_nonce !== s.firstNonce || ref.commitment !== s.anchor) {
+    fail("the roll is on another chain than the one this client saw committed");
+  }
+  if ((await chainPrevious(ref.link, nonce - s.firstNonce + 1)) !== s.anchor) {
+    fail("the revealed link does not hash to its chain's anchor");
+  }
+  const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
+  if (wrong) fail(wrong);
+  if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
+      || !same(entry.dice, answer.dice) || entry.source !== "committed") {
+    fail("the log's entry is not this answer");
+  }
+  if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
+  try {
+    await verifyReceipt(entry, answer.receipt, keys, { table: s.table });
+  } catch (error) {
+    fail(`the receipt: ${error.message}`);
+  }
+}
+
+const trusting = (keys) => Boolean(keys && keys.size);
+
+/** The entry of seed session `s` at `nonce` and its words, read from the table's entries
+ * after the last seq this client verified (page after page), or null. */
+export async function entryAtNonce(call, s, nonce) {
+  let after = s.after ?? 0;
+  for (;;) {
+    const [status, page] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries?after=${after}&limit=100`);
+    if (status !== 200) throw new Error(`the table's entries were not served (HTTP ${status})`);
+    const at = (page.entries ?? []).findIndex((e) => e.session?.seed_id === s.seedId && e.session?.nonce === nonce);
+    if (at >= 0) return { entry: page.entries[at], words: page.words?.[at] ?? null };
+    if (page.next_after === null || page.next_after === undefined || !page.entries?.length) return null;
+    after = page.next_after;
+  }
+}
+
+/** An answer for an entry found in the log: the entry's own fields, and a receipt made
+ * of the table's checkpoint and the entry's inclusion proof in it. */
+async function answerOf(call, s, entry, words) {
+  const base = `/v1/tables/${encodeURIComponent(s.table)}`;
+  const [got, checkpoint] = await call("GET", `${base}/checkpoint`);
+  if (got !== 200) throw new Error(`the table's checkpoint was not served (HTTP ${got})`);
+  const [proved, inclusion] = await call("GET", `${base}/proofs/inclusion?seq=${entry.seq}&size=${checkpoint.size}`);
+  if (proved !== 200) throw new Error(`no inclusion proof of seq ${entry.seq} (HTTP ${proved})`);
+  const receipt = {
+    table: entry.table, seq: entry.seq, entry_hash: entry.entry_hash, key_id: checkpoint.key_id,
+    leaf_hash: inclusion.leaf_hash, checkpoint: checkpoint.text, tree_size: checkpoint.size, proof: inclusion.proof,
+    signature: entry.signature, source: entry.source,
+  };
+  return { ...entry, words, receipt, fromLog: true };
+}
+
+const CLOSED = /revealed|spent|used up|closed/;
+
+/** Roll `body` at the session's next nonce and check the answer; returns it. A refusal
+ * never lets the operator choose (shared decision 2): a 409 naming another nonce makes
+ * the client read the log for its own roll at the nonce it sent (the answer, checked, if
+ * it holds this client's client seed and request; else UnfairRollError), or send the same
+ * roll again (same nonce, client seed and Idempotency-Key) a few times before saying the
+ * server refuses that nonce. A session answered as revealed, spent or gone is never
+ * replaced: the client raises and the player starts a new one. */
+/** @param {any} call @param {any} s @param {string} path @param {any} body @param {Map<string, any>} keys
+ * @param {{idempotencyKey?: string | null, tries?: number}} [options] @returns {Promise<any>} */
+export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
+  if (s.closed) throw new UnfairRollError(`seed session ${s.seedId} is closed: start a new session`);
+  const asked = JSON.stringify({ ...body, table: s.table });
+  let refused = 0;
+  for (;;) {
+    if (!s.pending && s.nonce > s.firstNonce + s.length - 1) await nextChain(call, s, keys);
+    const nonce = s.pending?.nonce ?? s.nonce;
+    const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
+    s.pending = { nonce, idempotencyKey: key, asked };
+    const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
+    const [status, answer] = await call("POST", path, { ...body, table: s.table, session }, { "Idempotency-Key": key });
+    let made = null;
+    if (status === 200) {
+      const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries/${answer?.receipt?.seq}`);
+      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys);
+      made = answer;
+    } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
+      const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
+      if (entry) {
+        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+        }
+        made = await answerOf(call, s, entry, words);
+        await checkAnswer(made, entry, s, nonce, keys);
+      } else if ((refused += 1) >= tries) {
+        throw new UnfairRollError(
+          `the server refuses nonce ${nonce} of this session (it named nonce ${answer.nonce}, and no roll holds nonce ${nonce}): a refusal it cannot turn into other dice`,
+          answer,
+        );
+      } else {
+        continue;  // the same nonce, client seed and Idempotency-Key again
+      }
+    } else if (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? ""))) {
+      s.pending = undefined;
+      s.closed = true;
+      throw new UnfairRollError(
+        `seed session ${s.seedId} is ${status === 404 ? "gone" : "closed"} (${answer?.detail ?? `HTTP ${status}`}): start a new session; no roll was made in another one`,
+        answer,
+      );
+    } else {
+      if (status < 500) s.pending = undefined;  // refused for what it asked: no nonce taken
+      throw Object.assign(new Error(`HTTP ${status}: ${answer?.detail ?? ""}`), { status, problem: answer });
+    }
+    s.nonce = nonce + 1;
+    s.after = Math.max(s.after ?? 0, made.receipt.seq);
+    s.pending = undefined;
+    // What was checked, in words a caller shows: verified only under a pinned root.
+    made.verdict = trusting(keys)
+      ? { verified: true, fair: true, reason: null }
+      : { verified: false, fair: false, reason: NOT_VERIFIED };
+    return made;
+  }
+}
+
+/** A used-up chain: its next one was committed by the roll that used its last link. The
+ * client checks that commitment in the log, then draws a new client seed for it. */
+async function nextChain(call, s, keys) {
+  const [status, seen] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/seeds/${s.seedId}`);
+  if (status !== 200 || seen.revealed || seen.first_nonce !== s.nonce) {
+    s.closed = true;
+    throw new UnfairRollError(`seed session ${s.seedId} has no next chain from nonce ${s.nonce}: start a new session`, seen);
+  }
+  await checkCommitted(call, seen, keys, s.table);
+  Object.assign(s, { anchor: seen.commitment, firstNonce: s.nonce, length: seen.length, clientSeed: freshClientSeed() });
+  s.after = Math.max(s.after ?? 0, seen.commit_seq);
+}
+
+/** Open a hash-chain seed session on `table` and check its commitment in the log; the
+ * client seed is drawn once the anchor is seen committed. */
+/** @param {any} call @param {string} table @param {Map<string, any>} keys
+ * @param {{player?: string | null, length?: number | null, headers?: Record<string, string>}} [options] */
+export async function openSession(call, table, keys, { player = null, length = null, headers = {} } = {}) {
+  const asked = {};
+  if (player) asked.player = player;
+  if (length) asked.length = length;
+  const [status, made] = await call("POST", `/v1/tables/${encodeURIComponent(table)}/seeds`, asked, headers);
+  if (status !== 201) throw new UnfairRollError(`the seed session was not opened (HTTP ${status})`, made);
+  await checkCommitted(call, made, keys, table);
+  return {
+    table, seedId: made.seed_id, clientSeed: freshClientSeed(), nonce: 1, anchor: made.commitment,
+    length: made.length, firstNonce: 1, after: made.commit_seq,
+  };
 }

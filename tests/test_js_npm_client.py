@@ -1,0 +1,99 @@
+"""The npm client against a hostile operator: every answer checked before it is returned.
+
+A real server, behind a ``fetch`` that rewrites its answers as an operator holding the
+key would (tests/js/npm_hostile.mjs). Each rewrite must end in ``UnfairRollError``; the
+nonce lie (rolled at N, answered 409 naming N+1) must give the player the roll made at
+N, read from the log; a session said to be revealed is never replaced silently; and
+with no pinned root every verdict says NOT VERIFIED.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fairroll.audit import load_signer
+from support import TEST_SIGNING_KEY, LiveServer, run_node, typescript_client_lock
+
+ROOT = Path(__file__).resolve().parents[1]
+CLIENT = ROOT / "clients" / "typescript"
+PINNED = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).key_id
+
+
+def npm(*args: str) -> subprocess.CompletedProcess[str]:
+    npm_path = shutil.which("npm")
+    assert npm_path is not None, "npm is needed (Debian: nodejs npm)"
+    return subprocess.run(
+        [npm_path, *args], cwd=CLIENT, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[Path]:
+    with typescript_client_lock():
+        if not (CLIENT / "node_modules" / ".package-lock.json").exists():
+            installed = npm("ci", "--no-audit", "--no-fund")
+            assert installed.returncode == 0, installed.stderr
+        build = npm("run", "build")  # tsc --strict
+        assert build.returncode == 0, build.stdout + build.stderr
+        yield CLIENT / "dist" / "index.js"
+
+
+@pytest.fixture(scope="module")
+def seen(built: Path, live_server: LiveServer) -> Any:
+    return run_node(
+        ROOT / "tests" / "js" / "npm_hostile.mjs",
+        built,
+        live_server.url,
+        PINNED,
+        "t-npm-hostile",
+        timeout=180,
+    )
+
+
+def test_an_honest_roll_of_any_mechanic_is_fair_and_verified(seen: Any) -> None:
+    for name in ("honest", "another-mechanic"):  # rollFormula, and api.POST of a contest
+        assert seen[name]["ok"] and seen[name]["verdict"]["verified"], seen[name]
+        assert seen[name]["nonce"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("attack", "said"),
+    [
+        ("another-client-seed", "client seed"),
+        ("flipped-proof", "inclusion proof"),
+        ("note-size-edited", "signature does not verify"),
+        ("nonce-holds-another-roll", "holds a roll this client did not send"),
+        ("refused", "refuses nonce 1"),
+        ("revealed", "start a new session"),
+        ("after-revealed", "start a new session"),
+    ],
+)
+def test_a_rewritten_answer_raises_unfair_roll_error(seen: Any, attack: str, said: str) -> None:
+    assert seen[attack]["ok"] is False and seen[attack]["unfair"] is True, seen[attack]
+    assert said in seen[attack]["error"], seen[attack]
+
+
+def test_a_nonce_lie_gives_the_roll_made_at_the_nonce_sent(seen: Any) -> None:
+    """The operator rolled at N, disliked it and answered 409 naming N+1: the client
+    takes the roll at N from the log, checked like any answer, and never rolls at N+1."""
+    lie = seen["nonce-lie"]
+    assert lie["ok"] and lie["fromLog"] and lie["verdict"]["verified"], lie
+    assert lie["nonce"] == seen["another-mechanic"]["nonce"] + 1
+
+
+def test_a_closed_session_is_never_replaced_silently(seen: Any) -> None:
+    assert seen["seedsOpenedAfterRevealed"] == 0
+
+
+def test_without_a_pinned_root_nothing_is_verified(seen: Any) -> None:
+    assert seen["unpinnedRoll"]["verified"] is False
+    assert seen["unpinnedRoll"]["reason"].startswith("NOT VERIFIED")
+    assert seen["unpinnedExport"]["ok"] is False and seen["unpinnedExport"]["verified"] is False
+    assert "no root is pinned" in seen["unpinnedExport"]["problems"][0]
+    assert seen["pinnedExport"]["ok"] is True
