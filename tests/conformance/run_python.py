@@ -37,6 +37,9 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--only", action="append", default=[])
     args = parser.parse_args()
+    if args.verifier == "python-client":
+        sys.stdout.write(json.dumps(python_client_all(args)) + "\n")
+        return
     index = json.loads((args.vectors / "cases" / "index.json").read_text())
     run = RUNNERS[args.verifier]
     said: dict[str, Any] = {}
@@ -139,6 +142,22 @@ def library_receipt(case: dict[str, Any], args: argparse.Namespace) -> dict[str,
     return verdict(True, None, None, [])
 
 
+def run_cli(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``fairroll verify`` in this process (its ``main``), as its console script runs it."""
+    import contextlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
+    from fairroll.cli import main as fairroll  # noqa: PLC0415
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = fairroll(command[3:])
+        except SystemExit as exit_:
+            status = int(exit_.code or 0)
+    return subprocess.CompletedProcess(command, status, out.getvalue(), err.getvalue())
+
+
 def cli(workers: int) -> Any:
     def run(case: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         inputs = case["inputs"]
@@ -147,7 +166,7 @@ def cli(workers: int) -> Any:
         if case["kind"] == "receipt":
             command += ["--entry", str(path_of(args, inputs["entry"]))]
             command += ["--receipt", str(path_of(args, inputs["receipt"]))]
-            ran = subprocess.run(command, capture_output=True, text=True, check=False)
+            ran = run_cli(command)
             seq = json.loads(path_of(args, inputs["entry"]).read_text())["seq"]
             said = (ran.stdout + ran.stderr).strip()
             ok = ran.returncode == 0
@@ -155,7 +174,7 @@ def cli(workers: int) -> Any:
         if case["kind"] == "cosignature":
             command += ["--cosigned", str(path_of(args, inputs["note"]))]
             command += ["--witness", inputs["vkey"], "--quorum", "1"]
-            ran = subprocess.run(command, capture_output=True, text=True, check=False)
+            ran = run_cli(command)
             said = (ran.stdout + ran.stderr).strip()
             ok = ran.returncode == 0
             return verdict(ok, None, "" if ok else said, [])
@@ -170,7 +189,7 @@ def cli(workers: int) -> Any:
         if "base" in inputs:
             command += ["--base", str(path_of(args, inputs["base"]))]
         command.append(str(path_of(args, inputs["log"])))
-        ran = subprocess.run(command, capture_output=True, text=True, check=False)
+        ran = run_cli(command)
         try:
             said = json.loads(ran.stdout)
         except ValueError:
@@ -258,35 +277,46 @@ def online(case: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 CLIENT = """
 import json, sys
+from pathlib import Path
 from fairroll_client.verify import verify_export
-keys = json.load(open(sys.argv[1]))
-said = verify_export(open(sys.argv[2], "rb").read(), keys, root=sys.argv[3])
-print(json.dumps({"ok": said.ok, "first_bad_seq": said.first_bad_seq,
-                  "reason": said.reason, "not_fair": getattr(said, "not_fair", [])},
-                 default=lambda v: v.__dict__ if hasattr(v, "__dict__") else list(v)))
+folder = Path(sys.argv[1])
+said = {}
+for case in json.loads((folder / "cases" / "index.json").read_text())["cases"]:
+    inputs = case["inputs"]
+    if case["kind"] != "log" or (sys.argv[2:] and case["name"] not in sys.argv[2:]):
+        continue
+    keys = json.loads((folder / inputs["keys"]).read_text())
+    try:
+        got = verify_export((folder / inputs["log"]).read_bytes(), keys, root=inputs["root"])
+    except Exception as exc:
+        said[case["name"]] = {"error": f"{type(exc).__name__}: {exc}"}
+        continue
+    listed = getattr(got, "not_fair", None) or []
+    said[case["name"]] = {
+        "ok": got.ok,
+        "first_bad_seq": got.first_bad_seq,
+        "reason": got.reason or "",
+        "not_fair": sorted(
+            i["seq"] if isinstance(i, dict) else getattr(i, "seq", i) for i in listed
+        ),
+    }
+print(json.dumps(said))
 """
 
 
-def python_client(case: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    inputs = case["inputs"]
+def python_client_all(args: argparse.Namespace) -> dict[str, Any]:
+    """The installed package, in its own interpreter (``--python``, no PYTHONPATH), over
+    every log case at once."""
     ran = subprocess.run(
-        [
-            args.python,
-            "-c",
-            CLIENT,
-            str(path_of(args, inputs["keys"])),
-            str(path_of(args, inputs["log"])),
-            inputs["root"],
-        ],
+        [args.python, "-c", CLIENT, str(args.vectors), *args.only],
         capture_output=True,
         text=True,
         check=False,
         env={"PATH": "/usr/bin:/bin"},
     )
     if ran.returncode != 0:
-        return {"error": ran.stderr.strip()[-400:]}
-    said = json.loads(ran.stdout)
-    return verdict(said["ok"], said["first_bad_seq"], said["reason"], not_fair_of(said))
+        raise RuntimeError(ran.stderr.strip()[-400:])
+    return json.loads(ran.stdout)  # type: ignore[no-any-return]
 
 
 RUNNERS = {
@@ -296,7 +326,6 @@ RUNNERS = {
     "endpoint": endpoint,
     "online": online,
     "stdlib": stdlib,
-    "python-client": python_client,
 }
 
 if __name__ == "__main__":
