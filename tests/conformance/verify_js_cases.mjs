@@ -1,0 +1,75 @@
+// Every conformance case of docs/vectors/cases through verify.js, the one module the
+// table page and the npm package share. `files` maps each path the index names
+// (relative to docs/vectors) to its text, so that Node and Chromium run the same code.
+// Resolves to: case name -> {ok, first_bad_seq, reason, not_fair} (or {error}).
+
+export async function runCases(v, files) {
+  const index = JSON.parse(files["cases/index.json"]);
+  const said = {};
+  for (const c of index.cases) {
+    try {
+      said[c.name] = await runCase(v, files, c);
+    } catch (error) {
+      said[c.name] = { error: String(error && error.stack ? error.stack : error) };
+    }
+  }
+  return said;
+}
+
+const verdict = (ok, seq, reason, notFair = []) => ({
+  ok,
+  first_bad_seq: seq ?? null,
+  reason: reason ?? "",
+  not_fair: notFair.map((item) => (typeof item === "object" ? item.seq : item)).sort((a, b) => a - b),
+});
+
+async function runCase(v, files, c) {
+  const inputs = c.inputs;
+  const served = JSON.parse(files[inputs.keys]);
+  const keys = await v.importKeys(served);
+  if (c.kind === "cosignature") {
+    try {
+      await v.verifyCosignature(files[inputs.note], inputs.vkey);
+      return verdict(true, null, "");
+    } catch (error) {
+      return verdict(false, null, error.message);
+    }
+  }
+  if (c.kind === "receipt") {
+    const entry = JSON.parse(files[inputs.entry]);
+    try {
+      await v.verifyReceipt(entry, JSON.parse(files[inputs.receipt]), keys);
+      return verdict(true, null, "");
+    } catch (error) {
+      return verdict(false, entry.seq, error.message);
+    }
+  }
+  const options = { root: inputs.root };
+  if (inputs.base) {
+    const base = JSON.parse(files[inputs.base]);
+    await v.verifyCheckpoint(base, keys);
+    Object.assign(options, { previousHash: base.head_hash, previousSeq: base.size, frontier: base.frontier });
+  }
+  const lines = files[inputs.log].split("\n").filter((line) => line);
+  const entries = [];
+  for (const line of lines) {
+    try {
+      entries.push(v.parseStrict(line));
+    } catch (error) {
+      const seq = (() => { try { return JSON.parse(line).seq; } catch { return null; } })();
+      return verdict(false, seq, error.message);
+    }
+  }
+  const log = new v.LogVerifier(keys, options);
+  const { results, revised = [] } = await log.add(entries);
+  const all = [...results, ...revised];
+  const bad = all
+    .filter((r) => !r.ok)
+    .map((r) => ({ seq: r.badSeq ?? r.seq, reason: (r.problems || []).join("; ") }))
+    .sort((a, b) => a.seq - b.seq)[0];
+  const notFair = log.notFair ?? log.not_fair ?? all.flatMap((r) => r.notFair ?? r.not_fair ?? []);
+  if (bad) return verdict(false, bad.seq, bad.reason, notFair);
+  const end = typeof log.finish === "function" ? await log.finish() : null;
+  if (end && end.ok === false) return verdict(false, end.badSeq ?? end.seq, (end.problems || []).join("; "), notFair);
+  return verdict(true, null, "", notFair);
+}
