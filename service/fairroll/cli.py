@@ -626,6 +626,7 @@ def _archive(table: str, through: int, out: Path) -> int:
     then trim them from Redis behind a checkpoint signed for ``through``, written to
     ``out`` + ``.base.json``. Nothing is trimmed unless the file verified."""
     import asyncio  # noqa: PLC0415
+    import dataclasses  # noqa: PLC0415
 
     import msgspec  # noqa: PLC0415
 
@@ -641,7 +642,7 @@ def _archive(table: str, through: int, out: Path) -> int:
         try:
             base = await store.base(table)
             start = base.size if base else 0
-            keys = {key.key_id: key.public_key for key in await store.public_keys()}
+            served = Trust.rooted(await store.public_keys(), store.root_key_id)
             lines = []
             after = start
             while page := await store.raw_page(table, after=after, until=through):
@@ -649,7 +650,9 @@ def _archive(table: str, through: int, out: Path) -> int:
                 after = page[-1][0]
             report = verify_entries(
                 lines,
-                Trust(keys=keys, table=table, base=(base.size, base.head_hash) if base else None),
+                dataclasses.replace(
+                    served, table=table, base=(base.size, base.head_hash) if base else None
+                ),
                 replay=replay_entry,
             )
             if not report.ok or report.last_seq != through:
@@ -751,7 +754,6 @@ def _verify(
 
     from fairroll.audit import PublicKey, Trust  # noqa: PLC0415
     from fairroll.audit.parallel import verify_everywhere  # noqa: PLC0415
-    from fairroll.audit.receipts import trusted_keys  # noqa: PLC0415
     from fairroll.mechanics import replay_entry  # noqa: PLC0415
 
     published = Trust(keys=None)
@@ -762,10 +764,8 @@ def _verify(
         except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
             print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
             return 2
-        if root is not None:  # trust rooted once: only the keys the pinned root certified
-            certified = trusted_keys(served, root)
-            listed = [key for key in listed if certified.get(key.key_id) == key.public_key]
-        published = Trust.published(listed)
+        # Trust rooted once: only the keys the pinned root certified.
+        published = Trust.rooted(listed, root) if root else Trust.published(listed)
     keys = published.keys
     import base64  # noqa: PLC0415
 

@@ -106,6 +106,10 @@ class SessionStatus(msgspec.Struct, frozen=True, kw_only=True):
     #: The seqs of the session's ``session.commit`` and ``session.reveal`` entries.
     commit_seq: int | None = None
     reveal_seq: int | None = None
+    #: A chain session: the seq of the entry that committed its current chain (its
+    #: ``session.commit``, or the ``session.renew`` since), which a client checks before
+    #: it draws that chain's client seed.
+    chain_seq: int | None = None
     #: The receipt of the entry this answer made (the commitment, or the reveal).
     receipt: Receipt | None = None
     #: Only in the answer that started the session, shown once: the player's secret for
@@ -224,6 +228,7 @@ class SeedSessions:
             length=length or None,
             player=player,
             commit_seq=entry.seq,
+            chain_seq=entry.seq if kind == "chain" else None,
             receipt=_receipt(recorded),
             token=token,
         )
@@ -388,6 +393,7 @@ class SeedSessions:
             revealed_by=(fields.get("revealed_by") or "request") if revealed else None,
             commit_seq=int(fields["commit_seq"]) if "commit_seq" in fields else None,
             reveal_seq=int(fields["reveal_seq"]) if "reveal_seq" in fields else None,
+            chain_seq=_chain_seq(fields) if length else None,
         )
 
     async def sweep(self, idle_seconds: float = IDLE_SECONDS) -> int:
@@ -423,6 +429,11 @@ def _receipt(recorded: Recorded) -> Receipt:
         checkpoint=(checkpoint.text, checkpoint.size) if checkpoint is not None else None,
         proof=recorded.proof,
     )
+
+
+def _chain_seq(fields: dict[str, str]) -> int | None:
+    seq = fields.get("renew_seq") or fields.get("commit_seq")
+    return int(seq) if seq else None
 
 
 def _digest(token: str) -> str:

@@ -82,7 +82,7 @@ async def _verify(
             outcomes_replayed=False,
         )
     base = await store.base(table)
-    published = Trust.published(await store.public_keys())
+    published = Trust.rooted(await store.public_keys(), store.root_key_id)
     keys = published.keys or {}
     if base is not None and not verify_checkpoint(base, keys.get(base.key_id, "")):
         return VerifyReport(

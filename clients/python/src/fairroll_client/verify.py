@@ -66,7 +66,7 @@ def verify_export(
         why = report.reason or "the log does not verify"
         return Verified(
             ok=False,
-            entries=report.entries,
+            entries=len(lines),
             first_bad_seq=seq,
             problems=(f"seq {seq}: {why}" if seq is not None else why,),
             sources=dict(report.sources),

@@ -31,7 +31,7 @@ from fairroll.audit import (
     verify_entries,
 )
 from fairroll.audit.checkpoint import note_key
-from fairroll.audit.entry import TablePolicy
+from fairroll.audit.entry import TablePolicy, receipt_of
 from fairroll.audit.sessions import (
     DEFAULT_CHAIN_LENGTH,
     SeedSessions,
@@ -415,9 +415,21 @@ class TablesController(Controller):
         responses=problem_responses(400, 404, 422),
     )
     async def get_seed_session(
-        self, table: TablePath, seed_id: SeedId, sessions: SeedSessions
+        self, table: TablePath, seed_id: SeedId, sessions: SeedSessions, store: AuditStore
     ) -> SessionStatus:
-        return await _session(sessions.status(table, seed_id))
+        status = await _session(sessions.status(table, seed_id))
+        if status.chain_seq is None or status.revealed:
+            return status
+        # The receipt of the entry that committed the current chain, proven in the tree
+        # the table has now: a client checks it under its pinned root before it draws
+        # that chain's client seed.
+        entry = await store.entry(table, status.chain_seq)
+        if entry is None:
+            return status
+        checkpoint = await store.checkpoint(table)
+        leaf, proof = await store.inclusion_proof(table, entry.seq, checkpoint.size)
+        made = receipt_of(entry, leaf, checkpoint=(checkpoint.text, checkpoint.size), proof=proof)
+        return msgspec.structs.replace(status, receipt=made)
 
     @post(
         "/seeds/{seed_id:str}/reveal",
@@ -654,9 +666,7 @@ class VerifyController(Controller):
             start = (int(seq), entry_hash)
         return verify_entries(
             body.splitlines(),
-            Trust.published(
-                public_keys, anchors=anchors, base=start, root=root or store.root_key_id
-            ),
+            Trust.rooted(public_keys, root or store.root_key_id, anchors=anchors, base=start),
             replay=replay_entry,
         )
 

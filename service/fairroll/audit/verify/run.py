@@ -276,11 +276,14 @@ class _Run:
 
     def _check_covering(self, seq: int) -> None:
         """The checkpoint that stood in for its entries' signatures is signed by a key this
-        log published (or ``keys`` names) and had not retired; its root and head matched."""
+        log published and had not retired (under a pinned root, a key from ``keys`` only
+        for a log read from the middle, which may have published it before); its root and
+        head matched."""
         covering, check = self.covering, self.check
         assert covering is not None and check is not None  # noqa: S101 - entry() sets them
         key_id = covering.key_id
-        public_key = check.keys.published.get(key_id) or (self.trust.keys or {}).get(key_id)
+        listed = self.trust.keys if self.trust.root is None or check.partial else None
+        public_key = check.keys.published.get(key_id) or (listed or {}).get(key_id)
         if (
             public_key is None
             or key_id in check.keys.retired

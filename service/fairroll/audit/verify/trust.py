@@ -56,6 +56,21 @@ class Trust:
     open_end: bool = False
 
     @classmethod
+    def rooted(cls, public_keys: Iterable[PublicKeyLike], root: str, **rest: Any) -> Trust:
+        """:meth:`published` under the pinned ``root``: of the keys a server lists, only
+        those whose certificate that root signed (a key the list adds by hand, or one
+        another root certified, is not trusted for anything: entries, checkpoints)."""
+        certified = [
+            key
+            for key in public_keys
+            if isinstance(certificate := getattr(key, "certificate", None), KeyCertificate)
+            and certificate.key_id == key.key_id
+            and certificate.public_key == key.public_key
+            and verify_certificate(certificate, root)
+        ]
+        return cls.published(certified, root=root, **rest)
+
+    @classmethod
     def published(cls, public_keys: Iterable[PublicKeyLike], **rest: Any) -> Trust:
         """Trust in the keys a log's server publishes (``GET /v1/keys``), each within its
         window, and what else ``rest`` names."""

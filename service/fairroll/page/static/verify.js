@@ -1026,11 +1026,12 @@ export async function checkCommitted(call, status, keys, table) {
   if (status?.kind !== "chain" || !LINK.test(status.commitment ?? "") || !Number.isInteger(status.commit_seq)) {
     throw new UnfairRollError("the server did not show a hash-chain session committed in the log", status);
   }
-  const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(table)}/entries/${status.commit_seq}`);
+  const seq = status.chain_seq ?? status.commit_seq;
+  const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(table)}/entries/${seq}`);
   const request = entry?.request ?? {};
   if (got !== 200 || !["session.commit", "session.renew"].includes(entry.mechanic) || request.seed_id !== status.seed_id
       || request.commitment !== status.commitment || entry.table !== table) {
-    throw new UnfairRollError(`seq ${status.commit_seq} does not commit the chain the server named`, entry);
+    throw new UnfairRollError(`seq ${seq} does not commit the chain the server named`, entry);
   }
   if (!trusting(keys)) return entry;  // NOT VERIFIED: nothing to check the note with
   try {
@@ -1180,7 +1181,7 @@ async function nextChain(call, s, keys) {
   }
   await checkCommitted(call, seen, keys, s.table);
   Object.assign(s, { anchor: seen.commitment, firstNonce: s.nonce, length: seen.length, clientSeed: freshClientSeed() });
-  s.after = Math.max(s.after ?? 0, seen.commit_seq);
+  s.after = Math.max(s.after ?? 0, seen.chain_seq ?? seen.commit_seq);
 }
 
 /** Open a hash-chain seed session on `table` and check its commitment in the log; the
