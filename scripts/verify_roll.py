@@ -227,7 +227,7 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
     return 0 if ok else 1
 
 
-def check_export(path: Path, root: str | None) -> int:
+def check_export(path: Path, root: str | None, keys: Path | None = None) -> int:
     """Check a whole export under the pinned ``root`` with fairroll's one core; print the
     verdict first, as ``fairroll verify`` does."""
     core = _core()
@@ -237,8 +237,11 @@ def check_export(path: Path, root: str | None) -> int:
     if not root:
         print("NOT VERIFIED: no root key is pinned (--root, the key id the operator gave you)")
         return 4
+    trust = core.Trust(keys=None, root=root)
+    if keys is not None:  # GET /v1/keys, for a log read from the middle: only as root certified
+        trust = core.Trust.rooted(_listed(json.loads(keys.read_text("utf-8"))), root)
     lines = path.read_bytes().splitlines()
-    report = core.verify_entries(lines, core.Trust(keys=None, root=root))
+    report = core.verify_entries(lines, trust)
     if not report.ok:
         print(f"FAIL at seq {report.first_bad_seq}: {report.reason}")
         return 1
@@ -252,6 +255,14 @@ def check_export(path: Path, root: str | None) -> int:
     if report.unrevealed:
         print(f"{report.unrevealed} committed roll(s) wait for their session's reveal")
     return 0
+
+
+def _listed(served: Any) -> list[Any]:
+    """The keys of a GET /v1/keys answer as the core reads them (its PublicKey type)."""
+    import msgspec  # noqa: PLC0415 - the core's own dependency
+
+    signing = importlib.import_module(_core().__name__.rsplit(".", 2)[0] + ".audit.signing")
+    return msgspec.convert(served["keys"], list[signing.PublicKey])
 
 
 def _core() -> Any:
@@ -276,9 +287,10 @@ def main() -> int:
     parser.add_argument("--server-seed", help="a revealed session's server seed")
     parser.add_argument("--export", type=Path, help="an NDJSON export of a table, from seq 1")
     parser.add_argument("--root", help="the pinned root key id (with --export)")
+    parser.add_argument("--keys", type=Path, help="GET /v1/keys, saved (with --export)")
     args = parser.parse_args()
     if args.export:
-        return check_export(args.export, args.root)
+        return check_export(args.export, args.root, args.keys)
     if args.vectors:
         return check_vectors(args.vectors)
     if args.seed is not None:

@@ -670,7 +670,9 @@ def _archive(table: str, through: int, out: Path) -> int:
     return asyncio.run(run())
 
 
-def _checkpoint(path: Path, keys: Mapping[str, str] | None, what: str) -> Checkpoint | int:
+def _checkpoint(
+    path: Path, keys: Mapping[str, str] | None, what: str, *, unsigned_ok: bool = False
+) -> Checkpoint | int | None:
     """A kept checkpoint (or an archive base), as JSON or as its signed note, read and,
     given keys, its signature checked; or an exit status, with the reason printed."""
     import msgspec  # noqa: PLC0415
@@ -687,20 +689,36 @@ def _checkpoint(path: Path, keys: Mapping[str, str] | None, what: str) -> Checkp
         )
         return 2
     if not data.lstrip().startswith(b"{"):
-        return _note_checkpoint(path, data, keys, what)
+        opened = _note_checkpoint(path, data, keys, what, quiet=unsigned_ok)
+        if opened == 1 and unsigned_ok:
+            _ignored(path, what)
+            return None
+        return opened
     try:
         checkpoint = msgspec.json.decode(data, type=Checkpoint)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         print(f"error: {path} is not {what}: {exc}", file=sys.stderr)
         return 2
     if keys is not None and not verify_checkpoint(checkpoint, keys.get(checkpoint.key_id, "")):
+        if unsigned_ok:
+            _ignored(path, what)
+            return None
         print(f"FAIL: {what} {path} is not signed by a key the pinned root certifies")
         return 1
     return checkpoint
 
 
+def _ignored(path: Path, what: str) -> None:
+    """A kept checkpoint no trusted key signed proves nothing: it is left out (and so
+    stands in for no signature), said on stderr, and the log is checked without it."""
+    print(
+        f"warning: {what} {path} is not signed by a key the pinned root certifies: ignored",
+        file=sys.stderr,
+    )
+
+
 def _note_checkpoint(
-    path: Path, data: bytes, keys: Mapping[str, str] | None, what: str
+    path: Path, data: bytes, keys: Mapping[str, str] | None, what: str, *, quiet: bool = False
 ) -> Checkpoint | int:
     """A checkpoint kept as its signed note (``Accept: text/plain``): it needs --keys."""
     import base64  # noqa: PLC0415
@@ -729,7 +747,8 @@ def _note_checkpoint(
             signature="",
             text=text,
         )
-    print(f"FAIL: {what} {path} is not a checkpoint note signed by a key the pinned root certifies")
+    if not quiet:
+        print(f"FAIL: {what} {path} is not a checkpoint note signed under the pinned root")
     return 1
 
 
@@ -772,7 +791,7 @@ def _verify(
     read = _kept_checkpoints(checkpoints, keys)
     if isinstance(read, int):
         return read
-    anchors, roots, covering = read
+    anchors, roots, covering, evidence = read
     for path in receipts:
         try:
             receipt = json.loads(path.read_text())
@@ -792,8 +811,8 @@ def _verify(
     frontier: list[bytes] | None = None
     if base_file is not None:
         base = _checkpoint(base_file, keys, "an archive base (GET .../base)")
-        if isinstance(base, int):
-            return base
+        if base is None or isinstance(base, int):
+            return 1 if base is None else base
         start = (base.size, base.head_hash)
         frontier = [base64.b64decode(h) for h in base.frontier or []] if base.frontier else None
     trust = dataclasses.replace(
@@ -810,7 +829,7 @@ def _verify(
         _reopener(file), trust, replay=replay_entry if replay else None, workers=workers
     )
     checked = (replay, len(anchors), [size for size, _ in roots])
-    return _answer(
+    status = _answer(
         file,
         report,
         checked,
@@ -818,40 +837,40 @@ def _verify(
         allow_unsigned=allow_unsigned,
         as_json=as_json,
     )
+    if evidence and not as_json:
+        print("the two signed notes of one size, a proof of equivocation anyone can check:")
+        print("\n".join(f"--- note ---\n{text}" for text in evidence))
+    return status
 
 
 def _kept_checkpoints(
     paths: Sequence[Path], keys: Mapping[str, str] | None
-) -> tuple[list[tuple[int, str]], list[tuple[int, bytes]], Checkpoint | None] | int:
-    """The kept checkpoints' heads and roots by size, and the largest (it may stand in for
-    the signatures it covers); or an exit status: two of one size with two roots are an
-    equivocation, printed with both notes."""
+) -> tuple[list[tuple[int, str]], list[tuple[int, bytes]], Checkpoint | None, list[str]] | int:
+    """The kept checkpoints' heads and roots by size, the largest (it may stand in for the
+    signatures it covers), and the notes of any two of one size with two roots (the
+    verifier fails them as an equivocation; both notes are its proof); or an exit status."""
     import base64  # noqa: PLC0415
 
     anchors: list[tuple[int, str]] = []
     roots: list[tuple[int, bytes]] = []
     covering: Checkpoint | None = None
     kept: dict[int, Checkpoint] = {}
+    evidence: list[str] = []
     for path in paths:
-        checkpoint = _checkpoint(path, keys, "a checkpoint")
+        checkpoint = _checkpoint(path, keys, "a checkpoint", unsigned_ok=True)
         if isinstance(checkpoint, int):
             return checkpoint
+        if checkpoint is None:
+            continue
         other = kept.setdefault(checkpoint.size, checkpoint)
         if other.root_hash != checkpoint.root_hash:
-            print(
-                f"FAIL at seq {checkpoint.size}: two kept checkpoints of size "
-                f"{checkpoint.size} disagree on the root: the log showed two histories (an "
-                "equivocation); both signed notes follow, a proof anyone can check"
-            )
-            print(f"--- first ---\n{other.text or other.root_hash}")
-            print(f"--- second ---\n{checkpoint.text or checkpoint.root_hash}")
-            return 1
+            evidence += [other.text, checkpoint.text]
         if checkpoint.size:
             anchors.append((checkpoint.size, checkpoint.head_hash))
             roots.append((checkpoint.size, base64.b64decode(checkpoint.root_hash)))
             if covering is None or checkpoint.size > covering.size:
                 covering = checkpoint
-    return anchors, roots, covering
+    return anchors, roots, covering, evidence
 
 
 def _answer(

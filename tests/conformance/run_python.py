@@ -207,6 +207,7 @@ def stdlib(case: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     inputs = case["inputs"]
     command = [sys.executable, str(ROOT / "scripts" / "verify_roll.py")]
     command += ["--export", str(path_of(args, inputs["log"])), "--root", inputs["root"]]
+    command += ["--keys", str(path_of(args, inputs["keys"]))]
     ran = subprocess.run(command, capture_output=True, text=True, check=False)
     first = (ran.stdout.splitlines() or [""])[0]
     matched = FAIL_AT.match(first)

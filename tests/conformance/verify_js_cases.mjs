@@ -61,14 +61,12 @@ async function runCase(v, files, c) {
     }
   }
   const log = new v.LogVerifier(keys, options);
-  const { results, revised = [] } = await log.add(entries);
-  const all = [...results, ...revised];
-  const bad = all
-    .filter((r) => !r.ok)
-    .map((r) => ({ seq: r.badSeq ?? r.seq, reason: (r.problems || []).join("; ") }))
-    .sort((a, b) => a.seq - b.seq)[0];
-  const notFair = log.notFair ?? log.not_fair ?? all.flatMap((r) => r.notFair ?? r.not_fair ?? []);
-  if (bad) return verdict(false, bad.seq, bad.reason, notFair);
+  await log.add(entries);
+  // The core's own verdict: the first problem a reader meets, as the page and the npm
+  // client report it.
+  const said = log.verdict();
+  const notFair = said.not_fair;
+  if (said.first_bad_seq !== null) return verdict(false, said.first_bad_seq, said.reason, notFair);
   const end = typeof log.finish === "function" ? await log.finish() : null;
   if (end && end.ok === false) return verdict(false, end.badSeq ?? end.seq, (end.problems || []).join("; "), notFair);
   return verdict(true, null, "", notFair);

@@ -264,8 +264,12 @@ export function createFairroll(options: FairrollOptions) {
       const known = pinned ? await trustedKeys(served, pinned) : new Map();
       const verdict = await verifyLog(ndjson, known, { root: pinned ?? null });
       const reports = verdict.results.map((r: any) => ({ seq: r.seq, ok: r.ok, problems: r.problems as string[] }));
-      const problems = reports.flatMap((r: { seq: number; problems: string[] }) => r.problems.map((p) => `seq ${r.seq}: ${p}`));
-      if (!pinned) problems.unshift(NOT_VERIFIED);
+      // One problem, the verdict's (as the Python package gives it): the first bad seq and why.
+      const problems: string[] = [];
+      if (!pinned) problems.push(NOT_VERIFIED);
+      else if (!verdict.ok) {
+        problems.push(verdict.first_bad_seq !== null ? `seq ${verdict.first_bad_seq}: ${verdict.reason}` : String(verdict.reason));
+      }
       return {
         ok: verdict.ok,
         verified: verdict.verified,

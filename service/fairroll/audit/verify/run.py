@@ -5,6 +5,7 @@ signatures it covers, and the state to go on from next time (``VerifiedState``).
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -98,7 +99,28 @@ def verify_run(
     """:func:`verify_entries`, going on from ``resume`` (the lines then start after its
     seq), and the state to go on from next (None when it failed). With ``sink``, each
     entry's independent checks (its signature, its dice and replay) are appended there
-    instead of made: the caller makes them (``check_tasks``), or the verdict is void."""
+    instead of made: the caller makes them (``check_tasks``), or the verdict is void.
+
+    A checkpoint standing in for signatures (``Trust.covered_by``) only ever says "all
+    good": on any failure the lines are read again with every signature checked, so the
+    first bad seq is the log's own whatever checkpoint was offered (``parallel`` does the
+    same for the work it sends away)."""
+    if trust.covered_by is None or sink is not None:
+        return _verify_once(lines, trust, replay, resume, sink)
+    kept = list(lines)
+    report, state = _verify_once(kept, trust, replay, resume, sink)
+    if report.ok:
+        return report, state
+    return _verify_once(kept, dataclasses.replace(trust, covered_by=None), replay, resume, sink)
+
+
+def _verify_once(
+    lines: Iterable[bytes | str],
+    trust: Trust,
+    replay: Replay | None,
+    resume: VerifiedState | None,
+    sink: list[Task] | None,
+) -> tuple[VerifyReport, VerifiedState | None]:
     run = _Run(trust, replay, resume, sink)
     try:
         run.equivocation()

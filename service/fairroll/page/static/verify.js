@@ -248,7 +248,7 @@ export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) 
   const origin = lines[0];
   const name = origin.slice(0, origin.lastIndexOf("/"));
   if (table !== null && origin !== `${name}/${table}`) {
-    throw new Error(`the note's origin ${origin} is not table ${table}'s log: signed for another table`);
+    throw new Error(`the checkpoint is not of log ${name}/${table}: its origin is ${origin}, signed for another table`);
   }
   const wantHash = (await sha256(concat(encoder.encode(`${name}\n`), new Uint8Array([1]), signer.raw))).slice(0, 4);
   let good = false;
@@ -817,7 +817,15 @@ export class LogVerifier {
       });
       result.checks.dice = `commitment of seed session ${request.seed_id}`;
     } else if (entry.mechanic === "session.renew") {
-      const session = this.sessions.get(request.seed_id);
+      let session = this.sessions.get(request.seed_id);
+      if (!session && this.partial && Number.isInteger(request.first_nonce) && Number.isInteger(request.length)) {
+        // Renewed mid-log (read from the middle): the used-up chain is taken from here.
+        session = {
+          commitment: request.previous, nonce: request.first_nonce - 1, revealed: false, pending: [],
+          length: request.length, first: request.first_nonce - request.length, last: request.previous, partial: true,
+        };
+        this.sessions.set(request.seed_id, session);
+      }
       if (!session || session.revealed || !session.length) {
         problems.push(`seed session ${request.seed_id} is not an open hash chain`);
       } else if (request.previous !== session.commitment || !LINK.test(request.commitment ?? "")) {
