@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from fairroll.audit.report import goodness_of_fit
-from support import browser_ready, run_node
+from support import TEST_ROOT, browser_ready, run_node
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = json.loads((ROOT / "service" / "fairroll" / "spec" / "examples.json").read_text())
@@ -46,7 +46,9 @@ def test_a_player_reads_the_page_right(reading: Path, client: httpx.Client, tabl
         assert answer.is_success, answer.text
         answers.append(answer.json())
     last = answers[-1]["receipt"]["seq"]
-    url = f"{str(client.base_url).rstrip('/')}/tables/{table}"
+    # The player pins the root it was given out of band: without it the page says NOT
+    # VERIFIED and draws no mark.
+    url = f"{str(client.base_url).rstrip('/')}/tables/{table}?root={TEST_ROOT}"
     seen = run_node(reading, url, last, 380, timeout=90)
     assert seen["errors"] == []
     by_mechanic = {e["mechanic"]: e for e in seen["entries"]}

@@ -19,6 +19,8 @@ export interface WitnessState {
   privateKey: string;
   publicKey: string;
   trees: Array<{ size: number; root_hash: string; note: string }>;
+  /** The cosigners' keys this player trusts (`trust`), kept with the rest. */
+  trusted?: string[];
 }
 
 /** Two notes of one log, both signed under the pinned root, of two trees of one size. */
@@ -59,8 +61,15 @@ export class TableWitness {
     private readonly s: WitnessState,
     private readonly key: CryptoKey,
     readonly vkey: string,
-    private readonly trusted: ReadonlySet<string> = new Set(),
+    private readonly trusted: Set<string> = new Set(),
   ) {}
+
+  /** Trust the cosignatures of `vkey`: a player's key received over a channel the operator
+   * does not run (the VTT's own messages), or a witness the player pinned. Only trusted
+   * keys count towards `confirmedBy`; any other cosigner is listed, not counted. */
+  trust(vkey: string): void {
+    this.trusted.add(vkey);
+  }
 
   /** A witness of `table` with a fresh Ed25519 key, trusting keys from `root` only. */
   static async create(call: Call, table: string, name: string, root: string, trusted: string[] = []): Promise<TableWitness> {
@@ -75,11 +84,12 @@ export class TableWitness {
   static async resume(call: Call, state: WitnessState, trusted: string[] = []): Promise<TableWitness> {
     const key = await globalThis.crypto.subtle.importKey("pkcs8", unb64(state.privateKey), { name: "Ed25519" }, true, ["sign"]);
     const vkey = await cosignerVkey(state.name, unb64(state.publicKey));
-    return new TableWitness(call, { ...state, trees: [...state.trees] }, key, vkey, new Set(trusted));
+    const kept = [...(state.trusted ?? []), ...trusted];
+    return new TableWitness(call, { ...state, trees: [...state.trees] }, key, vkey, new Set(kept));
   }
 
   state(): WitnessState {
-    return { ...this.s, trees: [...this.s.trees] };
+    return { ...this.s, trees: [...this.s.trees], trusted: [...this.trusted] };
   }
 
   /** Verify the table's current checkpoint, prove it consistent with every tree verified

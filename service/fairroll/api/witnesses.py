@@ -93,6 +93,7 @@ async def submit(store: AuditStore, witness: WitnessClient, table: str) -> bool:
                 time=stamp,
                 note=cosigned,
             ),
+            credential="witness",
         )
         return True
     return False

@@ -10,6 +10,9 @@ they live in one slot and a table's append script may touch them together:
     fairroll:{<table>}:signed         "<size> <root hex>" of the last checkpoint signed
     fairroll:{<table>}:cosignatures   hash: cosigner's vkey -> its latest cosignature
     fairroll:{<table>}:cosigned       stream: each cosignature kept, as it came (events)
+    fairroll:{<table>}:cosigners      hash: cosigners' names, credentials and counts
+    fairroll:{<table>}:cosigners:<c>  sorted set: a credential's pool of cosigners by last kept
+    fairroll:{<table>}:clients        hash: client seed -> the seq of the first roll using it
     fairroll:{<table>}:meta           hash: the table's write key hash and policy
     fairroll:{<table>}:base           hash: the signed base of an archived log
     fairroll:{<table>}:verified       where the server's own verification stopped
@@ -36,13 +39,16 @@ __all__ = [
     "KEYS_HASH",
     "OPEN_SESSIONS",
     "base_key",
+    "client_seeds_key",
     "cosignatures_key",
     "cosigned_key",
+    "cosigners_key",
     "head_key",
     "idempotency_key",
     "keys_key",
     "log_key",
     "meta_key",
+    "pool_key",
     "rate_key",
     "session_key",
     "signed_key",
@@ -129,3 +135,26 @@ def rate_key(client: str) -> str:
 
 def write_key_rate_key(digest: str) -> str:
     return f"fairroll:rl:key:{digest}"
+
+
+def client_seeds_key(table: str) -> str:
+    """``fairroll:{<table>}:clients``, hash: each client seed a committed roll of the
+    table used -> the seq of the first roll that used it. The append refuses a roll whose
+    client seed was used before its chain was committed (a chain drawn by a server that
+    knew the seed could have been ground for it); one field per client seed, so a roll's
+    check is one lookup whatever the log's length."""
+    return f"fairroll:{{{table}}}:clients"
+
+
+def cosigners_key(table: str) -> str:
+    """The cosigners' names, credentials and counts (``audit.redis.cosignatures``)."""
+    return f"fairroll:{{{table}}}:cosigners"
+
+
+def pool_key(table: str, letter: str) -> str:
+    """A credential's pool: its cosigners by the ms each was last kept.
+
+    >>> pool_key("t1", "s")
+    'fairroll:{t1}:cosigners:s'
+    """
+    return f"fairroll:{{{table}}}:cosigners:{letter}"

@@ -7,7 +7,15 @@ import zlib
 from typing import Any, NamedTuple, cast
 
 from fairroll.audit.entry import Claim, Entry, Head
-from fairroll.audit.keyspace import base_key, head_key, keys_key, log_key, signed_key, tree_key
+from fairroll.audit.keyspace import (
+    base_key,
+    client_seeds_key,
+    head_key,
+    keys_key,
+    log_key,
+    signed_key,
+    tree_key,
+)
 from fairroll.audit.redis.tips import head_value
 
 __all__ = [
@@ -21,7 +29,6 @@ __all__ = [
     "Marker",
     "append_args",
     "append_keys",
-    "client_seeds_key",
     "deflate",
     "entry_args",
     "script_result",
@@ -42,15 +49,6 @@ class Marker(NamedTuple):
     key: str
     fingerprint: str
     ttl: int
-
-
-def client_seeds_key(table: str) -> str:
-    """``fairroll:{<table>}:clients``, hash: each client seed a committed roll of the
-    table used -> the seq of the first roll that used it. The append refuses a roll whose
-    client seed was used before its chain was committed (a chain drawn by a server that
-    knew the seed could have been ground for it); one field per client seed, so a roll's
-    check is one lookup whatever the log's length."""
-    return f"fairroll:{{{table}}}:clients"
 
 
 def append_keys(table: str) -> list[str]:

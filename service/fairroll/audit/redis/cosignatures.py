@@ -22,7 +22,7 @@ from typing import Annotated, Literal, NamedTuple
 
 import msgspec
 
-from fairroll.audit.keyspace import cosignatures_key, cosigned_key
+from fairroll.audit.keyspace import cosignatures_key, cosigned_key, cosigners_key, pool_key
 from fairroll.audit.redis.connection import AnyRedis
 from fairroll.audit.redis.scripts import COSIGN
 
@@ -97,16 +97,6 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(CosignedCheckpoint)
 
 
-def cosigners_key(table: str) -> str:
-    """The cosigners' names, credentials and counts (the module's docstring)."""
-    return f"fairroll:{{{table}}}:cosigners"
-
-
-def pool_key(table: str, letter: str) -> str:
-    """A credential's pool: its cosigners by the ms each was last kept."""
-    return f"fairroll:{{{table}}}:cosigners:{letter}"
-
-
 class Cosignatures:
     def __init__(self, redis: AnyRedis) -> None:
         self.redis = redis
@@ -115,12 +105,11 @@ class Cosignatures:
         self,
         table: str,
         cosigned: CosignedCheckpoint,
-        credential: Credential = "witness",
+        credential: Credential,
         seed_id: str | None = None,
     ) -> Kept:
         """Keep ``cosigned`` as its cosigner's latest unless a larger (or later) one is
-        kept already, under ``credential`` (``seed_id``: the session's). The server's own
-        witness submissions (``api.witnesses``) call it with the default."""
+        kept already, under ``credential`` (``seed_id``: the session's)."""
         presented = _credential_id(credential, seed_id)
         keys = [
             cosignatures_key(table),

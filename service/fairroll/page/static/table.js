@@ -327,12 +327,20 @@ async function compareViews(base, checkpoint) {
   const vkey = await cosignerVkey(me.name, me.raw);
   const note = checkpoint.text.split("\n\n")[0] + "\n\n" + checkpoint.text.split("\n\n")[1].split("\n")[0] + "\n";
   const line = await cosignNote(note, me.name, me.privateKey, me.raw, Math.floor(Date.now() / 1000));
+  // This browser's seed session on the table (roll.js keeps it) is its credential for
+  // posting: a keyed table takes cosignatures only with a write key or a player's session.
+  const session = JSON.parse(localStorage.getItem(`fairroll:session:${checkpoint.table}`) ?? "null");
+  const credential = session?.seedId && session?.token ? { session: { seed_id: session.seedId, token: session.token } } : {};
   const posted = await fetch(`${base}/cosignatures`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ vkey, note: `${note}${line}\n` }),
+    body: JSON.stringify({ vkey, note: `${note}${line}\n`, ...credential }),
   });
-  if (posted.status === 409) throw new Error(`split view: ${(await posted.json()).detail}`);
+  if (posted.status === 409) {
+    const problem = await posted.json();
+    // A name another key holds is not a split view: this browser's cosignature is just not kept.
+    if (!(problem.invalid_params ?? []).some((p) => p.name === "vkey")) throw new Error(`split view: ${problem.detail}`);
+  }
   const { cosignatures } = await (await fetch(`${base}/cosignatures`)).json();
   const others = [];
   const unknown = [];

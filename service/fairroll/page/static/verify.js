@@ -1206,5 +1206,7 @@ export async function openSession(call, table, keys, { player = null, length = n
   return {
     table, seedId: made.seed_id, clientSeed: freshClientSeed(), nonce: 1, anchor: made.commitment,
     length: made.length, firstNonce: 1, after: made.commit_seq,
+    // The player's credential for posting cosignatures with this session (shown once).
+    token: made.token ?? null,
   };
 }
