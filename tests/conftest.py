@@ -3,8 +3,12 @@ they use are in ``support``)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -12,6 +16,8 @@ from redis import Redis
 
 from fairroll.redis_server import RedisServer, free_port
 from support import LiveServer
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -55,3 +61,25 @@ def client(live_server: LiveServer) -> Iterator[httpx.Client]:
 def table() -> str:
     """A fresh table name, so tests never share a chain."""
     return "t-" + uuid.uuid4().hex[:16]
+
+
+@pytest.fixture(scope="session")
+def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Python client package installed from clients/python (its verification core
+    vendored as a plugin author gets it) into a virtualenv of its own."""
+    folder = tmp_path_factory.mktemp("python-client")
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", folder / "venv"],
+        check=True,
+        timeout=120,
+    )
+    python = folder / "venv" / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", ROOT / "clients" / "python"],
+        check=True,
+        timeout=600,
+        env=env,
+        capture_output=True,
+    )
+    return python

@@ -231,27 +231,6 @@ def test_every_vector_through_the_online_verification(vector_server: tuple[str, 
     held_to_the_vectors("online", runner("online", "--url", url, "--redis", redis))
 
 
-@pytest.fixture(scope="module")
-def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Python package installed from clients/python into a virtualenv of its own."""
-    folder = tmp_path_factory.mktemp("python-client")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", folder / "venv"],
-        check=True,
-        timeout=120,
-    )
-    python = folder / "venv" / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--no-deps", ROOT / "clients" / "python"],
-        check=True,
-        timeout=600,
-        env=env,
-        capture_output=True,
-    )
-    return python
-
-
 def test_every_vector_through_the_python_package(client_python: Path) -> None:
     held_to_the_vectors("python-client", runner("python-client", "--python", client_python))
 

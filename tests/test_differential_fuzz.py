@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from fairroll.audit import load_signer
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
@@ -193,27 +192,6 @@ def verdicts(folder: Path, python: Path | None) -> dict[str, dict[str, Any]]:
     )
     said["verify.js-node"] = json.loads(ran.stdout)
     return said
-
-
-@pytest.fixture(scope="module")
-def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Python package installed from clients/python into a virtualenv of its own."""
-    folder = tmp_path_factory.mktemp("python-client")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", folder / "venv"],
-        check=True,
-        timeout=120,
-    )
-    python = folder / "venv" / "bin" / "python"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--no-deps", ROOT / "clients" / "python"],
-        check=True,
-        timeout=600,
-        env=env,
-        capture_output=True,
-    )
-    return python
 
 
 def test_every_fast_verifier_gives_one_verdict_on_mutated_real_logs(

@@ -140,15 +140,19 @@ def test_verify_js_gives_the_clis_verdict_first_bad_seq_and_phrase(
 
 
 def test_a_reused_client_seed_verifies_but_is_not_fair() -> None:
-    """Shared decision 1: the good vectors' log rolls Roth's second chain with the client
-    seed the log showed before that chain was committed: ok, and not fair."""
-    [mine] = run_node(
+    """Shared decision 1: a log that rolls Roth's second chain with the client seed the log
+    showed before that chain was committed: ok, and not fair (the good log draws a new
+    client seed per chain: nothing not fair)."""
+    reused, good = run_node(
         ROOT / "tests" / "js" / "verdict.mjs",
         VERIFY_JS,
         VECTORS / "keys.json",
         PINNED,
+        VECTORS / "cases" / "client-seed-reused-across-chains.ndjson",
         VECTORS / "log.ndjson",
     )
+    assert good["ok"] is True and good["not_fair"] == []
+    mine = reused
     assert mine["ok"] is True
     assert [n["seq"] for n in mine["not_fair"]] == [12]
     assert mine["not_fair"][0]["why"].startswith("client seed reused")
