@@ -97,3 +97,45 @@ def test_without_a_pinned_root_nothing_is_verified(seen: Any) -> None:
     assert seen["unpinnedExport"]["ok"] is False and seen["unpinnedExport"]["verified"] is False
     assert "no root is pinned" in seen["unpinnedExport"]["problems"][0]
     assert seen["pinnedExport"]["ok"] is True
+
+
+@pytest.fixture(scope="module")
+def probed(built: Path, live_server: LiveServer) -> Any:
+    """An outside attack suite's probes, run as it wrote them (tests/js/attack_probe.mjs):
+    the npm client and the page's roll path behind an operator rewriting answers."""
+    return run_node(
+        ROOT / "tests" / "js" / "attack_probe.mjs",
+        built,
+        ROOT / "service" / "fairroll" / "page" / "static" / "verify.js",
+        live_server.url,
+        PINNED,
+        "t-attack-probe",
+        timeout=180,
+    )
+
+
+@pytest.mark.parametrize(
+    ("attack", "said"),
+    [
+        # The answer's outcome edited (the log holds the honest roll).
+        ("npm-forged-outcome", "the log's entry is not this answer"),
+        # Another request rolled in the player's session at the player's nonce.
+        ("npm-another-request", "another request than the one this client sent"),
+    ],
+)
+def test_an_answer_that_is_not_the_logs_roll_of_the_request_sent_is_refused(
+    probed: Any, attack: str, said: str
+) -> None:
+    assert probed[attack]["ok"] is False, probed[attack]
+    assert said in probed[attack]["error"], probed[attack]
+
+
+def test_the_page_counts_a_friends_cosignature_only_of_the_tree_it_shows() -> None:
+    """table.js compareViews reads a cosigned tree from the note the cosigner signed, not
+    the listing's fields the server writes: a pinned friend's cosignature of an old tree,
+    relisted as the current one, confirms nothing."""
+    seen = run_node(
+        ROOT / "tests" / "js" / "page_cosigners_probe.mjs", ROOT / "service/fairroll/page/static"
+    )
+    assert "bob.example" not in seen["said"], seen
+    assert "unconfirmed" in seen["said"], seen

@@ -23,11 +23,11 @@ import httpx
 import msgspec
 import pytest
 
-from fairroll.audit import Signer, load_signer, merkle
+from fairroll.audit import Checkpoint, PublicKey, Signer, load_signer, merkle
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.cosignature import CosignatureError, cosign, open_cosignature, verifier_key
 from fairroll.audit.entry import GENESIS_HASH, chain_hash, leaf_hash
-from fairroll.audit.verify import EPOCH_MECHANIC
+from fairroll.audit.verify import EPOCH_MECHANIC, Trust, verify_entries
 from support import TEST_ROOT, TEST_SIGNING_KEY
 
 OPERATOR = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
@@ -218,3 +218,21 @@ def test_a_forged_line_after_a_good_one_of_the_same_key_rejects_the_note(
     for lines in ([good, bad], [bad, good]):
         with pytest.raises(CosignatureError, match="does not verify"):
             open_cosignature(note + "\n".join(lines) + "\n", vkey)
+
+
+def test_a_covering_checkpoint_that_fails_is_still_held_to_its_root() -> None:
+    """A checkpoint offered to stand in for signatures only ever says "all good": when the
+    pass with it fails, the log is read again with every signature checked, and the
+    checkpoint is still a kept one (its root must match): a fork against it stays a
+    fork, as the library's caller asked for nothing else."""
+    vectors = Path(__file__).resolve().parents[1] / "docs" / "vectors"
+    served = json.loads((vectors / "keys.json").read_text())
+    case = "fork-against-kept-checkpoint"
+    kept_file = vectors / "cases" / f"{case}.checkpoints-1.json"
+    checkpoint = msgspec.json.decode(kept_file.read_bytes(), type=Checkpoint)
+    listed = msgspec.convert(served["keys"], list[PublicKey])
+    trust = Trust.rooted(listed, served["root"], covered_by=checkpoint)
+    lines = (vectors / "cases" / f"{case}.ndjson").read_bytes().splitlines()
+    report = verify_entries(lines, trust)
+    assert (report.ok, report.first_bad_seq) == (False, 12), report
+    assert "root" in (report.reason or "")

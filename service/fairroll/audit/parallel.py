@@ -15,8 +15,6 @@ bad seq and why) is the answer.
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import multiprocessing
 import os
 from collections import deque
@@ -58,21 +56,7 @@ def verify_everywhere(
     if report is not None:
         return report
     with reopen() as lines:
-        return verify_entries(lines, _kept(trust), replay=replay)
-
-
-def _kept(trust: Trust) -> Trust:
-    """``trust`` with its covering checkpoint only kept (its root and head must match,
-    as any kept checkpoint's), no longer standing in for the entries' signatures."""
-    covering = trust.covered_by
-    if covering is None:
-        return trust
-    return dataclasses.replace(
-        trust,
-        covered_by=None,
-        roots=[*trust.roots, (covering.size, base64.b64decode(covering.root_hash))],
-        anchors=[*trust.anchors, (covering.size, covering.head_hash)],
-    )
+        return verify_entries(lines, trust.without_covering(), replay=replay)
 
 
 def _fast(reopen: Reopen, trust: Trust, replay: Replay | None, workers: int) -> VerifyReport | None:

@@ -5,7 +5,6 @@ signatures it covers, and the state to go on from next time (``VerifiedState``).
 from __future__ import annotations
 
 import base64
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -111,7 +110,7 @@ def verify_run(
     report, state = _verify_once(kept, trust, replay, resume, sink)
     if report.ok:
         return report, state
-    return _verify_once(kept, dataclasses.replace(trust, covered_by=None), replay, resume, sink)
+    return _verify_once(kept, trust.without_covering(), replay, resume, sink)
 
 
 def _verify_once(

@@ -3,6 +3,8 @@ publishes under the pinned root as it is read (``KeyRing``): trust is rooted onc
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -54,6 +56,20 @@ class Trust:
     #: ``resume``): kept checkpoints and receipts beyond the last line are checked by the
     #: part that reaches them, not taken for a truncation.
     open_end: bool = False
+
+    def without_covering(self) -> Trust:
+        """This trust with its covering checkpoint only kept (its root and head must
+        match, as any kept checkpoint's), no longer standing in for the entries'
+        signatures: what a failed pass with it is read again under."""
+        covering = self.covered_by
+        if covering is None:
+            return self
+        return dataclasses.replace(
+            self,
+            covered_by=None,
+            roots=[*self.roots, (covering.size, base64.b64decode(covering.root_hash))],
+            anchors=[*self.anchors, (covering.size, covering.head_hash)],
+        )
 
     @classmethod
     def rooted(cls, public_keys: Iterable[PublicKeyLike], root: str, **rest: Any) -> Trust:

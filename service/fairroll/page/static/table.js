@@ -351,10 +351,14 @@ async function compareViews(base, checkpoint) {
     } catch {
       continue;  // a cosignature that does not verify says nothing
     }
-    if (cosigned.size === checkpoint.size && cosigned.root_hash !== checkpoint.root_hash) {
-      throw new Error(`split view: ${cosigned.name} cosigned another tree of ${cosigned.size} entries:\n${cosigned.note}\nthis browser's:\n${checkpoint.text}`);
+    // What the cosigner signed is the note, not the listing's fields (the server writes
+    // those): its origin, size and root, read from the note itself.
+    const [origin, size, rootHash] = cosigned.note.split("\n", 3);
+    if (origin !== checkpoint.origin) continue;
+    if (Number(size) === checkpoint.size && rootHash !== checkpoint.root_hash) {
+      throw new Error(`split view: ${cosigned.name} cosigned another tree of ${size} entries:\n${cosigned.note}\nthis browser's:\n${checkpoint.text}`);
     }
-    if (cosigned.size !== checkpoint.size) continue;
+    if (Number(size) !== checkpoint.size || rootHash !== checkpoint.root_hash) continue;
     // Only a key this player pinned counts: anyone can post cosignatures under any name.
     if (pinnedCosigners.has(cosigned.vkey)) others.push(cosigned.name);
     else unknown.push(cosigned.name);

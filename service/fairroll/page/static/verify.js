@@ -1056,7 +1056,7 @@ export async function checkCommitted(call, status, keys, table) {
  * re-derive from it, the entry the receipt names holds this answer, the receipt's proof
  * leads from that entry's leaf to its note's root, the note is signed under the pinned
  * root (`keys`) and is a note of this table. Throws UnfairRollError naming what fails. */
-export async function checkAnswer(answer, entry, s, nonce, keys) {
+export async function checkAnswer(answer, entry, s, nonce, keys, body = null) {
   const ref = answer?.session ?? {};
   const fail = (why) => { throw new UnfairRollError(why, answer); };
   if (ref.client_seed !== s.clientSeed) fail("the answer is not rolled with the client seed this client sent");
@@ -1071,8 +1071,13 @@ export async function checkAnswer(answer, entry, s, nonce, keys) {
   const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
   if (wrong) fail(wrong);
   if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
-      || !same(entry.dice, answer.dice) || entry.source !== "committed") {
+      || !same(entry.dice, answer.dice) || entry.source !== "committed" || entry.mechanic !== answer.mechanic
+      || !same(entry.outcome, answer.outcome)) {
     fail("the log's entry is not this answer");
+  }
+  // The roll the log holds is of the request this client sent (the log fills in defaults).
+  if (body !== null && !holdsRequest(entry.request, { ...body, table: undefined, session: undefined })) {
+    fail("the log's entry rolled another request than the one this client sent");
   }
   if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
   try {
@@ -1139,7 +1144,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     let made = null;
     if (status === 200) {
       const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries/${answer?.receipt?.seq}`);
-      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys);
+      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys, body);
       made = answer;
     } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
       const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
