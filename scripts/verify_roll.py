@@ -65,8 +65,8 @@ LINK_ROW = re.compile(
 )
 
 
-#: What each source proves, and what a refusing server can do: the words of
-#: fairroll.audit.verify (tests/test_chain_sessions.py holds the three verifiers equal).
+#: What each source proves, and what a refusing server can do, for the one-entry mode:
+#: the core's words (tests/test_chain_sessions.py holds them equal to it and verify.js).
 WHAT_IT_PROVES = {
     "drawn": "fair if the operator is honest: the server drew the seed after it saw the "
     "request, so a dishonest operator could have drawn again until it liked the dice, "

@@ -723,7 +723,8 @@ def _note_checkpoint(
     """A checkpoint kept as its signed note (``Accept: text/plain``): it needs --keys."""
     import base64  # noqa: PLC0415
 
-    from fairroll.audit.checkpoint import Checkpoint, NoteError, open_note  # noqa: PLC0415
+    from fairroll.audit import note  # noqa: PLC0415
+    from fairroll.audit.checkpoint import Checkpoint, NoteError, parse_body  # noqa: PLC0415
 
     text = data.decode("utf-8", "replace")
     origin = text.split("\n", 1)[0]
@@ -731,18 +732,26 @@ def _note_checkpoint(
     if keys is None:
         print(f"error: {path} is a signed note: pass --keys to check it", file=sys.stderr)
         return 2
-    for key_id, public_key in keys.items():
-        try:
-            size, root, head_hash = open_note(text, name, public_key)
-        except NoteError:
-            continue
+    # Every trusted key at once (note.open_note): a failing line of any of them rejects
+    # the note, whatever good line stands beside it.
+    verifiers = {
+        note.SignerVerifier(name, base64.b64decode(public_key)): key_id
+        for key_id, public_key in keys.items()
+    }
+    try:
+        opened = note.open_note(text, verifiers)
+        size, root, head_hash = parse_body(opened.text)
+    except (NoteError, note.NoteError):
+        opened = None
+    if opened is not None:
+        signer = next(v for v in verifiers if v.key_hash == opened.sigs[0].key_hash)
         return Checkpoint(
             table=origin.rsplit("/", 1)[-1],
             origin=origin,
             size=size,
             root_hash=base64.b64encode(root).decode(),
             head_hash=head_hash,
-            key_id=key_id,
+            key_id=verifiers[signer],
             key_name=name,
             signature="",
             text=text,

@@ -38,6 +38,7 @@ __all__ = [
     "note_key",
     "open_note",
     "origin_of",
+    "parse_body",
     "sign_checkpoint",
     "verify_checkpoint",
 ]
@@ -149,10 +150,10 @@ def open_note(text: str, name: str, public_key_b64: str) -> tuple[int, bytes, st
         if "no signature by a known key" in str(exc):
             raise NoteError(f"the checkpoint carries no signature by key {name}") from None
         raise NoteError(str(exc)) from None
-    return _parse_body(opened.text)
+    return parse_body(opened.text)
 
 
-def _parse_body(body: str) -> tuple[int, bytes, str]:
+def parse_body(body: str) -> tuple[int, bytes, str]:
     lines = body[:-1].split("\n")
     if len(lines) < 3:
         raise NoteError("a checkpoint has an origin, a size and a root hash")
