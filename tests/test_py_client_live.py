@@ -457,3 +457,41 @@ def test_a_note_with_a_failing_line_of_a_known_cosigner_is_rejected(
     for note in (f"{good}{bad}\n", good.replace(line, bad) + line + "\n"):
         with pytest.raises(fc.ViewError, match=r"sheena\.players\.example"):
             roth.compare(note)
+
+
+def test_a_session_committed_for_another_player_is_refused(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The client asks for a session for Roth with chains of 5 links; the operator opens
+    one for Mallory with chains of 1 (an outside attack suite's probe): the log's
+    commitment is not the session asked for, and nothing is rolled in it."""
+
+    def rewrite(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+        if (
+            answer is not None
+            or request.method != "POST"
+            or not request.url.path.endswith("/seeds")
+        ):
+            return None
+        headers = {k: v for k, v in request.headers.items() if k != "content-length"}
+        body = {"player": "Mallory", "length": 1}
+        with httpx.Client() as http:
+            real = http.send(
+                httpx.Request("POST", request.url, headers=headers, content=json.dumps(body))
+            )
+        return answering(said(real), real.status_code)
+
+    with pytest.raises(fc.UnfairRollError, match="another session than the one asked for"):
+        player(fc, live_server, rewrite, root=TEST_ROOT)  # opens Roth's session
+
+
+def test_a_line_separator_in_a_name_does_not_split_an_export(
+    fc: ModuleType, client: httpx.Client, table: str
+) -> None:
+    """RFC 8785 leaves U+2028 unescaped: an NDJSON export is split at "\\n" only, or an
+    honest log holding a player's name with it would fail in this client alone."""
+    body = {"table": table, "a": {"name": "Roth\u2028", "attribute": 12}, "b": {"attribute": 12}}
+    assert client.post("/v1/tft/contests", json=body).is_success
+    text = client.get(f"/v1/tables/{table}/export").text
+    verdict = fc.verify_export(text, client.get("/v1/keys").json(), root=TEST_ROOT)
+    assert verdict.ok, verdict

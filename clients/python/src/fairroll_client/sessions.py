@@ -154,6 +154,10 @@ class SessionRolls:
         entry = yield Call("GET", f"/v1/tables/{table}/entries/{seq}")
         yield from rolls._proven(entry, receipt, made)
         rolls._committed(entry, COMMIT_MECHANIC, made["commitment"], 1, made["length"], made)
+        committed = entry.get("request") or {}
+        if any(committed.get(k) != v for k, v in asked.items()):
+            # The log commits a session for someone else, or with other chains, than asked.
+            raise UnfairRollError("the log commits another session than the one asked for", made)
         rolls.state.client_seed = secrets.token_hex(16)  # after the anchor is seen committed
         return rolls
 

@@ -57,7 +57,9 @@ def verify_export(
     root; ``keys`` (``GET /v1/keys``) serves a log read from the middle, and only its keys
     that root certified. Without ``root``: NOT VERIFIED (``ok`` False)."""
     text = ndjson.decode("utf-8") if isinstance(ndjson, bytes) else ndjson
-    lines = [line for line in text.splitlines() if line.strip()]
+    # NDJSON lines end in "\n" only: str.splitlines would also split a line at U+2028,
+    # which JSON strings (a player's name) may hold unescaped.
+    lines = [line for line in text.split("\n") if line.strip()]
     if root is None:
         return Verified(ok=False, entries=len(lines), problems=(NOT_VERIFIED,))
     report = verify_entries(lines, Trust(keys=trusted_keys(keys, root), root=root))
