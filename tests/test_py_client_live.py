@@ -495,3 +495,29 @@ def test_a_line_separator_in_a_name_does_not_split_an_export(
     text = client.get(f"/v1/tables/{table}/export").text
     verdict = fc.verify_export(text, client.get("/v1/keys").json(), root=TEST_ROOT)
     assert verdict.ok, verdict
+
+
+def test_a_404_after_rolling_gives_back_the_roll_made(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The operator rolls the player's request at nonce N, looks at the die, and answers
+    404 (an outside attack suite's probe): the roll the log holds at N is the player's,
+    so the client returns it instead of telling the player to start a new session."""
+    made: list[int] = []
+
+    def rewrite(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+        if (
+            request.method == "POST"
+            and request.url.path == ROLLS
+            and answer is not None
+            and not made
+        ):
+            made.append(said(answer)["dice"][0]["face"])
+            gone = {"title": "Not Found", "status": 404, "detail": "no such seed session"}
+            return answering(gone, 404)
+        return None
+
+    dice = player(fc, live_server, rewrite, root=TEST_ROOT)
+    rolled = dice.roll_formula("1d20", table=dice.table)
+    assert rolled["dice"][0]["face"] == made[0]
+    assert rolled["session"]["nonce"] == 1

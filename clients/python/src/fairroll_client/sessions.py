@@ -277,16 +277,21 @@ class SessionRolls:
         another nonce (None: nothing holds it, send again); raises for everything else."""
         s = self.state
         said = refused.problem if isinstance(refused.problem, dict) else {}
-        if refused.status == 404:
-            raise SessionClosedError(404, refused.problem) from refused
         if refused.status == 409 and isinstance(said.get("nonce"), int):
             if said["nonce"] == nonce:
                 return None
             return (yield from self._at_nonce(nonce, body))
+        closed = refused.status == 404
         if refused.status == 409:
             status = yield Call("GET", f"/v1/tables/{s.table}/seeds/{s.seed_id}")
-            if status.get("revealed"):
-                raise SessionClosedError(409, refused.problem) from refused
+            closed = bool(status.get("revealed"))
+        if closed:
+            # A server may roll at the nonce, look, then say the session is gone: the roll
+            # the log holds there is this player's, whatever it answers.
+            found = yield from self._at_nonce(nonce, body)
+            if found is not None:
+                return found
+            raise SessionClosedError(refused.status, refused.problem) from refused
         if refused.status < 500:
             s.pending = None  # refused for what it asked: no nonce was taken
         raise refused

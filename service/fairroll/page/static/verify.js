@@ -1163,13 +1163,26 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
         continue;  // the same nonce, client seed and Idempotency-Key again
       }
     } else if (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? ""))) {
+      // A server may roll at the nonce, look, then say the session is gone: the roll the
+      // log holds there is this player's, whatever it answers.
+      const { entry, words } = (await entryAtNonce(call, s, nonce).catch(() => null)) ?? {};
+      if (entry) {
+        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+        }
+        made = await answerOf(call, s, entry, words);
+        await checkAnswer(made, entry, s, nonce, keys, body);
+      }
+    }
+    if (made === null && (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? "")))) {
       s.pending = undefined;
       s.closed = true;
       throw new UnfairRollError(
         `seed session ${s.seedId} is ${status === 404 ? "gone" : "closed"} (${answer?.detail ?? `HTTP ${status}`}): start a new session; no roll was made in another one`,
         answer,
       );
-    } else {
+    }
+    if (made === null) {
       if (status < 500) s.pending = undefined;  // refused for what it asked: no nonce taken
       throw Object.assign(new Error(`HTTP ${status}: ${answer?.detail ?? ""}`), { status, problem: answer });
     }
