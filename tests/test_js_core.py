@@ -271,3 +271,23 @@ def test_notes_and_receipts_are_held_as_sumdb_note_holds_them(tmp_path: Path) ->
     assert "unknown key" in said["other-root"], said
     assert "does not verify" in said["cosigned-good-then-bad"], said
     assert "does not verify" in said["cosigned-bad-then-good"], said
+
+
+def test_a_float_literal_is_refused_by_both_cores_at_its_seq(tmp_path: Path) -> None:
+    """``"v": 2.0`` is the integer 2 to ``JSON.parse`` but a float to Python: an entry
+    holds integers only (RFC 8785 form), so both cores refuse the line, at its seq (an
+    outside attack suite's probe: verify.js took it, the Python core did not)."""
+    from fairroll.audit.verify import Trust, verify_entries  # noqa: PLC0415
+
+    lines = (VECTORS / "log.ndjson").read_text().splitlines()
+    assert lines[2].endswith('"v":2}')
+    lines[2] = lines[2].removesuffix('"v":2}') + '"v":2.0}'
+    forged = tmp_path / "float.ndjson"
+    forged.write_text("".join(line + "\n" for line in lines))
+    report = verify_entries(forged.read_bytes().splitlines(), Trust(keys=None, root=PINNED))
+    assert (report.ok, report.first_bad_seq) == (False, 3), report
+    [mine] = run_node(
+        ROOT / "tests" / "js" / "verdict.mjs", VERIFY_JS, VECTORS / "keys.json", PINNED, forged
+    )
+    assert (mine["ok"], mine["first_bad_seq"]) == (False, 3), mine
+    assert "no floats" in mine["reason"]

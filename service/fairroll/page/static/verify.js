@@ -93,7 +93,12 @@ export function parseStrict(text) {
       }
     }
     if (c === '"') return string();
+    const start = at;
     while (at < text.length && !",]} \t\n\r".includes(text[at])) at++;
+    // JSON.parse reads 2.0 as the integer 2; an entry holds integers only (RFC 8785 form,
+    // no floats), as the Python core reads it: a fraction or an exponent is refused.
+    const token = text.slice(start, at);
+    if (/^-?[0-9]/.test(token) && /[.eE]/.test(token)) throw new Error(`the number ${token} is not an integer: an entry holds no floats`);
   };
   const parsed = JSON.parse(text); // the grammar; then the keys
   value();
