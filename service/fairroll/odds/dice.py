@@ -20,9 +20,9 @@ common total (``{3: 1, 4: 3, ...}`` of 216 for 3d6), so nothing is rounded:
 - a product pairs every outcome of one side with every outcome of the other.
 
 The cost is bounded before it is paid. Each step estimates its own cost from
-the sizes it is given (CPython multiplies big integers by Karatsuba, about
-``1.5 µs x kbits ** 1.585`` on the reference machine; a Fraction written out
-costs a few µs) and charges it to a budget of :data:`WORK_BUDGET_MS`; a formula
+the sizes it is given (CPython multiplies big integers by Karatsuba, so a product
+costs in proportion to ``kbits ** 1.585``; the model and its constants live in one
+place, :meth:`Work.multiply`) and charges it to a budget of :data:`WORK_BUDGET_MS`; a formula
 whose odds would need more, or more than :data:`MAX_OUTCOMES` totals, is refused
 with a :class:`RuleError` saying so, before the work is done (the odds operation's description
 says the same), so no accepted formula takes more than a few hundred milliseconds.

@@ -307,7 +307,8 @@ _LISTED: dict[tuple[int, ...], SystemList] = {}
 
 def _listed(systems: list[System]) -> SystemList:
     """The listing of these systems, made once: it inspects every mechanic's types
-    (about 2 ms), and the systems a process rolls are fixed once it has started."""
+    (too slow to redo on every request), and the systems a process rolls are fixed once
+    it has started."""
     key = tuple(id(system) for system in systems)
     listed = _LISTED.get(key)
     if listed is None:

@@ -70,7 +70,6 @@ __all__ = [
     "ParsedFormula",
     "RolledDie",
     "TermOutcome",
-    "group_of",
     "parse",
     "parse_request",
     "resolve_formula",
@@ -125,11 +124,6 @@ class Formula(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
     formula: FormulaText
     dialect: DialectName = "roll20"
-
-
-def group_of(sides: int, *, fate: bool = False) -> str:
-    """The dice group of a die: ``d6``, ``d100`` (``d%`` too), ``dF``."""
-    return "dF" if fate else f"d{sides}"
 
 
 def parse_request(request: Formula) -> ParsedFormula:
