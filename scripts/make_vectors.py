@@ -883,6 +883,25 @@ def cases(log: Log, signer: Any, checkpoint: Any) -> list[Case]:  # noqa: PLR091
         ok=True,
         not_fair=[5],
     )
+    pool = (HashChain("9001" * 16, 2), HashChain("9002" * 16, 2))
+    case(
+        "client-seed-reused-on-a-pre-committed-chain",
+        "client seeds",
+        "a pre-committed pool: two chains committed before any roll, then a roll on the "
+        "second reusing the client seed a roll on the first used (after both commitments, "
+        "but the server could pick the chain that grinds it)",
+        sealed(
+            [
+                rolled("drawn", DRAWN),
+                chain_commit("sPooledChain0001", pool[0]),
+                chain_commit("sPooledChain0002", pool[1]),
+                chain_roll("sPooledChain0001", pool[0], 1, 1, "pool-player"),
+                chain_roll("sPooledChain0002", pool[1], 1, 1, "pool-player"),
+            ]
+        ),
+        ok=True,
+        not_fair=[5],
+    )
     drafts = good_drafts()
     drafts[5] = committed(SEED_ID, SERVER_SEED, "player-1", 2)
     case(

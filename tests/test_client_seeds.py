@@ -5,8 +5,11 @@ chain of one link, a player who rolls twice with one client seed gets a second r
 operator could choose (a d20 forced to 1 passes every check). So the append refuses a
 committed roll whose client seed a roll of the table used at a seq before the entry that
 committed the roll's chain (its ``session.commit``, or the ``session.renew`` of its
-current chain): 422 naming ``session.client_seed``, no nonce taken. A client that draws
-a new client seed once it sees each chain's anchor is never refused. Real redis-server,
+current chain): 422 naming ``session.client_seed``, no nonce taken. It refuses too a roll
+whose client seed a roll used on another chain, wherever the chains stand (shared
+decision 5: a server holding a pool of committed chains could pick the one that grinds a
+seed it already saw). A client that draws a new client seed once it sees each chain's
+anchor is never refused. Real redis-server,
 real HTTP; ``docs/randomness.md``'s curl walk-through is run as written."""
 
 from __future__ import annotations
@@ -73,18 +76,39 @@ def test_a_new_session_refuses_a_client_seed_already_in_the_tables_log(
     client: httpx.Client, table: str
 ) -> None:
     """A session committed after a client seed was in the log (either kind of session)
-    cannot roll with it; a session committed before that roll can, since the server did
-    not know the seed when it drew that session's chain."""
-    before = start(client, table)
+    cannot roll with it; within its own chain the seed rolls again."""
     first = start(client, table)
     assert roll(client, table, first["seed_id"], "shared").status_code == 200
     for kind in ("chain", "commit"):
         after = start(client, table, kind=kind)
         assert_reused(roll(client, table, after["seed_id"], "shared"))
         assert status(client, table, after["seed_id"])["rolls"] == 0
-    assert roll(client, table, before["seed_id"], "shared").status_code == 200
     # Within its chain a client seed rolls as often as the player likes.
     assert roll(client, table, first["seed_id"], "shared").json()["session"]["nonce"] == 2
+
+
+def test_a_client_seed_used_on_a_pre_committed_chain_is_refused_on_another(
+    client: httpx.Client, table: str
+) -> None:
+    """Shared decision 5: "A client seed belongs to one chain." A pool of chains
+    committed before any roll (here two sessions of either kind, and a session's chain
+    whose seed went to another session) cannot take a client seed a roll on another chain
+    used, though every chain was committed before the server saw it: the server could
+    pick the chain that grinds it. Nothing is appended, no nonce taken, the log holds
+    one roll; the other chain rolls with a seed of its own."""
+    pool = [start(client, table), start(client, table, kind="commit"), start(client, table)]
+    assert roll(client, table, pool[0]["seed_id"], "pooled").status_code == 200
+    size = len(client.get(f"/v1/tables/{table}/entries").json()["entries"])
+    for other in pool[1:]:
+        refused = roll(client, table, other["seed_id"], "pooled")
+        assert_reused(refused)
+        assert status(client, table, other["seed_id"])["rolls"] == 0
+    assert len(client.get(f"/v1/tables/{table}/entries").json()["entries"]) == size
+    own = roll(client, table, pool[1]["seed_id"], "its-own")
+    assert own.status_code == 200, own.text
+    assert own.json()["session"]["nonce"] == 1
+    report = client.get(f"/v1/tables/{table}/verification").json()
+    assert report["ok"] and not report["not_fair"], report
 
 
 def test_a_client_that_draws_a_new_seed_per_chain_is_never_refused(
