@@ -18,9 +18,24 @@ import httpx
 import msgspec
 import pytest
 import rfc8785
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairroll.audit import Checkpoint, Trust, merkle, verify_checkpoint, verify_entries
-from fairroll.audit.cosignature import CosignatureError, open_cosignature, verifier_key
+from fairroll.audit.checkpoint import (
+    InvalidSignatureError,
+    MalformedNoteError,
+    UnverifiedNoteError,
+    open_note,
+)
+from fairroll.audit.cosignature import (
+    CosignatureError,
+    ForgedCosignatureError,
+    NoCosignatureError,
+    VerifierKeyError,
+    cosign,
+    open_cosignature,
+    verifier_key,
+)
 from fairroll.audit.entry import jcs
 from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll.mechanics import replay_entry
@@ -141,6 +156,41 @@ def test_every_receipt_and_cosignature_vector_by_the_library() -> None:
     for note in COSIGNED["bad"].values():
         with pytest.raises(CosignatureError):
             open_cosignature(note, COSIGNED["vkey"])
+
+
+def test_each_refusal_of_a_note_is_told_by_its_type_not_its_words() -> None:
+    """A caller picks its answer (reject the note, try the next key, blame the vkey) by
+    the error's type: a forged line of a known key, no line of it, not a note at all.
+    Words were matched before; a cosigner named "key" then had its forged cosignature
+    answered as a bad verifier key."""
+    checkpoint = json.loads((VECTORS / "checkpoint.json").read_text())
+    note, key = checkpoint["text"], KEYS["keys"][0]["public_key"]
+    assert open_note(note, "fairroll", key)[0] == 12
+    forged = note.replace("\n12\n", "\n13\n", 1)
+    with pytest.raises(InvalidSignatureError):
+        open_note(forged, "fairroll", key)
+    with pytest.raises(UnverifiedNoteError):
+        open_note(note, "another-log", key)
+    with pytest.raises(MalformedNoteError):
+        open_note(note.replace("\n\n", "\n", 1), "fairroll", key)
+    vkey = COSIGNED["vkey"]
+    bad = COSIGNED["bad"]
+    with pytest.raises(ForgedCosignatureError):
+        open_cosignature(bad["time-altered"], vkey)
+    with pytest.raises(ForgedCosignatureError):
+        open_cosignature(bad["body-altered"], vkey)
+    with pytest.raises(NoCosignatureError):
+        open_cosignature(bad["signed-by-another-key"], vkey)
+    with pytest.raises(VerifierKeyError):
+        open_cosignature(COSIGNED["cosigned"], vkey.replace("+", "-", 1))
+    private = Ed25519PrivateKey.from_private_bytes(base64.b64decode(COSIGNED["private_key"]))
+    named_key = verifier_key("key", private.public_key().public_bytes_raw())
+    line = cosign(note, "key", private, COSIGNED["time"])
+    stamped = base64.b64decode(line.rsplit(" ", 1)[1])
+    late = stamped[:4] + (COSIGNED["time"] + 1).to_bytes(8, "big") + stamped[12:]
+    with pytest.raises(ForgedCosignatureError) as refused:
+        open_cosignature(f"{note}\u2014 key {base64.b64encode(late).decode()}\n", named_key)
+    assert not isinstance(refused.value, VerifierKeyError)
 
 
 def test_the_checkpoint_proofs_and_jcs_cases() -> None:
