@@ -17,9 +17,9 @@ of one size have, between their two notes, a proof of equivocation.
 >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 >>> key = Ed25519PrivateKey.generate()
 >>> body = "fairroll/t\\n1\\n" + "A" * 43 + "=\\n"
->>> line = cosign(body + "\\n— fairroll xyz\\n", "player.example/roth", key, 1700000000)
+>>> line = cosign(body + "\\n— fairroll AAAAAAAA\\n", "player.example/roth", key, 1700000000)
 >>> vkey = verifier_key("player.example/roth", raw_public_key(key))
->>> open_cosignature(body + "\\n— fairroll xyz\\n" + line + "\\n", vkey)
+>>> open_cosignature(body + "\\n— fairroll AAAAAAAA\\n" + line + "\\n", vkey)
 1700000000
 """
 
