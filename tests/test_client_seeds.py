@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from fairroll.audit.receipts import trusted_keys, verify_receipt
 from support import LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,6 +129,25 @@ def test_a_client_that_draws_a_new_seed_per_chain_is_never_refused(
     assert len(anchors) == 4
     report = client.get(f"/v1/tables/{table}/verification").json()
     assert report["ok"] and report["sources"] == {"committed": 12}, report
+
+
+def test_a_status_poll_signs_nothing_and_the_receipt_is_asked_for(
+    client: httpx.Client, table: str
+) -> None:
+    """The session's status is what a client polls: it carries no receipt, so it signs
+    no checkpoint (a poll would cost a signature each). A client about to draw a chain's
+    client seed asks ``?receipt=true`` and gets the receipt of the entry that committed
+    the chain, which checks under the pinned root."""
+    seed_id = start(client, table, length=1)["seed_id"]
+    assert roll(client, table, seed_id, "first").status_code == 200
+    polled = status(client, table, seed_id)
+    assert polled["receipt"] is None and polled["chain_seq"] == 3, polled
+    asked = client.get(f"/v1/tables/{table}/seeds/{seed_id}", params={"receipt": "true"})
+    made = asked.json()["receipt"]
+    assert asked.status_code == 200 and made["seq"] == polled["chain_seq"], made
+    served = client.get("/v1/keys").json()
+    entry = client.get(f"/v1/tables/{table}/entries/{made['seq']}").json()
+    assert verify_receipt(entry, made, trusted_keys(served, served["root"]))[0] == 3
 
 
 def test_the_documented_curl_walk_through_rolls_fair_with_one_extra_field(
