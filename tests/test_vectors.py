@@ -8,6 +8,7 @@ receipts and cosignatures by the library and ``verify.js`` (and by Go's sumdb co
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import subprocess
 import sys
@@ -37,7 +38,7 @@ from fairroll.audit.cosignature import (
     verifier_key,
 )
 from fairroll.audit.entry import jcs
-from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
+from fairroll.audit.receipts import ReceiptError, equivocation, trusted_keys, verify_receipt
 from fairroll.mechanics import replay_entry
 from support import run_node
 
@@ -191,6 +192,33 @@ def test_each_refusal_of_a_note_is_told_by_its_type_not_its_words() -> None:
     with pytest.raises(ForgedCosignatureError) as refused:
         open_cosignature(f"{note}\u2014 key {base64.b64encode(late).decode()}\n", named_key)
     assert not isinstance(refused.value, VerifierKeyError)
+
+
+def test_a_retired_key_opens_only_notes_signed_before_its_retirement_in_the_log() -> None:
+    """Retirement is a log position for receipts and checkpoints too, as for entries: a
+    key retired by the ``key.retire`` at seq R opens a note of a size below R only (a
+    note of R entries or more covers its retirement: it was signed after it). A key the
+    live ``GET /v1/keys`` answer marks retired (``not_after``), at no seq the caller
+    gives, opens none: a retired key signs nothing new (it was retired because it may be
+    in other hands)."""
+    log = [json.loads(line) for line in LOG.splitlines()]
+    early, late = RECEIPTS["receipts"][0], RECEIPTS["receipts"][-1]
+    assert (early["tree_size"], late["tree_size"]) == (5, 12)
+    listed = copy.deepcopy(KEYS)
+    listed["keys"][0]["not_after"] = "2026-12-02T00:00:00.000Z"
+    key_id = listed["keys"][0]["key_id"]
+    for receipt in (early, late):
+        with pytest.raises(ReceiptError, match="retired"):
+            verify_receipt(log[receipt["seq"] - 1], receipt, trusted_keys(listed, PINNED))
+    placed = trusted_keys(listed, PINNED, retired={key_id: 6})
+    assert verify_receipt(log[early["seq"] - 1], early, placed)[0] == 5
+    with pytest.raises(ReceiptError, match="retired at seq 6"):
+        verify_receipt(log[late["seq"] - 1], late, placed)
+    later = trusted_keys(listed, PINNED, retired={key_id: 13})
+    assert verify_receipt(log[late["seq"] - 1], late, later)[0] == 12
+    with pytest.raises(ReceiptError, match="retired"):
+        equivocation(early["checkpoint"], late["checkpoint"], placed)
+    assert not equivocation(early["checkpoint"], late["checkpoint"], later).proven
 
 
 def test_the_checkpoint_proofs_and_jcs_cases() -> None:
