@@ -39,6 +39,8 @@ from fairroll.audit.cosignature import (
 )
 from fairroll.audit.entry import jcs
 from fairroll.audit.receipts import ReceiptError, equivocation, trusted_keys, verify_receipt
+from fairroll.audit.signing import PublicKey
+from fairroll.audit.verify import VerifiedState, verify_run
 from fairroll.mechanics import replay_entry
 from support import run_node
 
@@ -47,6 +49,7 @@ VECTORS = ROOT / "docs" / "vectors"
 KEYS = json.loads((VECTORS / "keys.json").read_text())
 PINNED = KEYS["root"]
 EXPECTED = json.loads((VECTORS / "bad" / "expected.json").read_text())
+CASES = json.loads((VECTORS / "cases" / "index.json").read_text())["cases"]
 LOG = (VECTORS / "log.ndjson").read_bytes()
 ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["12"]
 RECEIPTS = json.loads((VECTORS / "receipts.json").read_text())
@@ -219,6 +222,26 @@ def test_a_retired_key_opens_only_notes_signed_before_its_retirement_in_the_log(
     with pytest.raises(ReceiptError, match="retired"):
         equivocation(early["checkpoint"], late["checkpoint"], placed)
     assert not equivocation(early["checkpoint"], late["checkpoint"], later).proven
+
+
+@pytest.mark.parametrize(
+    "name",
+    [c["name"] for c in CASES if c["class"] == "client seeds"],
+)
+def test_a_verification_resumed_mid_log_keeps_each_client_seeds_chains(name: str) -> None:
+    """The state a verification goes on from (the server keeps it between polls) holds
+    each client seed's chains: resumed at every seq, the client-seed vectors give the
+    not-fair seqs they give read whole ("a client seed belongs to one chain")."""
+    case = next(c for c in CASES if c["name"] == name)
+    lines = (VECTORS / case["inputs"]["log"]).read_bytes().splitlines()
+    trust = Trust.rooted(msgspec.convert(KEYS["keys"], list[PublicKey]), PINNED)
+    for cut in range(1, len(lines)):
+        report, state = verify_run(lines[:cut], trust)
+        assert state is not None, report
+        kept = msgspec.json.decode(msgspec.json.encode(state), type=VerifiedState)
+        report, _ = verify_run(lines[cut:], trust, resume=kept)
+        assert report.ok, report
+        assert [n.seq for n in report.not_fair] == case["expect"]["not_fair"], (cut, report)
 
 
 def test_the_checkpoint_proofs_and_jcs_cases() -> None:
