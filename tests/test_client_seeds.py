@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from redis import Redis
 
+from fairroll.audit.keyspace import client_seeds_key
 from fairroll.audit.receipts import trusted_keys, verify_receipt
 from support import LiveServer
 
@@ -110,6 +112,27 @@ def test_a_client_seed_used_on_a_pre_committed_chain_is_refused_on_another(
     assert own.json()["session"]["nonce"] == 1
     report = client.get(f"/v1/tables/{table}/verification").json()
     assert report["ok"] and not report["not_fair"], report
+
+
+def test_a_client_seed_kept_without_its_chain_is_still_named_not_fair_by_the_log(
+    client: httpx.Client, redis_client: Redis, table: str
+) -> None:
+    """A client seed the append kept before chains were kept (a bare seq in the table's
+    client seeds) has no chain to compare: the append holds it to the first rule only
+    (no script error), and the table's verification, which reads the log, names the
+    roll on another chain not fair."""
+    pool = [start(client, table), start(client, table)]
+    first = roll(client, table, pool[0]["seed_id"], "kept-before")
+    seq = first.json()["receipt"]["seq"]
+    key = client_seeds_key(table)
+    assert redis_client.hget(key, "kept-before") == f"{seq} 1".encode()
+    redis_client.hset(key, "kept-before", str(seq))
+    again = roll(client, table, pool[1]["seed_id"], "kept-before")
+    assert again.status_code == 200, again.text
+    report = client.get(f"/v1/tables/{table}/verification").json()
+    assert report["ok"], report
+    assert [n["seq"] for n in report["not_fair"]] == [again.json()["receipt"]["seq"]], report
+    assert report["not_fair"][0]["why"].startswith("client seed reused"), report
 
 
 def test_a_client_that_draws_a_new_seed_per_chain_is_never_refused(
