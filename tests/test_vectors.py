@@ -39,7 +39,7 @@ from fairroll.audit.cosignature import (
 )
 from fairroll.audit.entry import jcs
 from fairroll.audit.receipts import ReceiptError, equivocation, trusted_keys, verify_receipt
-from fairroll.audit.signing import PublicKey
+from fairroll.audit.signing import CertificateError, PublicKey, load_signer
 from fairroll.audit.verify import VerifiedState, verify_run
 from fairroll.mechanics import replay_entry
 from support import run_node
@@ -195,6 +195,15 @@ def test_each_refusal_of_a_note_is_told_by_its_type_not_its_words() -> None:
     with pytest.raises(ForgedCosignatureError) as refused:
         open_cosignature(f"{note}\u2014 key {base64.b64encode(late).decode()}\n", named_key)
     assert not isinstance(refused.value, VerifierKeyError)
+    # A signing key's certificate that is not one, or is another key's: its own type.
+    vector_key = base64.b64encode(b"fairroll audit vectors key 00001").decode()
+    other = json.dumps(KEYS["keys"][0]["certificate"])
+    b64_zero = base64.b64encode(bytes(32)).decode()
+    for certificate in ("{}", "not json", other):
+        with pytest.raises(CertificateError):
+            load_signer(key=b64_zero, key_file=None, dev_dir=None, certificate=certificate)
+    signer = load_signer(key=vector_key, key_file=None, dev_dir=None, certificate=other)
+    assert signer.key_id == PINNED
 
 
 def test_a_retired_key_opens_only_notes_signed_before_its_retirement_in_the_log() -> None:
