@@ -5,8 +5,11 @@ chain of one link, a player who rolls twice with one client seed gets a second r
 operator could choose (a d20 forced to 1 passes every check). So the append refuses a
 committed roll whose client seed a roll of the table used at a seq before the entry that
 committed the roll's chain (its ``session.commit``, or the ``session.renew`` of its
-current chain): 422 naming ``session.client_seed``, no nonce taken. A client that draws
-a new client seed once it sees each chain's anchor is never refused. Real redis-server,
+current chain): 422 naming ``session.client_seed``, no nonce taken. It refuses too a roll
+whose client seed a roll used on another chain, wherever the chains stand (shared
+decision 5: a server holding a pool of committed chains could pick the one that grinds a
+seed it already saw). A client that draws a new client seed once it sees each chain's
+anchor is never refused. Real redis-server,
 real HTTP; ``docs/randomness.md``'s curl walk-through is run as written."""
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from redis import Redis
 
+from fairroll.audit.keyspace import client_seeds_key
+from fairroll.audit.receipts import trusted_keys, verify_receipt
 from support import LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,18 +79,60 @@ def test_a_new_session_refuses_a_client_seed_already_in_the_tables_log(
     client: httpx.Client, table: str
 ) -> None:
     """A session committed after a client seed was in the log (either kind of session)
-    cannot roll with it; a session committed before that roll can, since the server did
-    not know the seed when it drew that session's chain."""
-    before = start(client, table)
+    cannot roll with it; within its own chain the seed rolls again."""
     first = start(client, table)
     assert roll(client, table, first["seed_id"], "shared").status_code == 200
     for kind in ("chain", "commit"):
         after = start(client, table, kind=kind)
         assert_reused(roll(client, table, after["seed_id"], "shared"))
         assert status(client, table, after["seed_id"])["rolls"] == 0
-    assert roll(client, table, before["seed_id"], "shared").status_code == 200
     # Within its chain a client seed rolls as often as the player likes.
     assert roll(client, table, first["seed_id"], "shared").json()["session"]["nonce"] == 2
+
+
+def test_a_client_seed_used_on_a_pre_committed_chain_is_refused_on_another(
+    client: httpx.Client, table: str
+) -> None:
+    """Shared decision 5: "A client seed belongs to one chain." A pool of chains
+    committed before any roll (here two sessions of either kind, and a session's chain
+    whose seed went to another session) cannot take a client seed a roll on another chain
+    used, though every chain was committed before the server saw it: the server could
+    pick the chain that grinds it. Nothing is appended, no nonce taken, the log holds
+    one roll; the other chain rolls with a seed of its own."""
+    pool = [start(client, table), start(client, table, kind="commit"), start(client, table)]
+    assert roll(client, table, pool[0]["seed_id"], "pooled").status_code == 200
+    size = len(client.get(f"/v1/tables/{table}/entries").json()["entries"])
+    for other in pool[1:]:
+        refused = roll(client, table, other["seed_id"], "pooled")
+        assert_reused(refused)
+        assert status(client, table, other["seed_id"])["rolls"] == 0
+    assert len(client.get(f"/v1/tables/{table}/entries").json()["entries"]) == size
+    own = roll(client, table, pool[1]["seed_id"], "its-own")
+    assert own.status_code == 200, own.text
+    assert own.json()["session"]["nonce"] == 1
+    report = client.get(f"/v1/tables/{table}/verification").json()
+    assert report["ok"] and not report["not_fair"], report
+
+
+def test_a_client_seed_kept_without_its_chain_is_still_named_not_fair_by_the_log(
+    client: httpx.Client, redis_client: Redis, table: str
+) -> None:
+    """A client seed the append kept before chains were kept (a bare seq in the table's
+    client seeds) has no chain to compare: the append holds it to the first rule only
+    (no script error), and the table's verification, which reads the log, names the
+    roll on another chain not fair."""
+    pool = [start(client, table), start(client, table)]
+    first = roll(client, table, pool[0]["seed_id"], "kept-before")
+    seq = first.json()["receipt"]["seq"]
+    key = client_seeds_key(table)
+    assert redis_client.hget(key, "kept-before") == f"{seq} 1".encode()
+    redis_client.hset(key, "kept-before", str(seq))
+    again = roll(client, table, pool[1]["seed_id"], "kept-before")
+    assert again.status_code == 200, again.text
+    report = client.get(f"/v1/tables/{table}/verification").json()
+    assert report["ok"], report
+    assert [n["seq"] for n in report["not_fair"]] == [again.json()["receipt"]["seq"]], report
+    assert report["not_fair"][0]["why"].startswith("client seed reused"), report
 
 
 def test_a_client_that_draws_a_new_seed_per_chain_is_never_refused(
@@ -104,6 +152,25 @@ def test_a_client_that_draws_a_new_seed_per_chain_is_never_refused(
     assert len(anchors) == 4
     report = client.get(f"/v1/tables/{table}/verification").json()
     assert report["ok"] and report["sources"] == {"committed": 12}, report
+
+
+def test_a_status_poll_signs_nothing_and_the_receipt_is_asked_for(
+    client: httpx.Client, table: str
+) -> None:
+    """The session's status is what a client polls: it carries no receipt, so it signs
+    no checkpoint (a poll would cost a signature each). A client about to draw a chain's
+    client seed asks ``?receipt=true`` and gets the receipt of the entry that committed
+    the chain, which checks under the pinned root."""
+    seed_id = start(client, table, length=1)["seed_id"]
+    assert roll(client, table, seed_id, "first").status_code == 200
+    polled = status(client, table, seed_id)
+    assert polled["receipt"] is None and polled["chain_seq"] == 3, polled
+    asked = client.get(f"/v1/tables/{table}/seeds/{seed_id}", params={"receipt": "true"})
+    made = asked.json()["receipt"]
+    assert asked.status_code == 200 and made["seq"] == polled["chain_seq"], made
+    served = client.get("/v1/keys").json()
+    entry = client.get(f"/v1/tables/{table}/entries/{made['seq']}").json()
+    assert verify_receipt(entry, made, trusted_keys(served, served["root"]))[0] == 3
 
 
 def test_the_documented_curl_walk_through_rolls_fair_with_one_extra_field(

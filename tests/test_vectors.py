@@ -8,6 +8,7 @@ receipts and cosignatures by the library and ``verify.js`` (and by Go's sumdb co
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import subprocess
 import sys
@@ -18,11 +19,28 @@ import httpx
 import msgspec
 import pytest
 import rfc8785
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairroll.audit import Checkpoint, Trust, merkle, verify_checkpoint, verify_entries
-from fairroll.audit.cosignature import CosignatureError, open_cosignature, verifier_key
+from fairroll.audit.checkpoint import (
+    InvalidSignatureError,
+    MalformedNoteError,
+    UnverifiedNoteError,
+    open_note,
+)
+from fairroll.audit.cosignature import (
+    CosignatureError,
+    ForgedCosignatureError,
+    NoCosignatureError,
+    VerifierKeyError,
+    cosign,
+    open_cosignature,
+    verifier_key,
+)
 from fairroll.audit.entry import jcs
-from fairroll.audit.receipts import ReceiptError, trusted_keys, verify_receipt
+from fairroll.audit.receipts import ReceiptError, equivocation, trusted_keys, verify_receipt
+from fairroll.audit.signing import CertificateError, PublicKey, load_signer
+from fairroll.audit.verify import VerifiedState, verify_run
 from fairroll.mechanics import replay_entry
 from support import run_node
 
@@ -31,6 +49,7 @@ VECTORS = ROOT / "docs" / "vectors"
 KEYS = json.loads((VECTORS / "keys.json").read_text())
 PINNED = KEYS["root"]
 EXPECTED = json.loads((VECTORS / "bad" / "expected.json").read_text())
+CASES = json.loads((VECTORS / "cases" / "index.json").read_text())["cases"]
 LOG = (VECTORS / "log.ndjson").read_bytes()
 ROOT_HASH = json.loads((VECTORS / "proofs.json").read_text())["roots"]["12"]
 RECEIPTS = json.loads((VECTORS / "receipts.json").read_text())
@@ -141,6 +160,97 @@ def test_every_receipt_and_cosignature_vector_by_the_library() -> None:
     for note in COSIGNED["bad"].values():
         with pytest.raises(CosignatureError):
             open_cosignature(note, COSIGNED["vkey"])
+
+
+def test_each_refusal_of_a_note_is_told_by_its_type_not_its_words() -> None:
+    """A caller picks its answer (reject the note, try the next key, blame the vkey) by
+    the error's type: a forged line of a known key, no line of it, not a note at all.
+    Words were matched before; a cosigner named "key" then had its forged cosignature
+    answered as a bad verifier key."""
+    checkpoint = json.loads((VECTORS / "checkpoint.json").read_text())
+    note, key = checkpoint["text"], KEYS["keys"][0]["public_key"]
+    assert open_note(note, "fairroll", key)[0] == 12
+    forged = note.replace("\n12\n", "\n13\n", 1)
+    with pytest.raises(InvalidSignatureError):
+        open_note(forged, "fairroll", key)
+    with pytest.raises(UnverifiedNoteError):
+        open_note(note, "another-log", key)
+    with pytest.raises(MalformedNoteError):
+        open_note(note.replace("\n\n", "\n", 1), "fairroll", key)
+    vkey = COSIGNED["vkey"]
+    bad = COSIGNED["bad"]
+    with pytest.raises(ForgedCosignatureError):
+        open_cosignature(bad["time-altered"], vkey)
+    with pytest.raises(ForgedCosignatureError):
+        open_cosignature(bad["body-altered"], vkey)
+    with pytest.raises(NoCosignatureError):
+        open_cosignature(bad["signed-by-another-key"], vkey)
+    with pytest.raises(VerifierKeyError):
+        open_cosignature(COSIGNED["cosigned"], vkey.replace("+", "-", 1))
+    private = Ed25519PrivateKey.from_private_bytes(base64.b64decode(COSIGNED["private_key"]))
+    named_key = verifier_key("key", private.public_key().public_bytes_raw())
+    line = cosign(note, "key", private, COSIGNED["time"])
+    stamped = base64.b64decode(line.rsplit(" ", 1)[1])
+    late = stamped[:4] + (COSIGNED["time"] + 1).to_bytes(8, "big") + stamped[12:]
+    with pytest.raises(ForgedCosignatureError) as refused:
+        open_cosignature(f"{note}\u2014 key {base64.b64encode(late).decode()}\n", named_key)
+    assert not isinstance(refused.value, VerifierKeyError)
+    # A signing key's certificate that is not one, or is another key's: its own type.
+    vector_key = base64.b64encode(b"fairroll audit vectors key 00001").decode()
+    other = json.dumps(KEYS["keys"][0]["certificate"])
+    b64_zero = base64.b64encode(bytes(32)).decode()
+    for certificate in ("{}", "not json", other):
+        with pytest.raises(CertificateError):
+            load_signer(key=b64_zero, key_file=None, dev_dir=None, certificate=certificate)
+    signer = load_signer(key=vector_key, key_file=None, dev_dir=None, certificate=other)
+    assert signer.key_id == PINNED
+
+
+def test_a_retired_key_opens_only_notes_signed_before_its_retirement_in_the_log() -> None:
+    """Retirement is a log position for receipts and checkpoints too, as for entries: a
+    key retired by the ``key.retire`` at seq R opens a note of a size below R only (a
+    note of R entries or more covers its retirement: it was signed after it). A key the
+    live ``GET /v1/keys`` answer marks retired (``not_after``), at no seq the caller
+    gives, opens none: a retired key signs nothing new (it was retired because it may be
+    in other hands)."""
+    log = [json.loads(line) for line in LOG.splitlines()]
+    early, late = RECEIPTS["receipts"][0], RECEIPTS["receipts"][-1]
+    assert (early["tree_size"], late["tree_size"]) == (5, 12)
+    listed = copy.deepcopy(KEYS)
+    listed["keys"][0]["not_after"] = "2026-12-02T00:00:00.000Z"
+    key_id = listed["keys"][0]["key_id"]
+    for receipt in (early, late):
+        with pytest.raises(ReceiptError, match="retired"):
+            verify_receipt(log[receipt["seq"] - 1], receipt, trusted_keys(listed, PINNED))
+    placed = trusted_keys(listed, PINNED, retired={key_id: 6})
+    assert verify_receipt(log[early["seq"] - 1], early, placed)[0] == 5
+    with pytest.raises(ReceiptError, match="retired at seq 6"):
+        verify_receipt(log[late["seq"] - 1], late, placed)
+    later = trusted_keys(listed, PINNED, retired={key_id: 13})
+    assert verify_receipt(log[late["seq"] - 1], late, later)[0] == 12
+    with pytest.raises(ReceiptError, match="retired"):
+        equivocation(early["checkpoint"], late["checkpoint"], placed)
+    assert not equivocation(early["checkpoint"], late["checkpoint"], later).proven
+
+
+@pytest.mark.parametrize(
+    "name",
+    [c["name"] for c in CASES if c["class"] == "client seeds"],
+)
+def test_a_verification_resumed_mid_log_keeps_each_client_seeds_chains(name: str) -> None:
+    """The state a verification goes on from (the server keeps it between polls) holds
+    each client seed's chains: resumed at every seq, the client-seed vectors give the
+    not-fair seqs they give read whole ("a client seed belongs to one chain")."""
+    case = next(c for c in CASES if c["name"] == name)
+    lines = (VECTORS / case["inputs"]["log"]).read_bytes().splitlines()
+    trust = Trust.rooted(msgspec.convert(KEYS["keys"], list[PublicKey]), PINNED)
+    for cut in range(1, len(lines)):
+        report, state = verify_run(lines[:cut], trust)
+        assert state is not None, report
+        kept = msgspec.json.decode(msgspec.json.encode(state), type=VerifiedState)
+        report, _ = verify_run(lines[cut:], trust, resume=kept)
+        assert report.ok, report
+        assert [n.seq for n in report.not_fair] == case["expect"]["not_fair"], (cut, report)
 
 
 def test_the_checkpoint_proofs_and_jcs_cases() -> None:

@@ -32,7 +32,10 @@ from fairroll.audit.signing import Signer
 __all__ = [
     "DEFAULT_LOG_NAME",
     "Checkpoint",
+    "InvalidSignatureError",
+    "MalformedNoteError",
     "NoteError",
+    "UnverifiedNoteError",
     "checkpoint_body",
     "key_hash",
     "note_key",
@@ -46,8 +49,12 @@ __all__ = [
 DEFAULT_LOG_NAME = "fairroll"
 
 
-class NoteError(note.NoteError):
-    """A note that is not a well-formed checkpoint signed by the expected key."""
+#: A note that is not a well-formed checkpoint signed by the expected key: the signed
+#: note's errors, by type (``note``), with the checkpoint's words.
+NoteError = note.NoteError
+MalformedNoteError = note.MalformedNoteError
+InvalidSignatureError = note.InvalidSignatureError
+UnverifiedNoteError = note.UnverifiedNoteError
 
 
 class Checkpoint(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,28 +151,26 @@ def open_note(text: str, name: str, public_key_b64: str) -> tuple[int, bytes, st
         raise NoteError("the public key is not base64") from None
     try:
         opened = note.open_note(text, [note.SignerVerifier(name, raw_key)])
-    except note.NoteError as exc:
-        if "does not verify" in str(exc):
-            raise NoteError("the checkpoint's signature does not verify") from None
-        if "no signature by a known key" in str(exc):
-            raise NoteError(f"the checkpoint carries no signature by key {name}") from None
-        raise NoteError(str(exc)) from None
+    except InvalidSignatureError:
+        raise InvalidSignatureError("the checkpoint's signature does not verify", name) from None
+    except UnverifiedNoteError:
+        raise UnverifiedNoteError(f"the checkpoint carries no signature by key {name}") from None
     return parse_body(opened.text)
 
 
 def parse_body(body: str) -> tuple[int, bytes, str]:
     lines = body[:-1].split("\n")
     if len(lines) < 3:
-        raise NoteError("a checkpoint has an origin, a size and a root hash")
+        raise MalformedNoteError("a checkpoint has an origin, a size and a root hash")
     size_text, root_text = lines[1], lines[2]
     if not size_text.isdigit() or (size_text != "0" and size_text.startswith("0")):
-        raise NoteError(f"the size {size_text!r} is not a decimal number")
+        raise MalformedNoteError(f"the size {size_text!r} is not a decimal number")
     try:
         root = base64.b64decode(root_text, validate=True)
     except binascii.Error:
-        raise NoteError("the root hash is not base64") from None
+        raise MalformedNoteError("the root hash is not base64") from None
     if len(root) != 32:
-        raise NoteError("the root hash is not 32 bytes")
+        raise MalformedNoteError("the root hash is not 32 bytes")
     head_hash = GENESIS_HASH
     for extension in lines[3:]:
         if extension.startswith("chain "):

@@ -17,9 +17,9 @@ of one size have, between their two notes, a proof of equivocation.
 >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 >>> key = Ed25519PrivateKey.generate()
 >>> body = "fairroll/t\\n1\\n" + "A" * 43 + "=\\n"
->>> line = cosign(body + "\\n— fairroll xyz\\n", "player.example/roth", key, 1700000000)
+>>> line = cosign(body + "\\n— fairroll AAAAAAAA\\n", "player.example/roth", key, 1700000000)
 >>> vkey = verifier_key("player.example/roth", raw_public_key(key))
->>> open_cosignature(body + "\\n— fairroll xyz\\n" + line + "\\n", vkey)
+>>> open_cosignature(body + "\\n— fairroll AAAAAAAA\\n" + line + "\\n", vkey)
 1700000000
 """
 
@@ -39,6 +39,9 @@ __all__ = [
     "COSIGNATURE_TYPE",
     "CosignatureError",
     "Cosigner",
+    "ForgedCosignatureError",
+    "NoCosignatureError",
+    "VerifierKeyError",
     "cosign",
     "key_id",
     "note_body",
@@ -55,7 +58,21 @@ _NAME = re.compile(r"^[^ +\n]{1,255}$")
 
 
 class CosignatureError(ValueError):
-    """A cosignature or verifier key that does not hold, in words."""
+    """A cosignature or verifier key that does not hold, in words; the subclass says
+    which (a caller picks its answer by type, never by the words)."""
+
+
+class VerifierKeyError(CosignatureError):
+    """A verifier key that is not an Ed25519 cosigner's, or whose key ID is not its."""
+
+
+class ForgedCosignatureError(CosignatureError):
+    """A cosignature line of the key that does not verify: the note is rejected, even
+    if another line of that key verifies."""
+
+
+class NoCosignatureError(CosignatureError):
+    """The note carries no cosignature line of the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,22 +103,22 @@ def verifier_key(name: str, public_key: bytes) -> str:
 
 
 def parse_verifier_key(vkey: str) -> Cosigner:
-    """A ``verifier_key`` read back; ``CosignatureError`` unless it is an Ed25519
+    """A ``verifier_key`` read back; ``VerifierKeyError`` unless it is an Ed25519
     cosignature key whose key ID matches its name and key."""
     name, _, rest = vkey.partition("+")
     hash_hex, _, encoded = rest.partition("+")
     if not _NAME.match(name) or not hash_hex or not encoded:
-        raise CosignatureError("a verifier key is <name>+<key ID hex>+<base64 key>")
+        raise VerifierKeyError("a verifier key is <name>+<key ID hex>+<base64 key>")
     try:
         raw = base64.b64decode(encoded, validate=True)
         want = bytes.fromhex(hash_hex)
     except (binascii.Error, ValueError):
-        raise CosignatureError("a verifier key's key ID is hex and its key base64") from None
+        raise VerifierKeyError("a verifier key's key ID is hex and its key base64") from None
     if len(raw) != 33 or raw[0] != COSIGNATURE_TYPE:
-        raise CosignatureError("not an Ed25519 cosignature key (type 0x04, 32 bytes)")
+        raise VerifierKeyError("not an Ed25519 cosignature key (type 0x04, 32 bytes)")
     cosigner = Cosigner(name, raw[1:])
     if cosigner.key_id != want:
-        raise CosignatureError("the verifier key's key ID is not its name's and key's")
+        raise VerifierKeyError("the verifier key's key ID is not its name's and key's")
     return cosigner
 
 
@@ -133,18 +150,19 @@ def cosign(note: str, name: str, private: Ed25519PrivateKey, timestamp: int) -> 
 
 def open_cosignature(note: str, vkey: str) -> int:
     """The time of the cosignature of ``note`` by the cosigner of ``vkey`` (a signature
-    line of the note); ``CosignatureError`` if it has none, or if a line of that key does
-    not verify (``note.open_note``: even after a good one)."""
+    line of the note); ``NoCosignatureError`` if it has none, ``ForgedCosignatureError``
+    if a line of that key does not verify (``note.open_note``: even after a good one),
+    ``VerifierKeyError`` for a bad ``vkey``, ``CosignatureError`` if it is no note."""
     cosigner = parse_verifier_key(vkey)
     try:
         opened = signed_note.open_note(
             note, [signed_note.CosignerVerifier(cosigner.name, cosigner.public_key)]
         )
+    except signed_note.InvalidSignatureError:
+        raise ForgedCosignatureError(f"{cosigner.name}'s cosignature does not verify") from None
+    except signed_note.UnverifiedNoteError:
+        raise NoCosignatureError(f"the note carries no cosignature by {cosigner.name}") from None
     except signed_note.NoteError as exc:
-        if "does not verify" in str(exc):
-            raise CosignatureError(f"{cosigner.name}'s cosignature does not verify") from None
-        if "no signature by a known key" in str(exc):
-            raise CosignatureError(f"the note carries no cosignature by {cosigner.name}") from None
         raise CosignatureError(str(exc)) from None
     return int.from_bytes(opened.sigs[0].signature[:8], "big")
 

@@ -139,10 +139,12 @@ def write_key_rate_key(digest: str) -> str:
 
 def client_seeds_key(table: str) -> str:
     """``fairroll:{<table>}:clients``, hash: each client seed a committed roll of the
-    table used -> the seq of the first roll that used it. The append refuses a roll whose
-    client seed was used before its chain was committed (a chain drawn by a server that
-    knew the seed could have been ground for it); one field per client seed, so a roll's
-    check is one lookup whatever the log's length."""
+    table used -> ``"<seq> <chain>"``, the seq of the first roll that used it and the seq
+    that committed that roll's chain (a bare ``"<seq>"`` from before chains were kept).
+    The append refuses a roll whose client seed was used before its chain was committed
+    (a chain drawn by a server that knew the seed could have been ground for it), or on
+    another chain (a server holding several could pick the one that grinds it); one field
+    per client seed, so a roll's check is one lookup whatever the log's length."""
     return f"fairroll:{{{table}}}:clients"
 
 

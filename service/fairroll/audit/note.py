@@ -12,7 +12,9 @@ verify: one that fails rejects the whole note, whether a good line of that key c
 before it or after (Go reads only a key's first line; C2SP asks a verifier to reject a
 note a known key's signature fails for, so a forged second line is never passed over).
 A note with no verified signature is refused too. Lines of unknown keys are kept as
-unverified, as Go keeps them.
+unverified, as Go keeps them. Each refusal is a :class:`NoteError` of its own type, as
+Go's are (``InvalidSignatureError``, ``UnverifiedNoteError``, a malformed note), so a
+caller tells them apart by type, never by the words.
 
 Two key types, both Ed25519: a log's signer (``0x01``: the signature is over the text)
 and a cosigner (``0x04``, C2SP ``tlog-cosignature`` ``cosignature/v1``: the signature is
@@ -46,10 +48,13 @@ __all__ = [
     "COSIGNATURE_TYPE",
     "SIGNER_TYPE",
     "CosignerVerifier",
+    "InvalidSignatureError",
+    "MalformedNoteError",
     "Note",
     "NoteError",
     "Signature",
     "SignerVerifier",
+    "UnverifiedNoteError",
     "Verifier",
     "key_hash",
     "open_note",
@@ -66,7 +71,26 @@ _COSIGNATURE = b"cosignature/v1\n"
 
 
 class NoteError(ValueError):
-    """A note that does not open, in words."""
+    """A note that does not open, in words; the subclass says which way."""
+
+
+class MalformedNoteError(NoteError):
+    """Not a note: no blank line before the signatures, a line that is no signature
+    line, a signature that is not base64, too many lines (or, for a checkpoint, a body
+    that is not one)."""
+
+
+class InvalidSignatureError(NoteError):
+    """A signature line of a known key (``name``) that does not verify: the note is
+    rejected, whatever other line of that key verified."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class UnverifiedNoteError(NoteError):
+    """A well-formed note that no known key signed."""
 
 
 class Verifier(Protocol):
@@ -144,38 +168,41 @@ def signature_line(name: str, hash_: bytes, signature: bytes) -> str:
 
 
 def open_note(note: str, verifiers: Iterable[Verifier]) -> Note:
-    """The note, its signatures checked by ``verifiers``; ``NoteError`` if it is not a
-    note, if a known key's signature line fails, or if no known key signed it."""
+    """The note, its signatures checked by ``verifiers``; ``MalformedNoteError`` if it is
+    not a note, ``InvalidSignatureError`` if a known key's signature line fails,
+    ``UnverifiedNoteError`` if no known key signed it."""
     text, blank, block = note.rpartition("\n\n")
     if not blank or not text or not block.endswith("\n"):
-        raise NoteError("a note is its text, a blank line, then signature lines")
+        raise MalformedNoteError("a note is its text, a blank line, then signature lines")
     text += "\n"
     lines = block[:-1].split("\n")
     if len(lines) > MAX_SIGNATURES:
-        raise NoteError(f"a note has at most {MAX_SIGNATURES} signature lines")
+        raise MalformedNoteError(f"a note has at most {MAX_SIGNATURES} signature lines")
     known = {(v.name, v.key_hash): v for v in verifiers}
     sigs: dict[tuple[str, bytes], Signature] = {}
     unverified: list[Signature] = []
     for line in lines:
         match = _LINE.match(line)
         if match is None:
-            raise NoteError(f"not a signature line: {line!r}")
+            raise MalformedNoteError(f"not a signature line: {line!r}")
         try:
             raw = base64.b64decode(match["signature"], validate=True)
         except binascii.Error:
-            raise NoteError("a signature is not base64") from None
+            raise MalformedNoteError("a signature is not base64") from None
         if len(raw) < 5:
-            raise NoteError("a signature line holds a key hash and a signature")
+            raise MalformedNoteError("a signature line holds a key hash and a signature")
         signature = Signature(name=match["name"], key_hash=raw[:4], signature=raw[4:])
         verifier = known.get((signature.name, signature.key_hash))
         if verifier is None:
             unverified.append(signature)
         elif not verifier.verify(text.encode(), signature.signature):
-            raise NoteError(f"{signature.name}'s signature does not verify")
+            raise InvalidSignatureError(
+                f"{signature.name}'s signature does not verify", signature.name
+            )
         else:
             sigs.setdefault((signature.name, signature.key_hash), signature)
     if not sigs:
-        raise NoteError("the note carries no signature by a known key")
+        raise UnverifiedNoteError("the note carries no signature by a known key")
     return Note(text=text, sigs=tuple(sigs.values()), unverified=tuple(unverified))
 
 

@@ -27,6 +27,7 @@ from fairroll.audit.entry import (
 __all__ = [
     "CERTIFICATE_CONTEXT",
     "NO_KEY",
+    "CertificateError",
     "KeyCertificate",
     "KeyNotConfiguredError",
     "PublicKey",
@@ -41,6 +42,11 @@ __all__ = [
     "verify_message",
     "verify_signature",
 ]
+
+
+class CertificateError(ValueError):
+    """A key certificate that is not one, or not of this key (``FAIRROLL_KEY_CERTIFICATE``):
+    its own type, so a caller names the certificate without matching words."""
 
 
 class PublicKey(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,7 +92,7 @@ class Signer:
         if certificate is None:  # a root: it certifies itself
             certificate = certify(self, self.public_key.public_key)
         if certificate.key_id != self.key_id or not verify_certificate(certificate):
-            raise ValueError("the key certificate is not a valid certificate of this key")
+            raise CertificateError("the key certificate is not a valid certificate of this key")
         self.certificate = certificate
 
     @classmethod
@@ -199,7 +205,10 @@ def load_signer(
     JSON of a root's ``KeyCertificate`` of the key (a rotated key); without it the key
     is a root, certified by itself.
     """
-    cert = None if not certificate else msgspec.json.decode(certificate, type=KeyCertificate)
+    try:
+        cert = None if not certificate else msgspec.json.decode(certificate, type=KeyCertificate)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise CertificateError(f"the key certificate is not a certificate: {exc}") from None
     if key:
         return Signer(_parse_private(key.encode()), cert)
     if key_file is not None:

@@ -415,14 +415,27 @@ class TablesController(Controller):
         responses=problem_responses(400, 404, 422),
     )
     async def get_seed_session(
-        self, table: TablePath, seed_id: SeedId, sessions: SeedSessions, store: AuditStore
+        self,
+        table: TablePath,
+        seed_id: SeedId,
+        sessions: SeedSessions,
+        store: AuditStore,
+        receipt: Annotated[
+            bool,
+            Parameter(
+                description="Add the `receipt` of the entry that committed the current "
+                "chain (its inclusion proof in the table's signed checkpoint now), for a "
+                "client to check before it draws that chain's client seed; a plain status "
+                "poll leaves it out and costs no signature."
+            ),
+        ] = False,
     ) -> SessionStatus:
         status = await _session(sessions.status(table, seed_id))
-        if status.chain_seq is None or status.revealed:
+        if not receipt or status.chain_seq is None or status.revealed:
             return status
         # The receipt of the entry that committed the current chain, proven in the tree
-        # the table has now: a client checks it under its pinned root before it draws
-        # that chain's client seed.
+        # the table has now (a checkpoint signed for it): asked for by a client that
+        # checks it under its pinned root before it draws that chain's client seed.
         entry = await store.entry(table, status.chain_seq)
         if entry is None:
             return status

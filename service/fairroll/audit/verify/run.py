@@ -81,6 +81,10 @@ class VerifiedState(msgspec.Struct, frozen=True, kw_only=True):
     gaps: list[tuple[int, int]] = []
     #: Each client seed the log showed, with the seq it first appeared at.
     client_seeds: dict[str, int] = {}
+    #: Each client seed's chains a roll used it on, with the seq of its first roll there.
+    #: Required: a state kept before the rule "a client seed belongs to one chain" does
+    #: not decode, so verification starts over instead of missing a reuse.
+    client_seed_chains: dict[str, dict[str, int]]
     #: Rolls that verified but are not fair: (seq, why).
     not_fair: list[tuple[int, str]] = []
     #: The ranges epochs declared lost: (epoch seq, lost_after, resume_after, reason).
@@ -200,6 +204,7 @@ class _Run:
         book.v1_nonces = {(seed_id, nonce) for seed_id, nonce in state.v1_nonces}
         book.v1_unrevealed = state.v1_unrevealed
         book.client_seeds = dict(state.client_seeds)
+        book.client_seed_chains = {c: dict(at) for c, at in state.client_seed_chains.items()}
         book.not_fair = [NotFair(seq=seq, why=why) for seq, why in state.not_fair]
         for s in state.sessions:
             session = book.sessions[s.seed_id] = Session(s.commitment, s.nonce)
@@ -392,6 +397,7 @@ class _Run:
             v1_nonces=sorted(check.sessions.v1_nonces),
             v1_unrevealed=check.sessions.v1_unrevealed,
             client_seeds=dict(check.sessions.client_seeds),
+            client_seed_chains={c: dict(at) for c, at in check.sessions.client_seed_chains.items()},
             not_fair=[(n.seq, n.why) for n in check.sessions.not_fair],
             gaps=list(self.gaps),
             lost=[(r.epoch_seq, r.lost_after, r.resume_after, r.reason) for r in self.lost],

@@ -2,7 +2,8 @@
 its rolls, nonces in order without a gap, each hash-chain roll's link hashing to the one
 revealed before it, renewals only at a chain's end, reveals that open the commitment; and
 which rolls are not fair because the log showed their client seed before their chain was
-committed (the server could have ground the chain for it)."""
+committed, or on another chain (the server could have ground, or picked, the chain for
+it)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from fairroll.audit.verify.report import NotFair
 from fairroll.chain import MAX_LENGTH, is_link, previous, steps_to
 from fairroll.randomness import commitment_of, committed_seed
 
-__all__ = ["Session", "Sessions"]
+__all__ = ["Session", "Sessions", "chain_of"]
 
 #: Check a roll's dice against a seed: (entry, seed, kind), kind ``seeded``.
 DiceCheck = Callable[[dict[str, Any], str | None, str], None]
@@ -80,6 +81,9 @@ class Sessions:
         self.v1_unrevealed = 0
         #: Each client seed the log has shown, with the seq it first appeared at.
         self.client_seeds: dict[str, int] = {}
+        #: Each client seed's chains (``chain_of``) that a roll used it on, with the seq
+        #: of its first roll on each.
+        self.client_seed_chains: dict[str, dict[str, int]] = {}
         self.not_fair: list[NotFair] = []
 
     def commit(self, seq: int, request: dict[str, Any]) -> None:
@@ -102,18 +106,31 @@ class Sessions:
     def _fresh_client_seed(self, seq: int, ref: dict[str, Any], session: Session) -> None:
         """A client seed the log showed before the chain (or server seed) this roll is on
         was committed: the server knew it when it drew that chain, and could have drawn
-        again until it liked the dice. The roll verifies; it is not fair."""
+        again until it liked the dice. A client seed a roll used on another chain: a
+        server holding several committed chains (a pool, or a session's next chain) could
+        pick the one that grinds a seed it already saw, whatever the log positions. Either
+        way the roll verifies; it is not fair."""
         client_seed: str = ref["client_seed"]
         first = self.client_seeds.setdefault(client_seed, seq)
+        chain = chain_of(ref["seed_id"], session.commitment)
+        chains = self.client_seed_chains.setdefault(client_seed, {})
+        elsewhere = min((at for other, at in chains.items() if other != chain), default=0)
+        chains.setdefault(chain, seq)
         if session.committed_at and first < session.committed_at:
-            self.not_fair.append(
-                NotFair(
-                    seq=seq,
-                    why=f"client seed reused: it is in the log at seq {first}, before "
-                    f"seq {session.committed_at} committed the chain this roll is on, so "
-                    "the server knew it when it drew that chain and could have ground it",
-                )
+            why = (
+                f"client seed reused: it is in the log at seq {first}, before "
+                f"seq {session.committed_at} committed the chain this roll is on, so "
+                "the server knew it when it drew that chain and could have ground it"
             )
+        elif elsewhere:
+            why = (
+                f"client seed reused: a roll at seq {elsewhere} used it on another chain, so "
+                "a server holding more than one committed chain could pick the chain that "
+                "grinds it (a client seed belongs to one chain)"
+            )
+        else:
+            return
+        self.not_fair.append(NotFair(seq=seq, why=why))
 
     def _session_of(self, seq: int, seed_id: str, commitment: str, nonce: int) -> Session:
         session = self.sessions.get(seed_id)
@@ -281,6 +298,13 @@ class Sessions:
             self.v1_unrevealed += 1
             return
         self._check_committed(seq, entry, server_seed, ref["commitment"])
+
+
+def chain_of(seed_id: str, commitment: str) -> str:
+    """A chain's name for the client seeds it was rolled with: its session and the
+    commitment (anchor) of the chain, unique in a log since every chain's anchor is
+    fresh; a commit-reveal session is one chain."""
+    return f"{seed_id} {commitment}"
 
 
 def _reaches(link: str, anchor: str, most: int) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import msgspec
 
 from fairroll.audit.checkpoint import Checkpoint
+from fairroll.audit.receipts import certified
 from fairroll.audit.signing import KeyCertificate, verify_certificate
 from fairroll.audit.verify.entries import BadEntryError
 
@@ -74,17 +75,11 @@ class Trust:
     @classmethod
     def rooted(cls, public_keys: Iterable[PublicKeyLike], root: str, **rest: Any) -> Trust:
         """:meth:`published` under the pinned ``root``: of the keys a server lists, only
-        those whose certificate that root signed (a key the list adds by hand, or one
+        those whose certificate that root signed (``receipts.certified``, the one test a
+        receipt's and a checkpoint's keys pass too: a key the list adds by hand, or one
         another root certified, is not trusted for anything: entries, checkpoints)."""
-        certified = [
-            key
-            for key in public_keys
-            if isinstance(certificate := getattr(key, "certificate", None), KeyCertificate)
-            and certificate.key_id == key.key_id
-            and certificate.public_key == key.public_key
-            and verify_certificate(certificate, root)
-        ]
-        return cls.published(certified, root=root, **rest)
+        rooted = [key for key in public_keys if certified(key, root) is not None]
+        return cls.published(rooted, root=root, **rest)
 
     @classmethod
     def published(cls, public_keys: Iterable[PublicKeyLike], **rest: Any) -> Trust:

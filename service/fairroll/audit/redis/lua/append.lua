@@ -2,9 +2,10 @@
 --
 -- KEYS: the log, the head, the archive base, the tree, the table's key states (key id ->
 -- live | retired), the last signed checkpoint ("<size> <root hex>"), the table's client
--- seeds (client seed -> the seq of the first roll that used it), then the idempotency
--- markers and seed sessions of the batch (an anchor at or below the base was archived,
--- not lost).
+-- seeds (client seed -> "<seq> <chain>": the seq of the first roll that used it and the
+-- seq that committed that roll's chain; a bare "<seq>" was written before chains were
+-- kept), then the idempotency markers and seed sessions of the batch (an anchor at or
+-- below the base was archived, not lost).
 --
 -- ARGV: the head the batch was chained on, the new head, this process's anchor (seq and
 -- seq:hash of the last entry it acknowledged or read; 0 and "" for none), the markers'
@@ -23,7 +24,9 @@
 -- of this table used at a seq before the entry that committed the roll's chain (its
 -- session.commit, or the session.renew of its current chain) is refused (reused): the
 -- server knew that client seed when it drew the chain, and could have ground the chain
--- for it.
+-- for it. So is a roll whose client seed a roll used on another chain, wherever the
+-- chains stand: a server holding several committed chains could pick the one that
+-- grinds a seed it already saw (a client seed belongs to one chain).
 --
 -- Replies: {1, head} stored; {0, head, key states, frontier...} the head moved (re-chain
 -- on it); {2, head} the anchor is gone or changed (the log went back or was forked: stop),
@@ -72,6 +75,7 @@ if signed then
 end
 local sessions = {}
 local first_use = {}
+local chains = {}
 local n = 0
 for i = 11, #ARGV, 8 do
   n = n + 1
@@ -107,14 +111,18 @@ for i = 11, #ARGV, 8 do
         end
         local client = string.match(ARGV[i + 7], '^%d+ (.*)$')
         if client then
-          local first = first_use[client]
-          if first == nil then
-            first = tonumber(redis.call('HGET', KEYS[7], client) or '') or false
+          local use = first_use[client]
+          if use == nil then
+            local kept = redis.call('HGET', KEYS[7], client) or ''
+            use = {tonumber(string.match(kept, '^(%d+)') or ''),
+              tonumber(string.match(kept, '^%d+ (%d+)$') or '')}
           end
-          if first and state.chain and first < state.chain then
+          local first, on = use[1], use[2]
+          if first and state.chain and (first < state.chain or (on and on ~= state.chain)) then
             return {4, n, 'reused', state.nonce, first, state.chain}
           end
-          if not first then first_use[client] = seq end
+          if not first then first_use[client] = {seq, state.chain} end
+          chains[i] = state.chain
         end
         state.nonce = want
       elseif kind == 'n' then
@@ -158,7 +166,10 @@ for i = 11, #ARGV, 8 do
     elseif kind == 'r' then
       local nonce, client = string.match(value, '^(%d+) (.*)$')
       redis.call('HSET', KEYS[s], 'nonce', nonce or value, 'used', ARGV[6])
-      if client then redis.call('HSETNX', KEYS[7], client, seq) end
+      if client then
+        local chain = chains[i]
+        redis.call('HSETNX', KEYS[7], client, chain and (seq .. ' ' .. chain) or seq)
+      end
     else
       local by = string.match(value, '^%d+ (%S+)$')
       redis.call('HSET', KEYS[s], 'revealed', 1, 'revealed_by', by, 'reveal_seq', seq)
