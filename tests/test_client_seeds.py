@@ -93,7 +93,7 @@ def test_a_new_session_refuses_a_client_seed_already_in_the_tables_log(
 def test_a_client_seed_used_on_a_pre_committed_chain_is_refused_on_another(
     client: httpx.Client, table: str
 ) -> None:
-    """Shared decision 5: "A client seed belongs to one chain." A pool of chains
+    """docs/audit.md, row 21: "a client seed belongs to one chain". A pool of chains
     committed before any roll (here two sessions of either kind, and a session's chain
     whose seed went to another session) cannot take a client seed a roll on another chain
     used, though every chain was committed before the server saw it: the server could
@@ -105,6 +105,7 @@ def test_a_client_seed_used_on_a_pre_committed_chain_is_refused_on_another(
     for other in pool[1:]:
         refused = roll(client, table, other["seed_id"], "pooled")
         assert_reused(refused)
+        assert "on another chain" in refused.json()["detail"], refused.text
         assert status(client, table, other["seed_id"])["rolls"] == 0
     assert len(client.get(f"/v1/tables/{table}/entries").json()["entries"]) == size
     own = roll(client, table, pool[1]["seed_id"], "its-own")

@@ -312,3 +312,17 @@ def test_the_witness_vector_is_answered_to_the_byte() -> None:
         if step["status"] == 200:
             note = step["request"].partition("\n\n")[2]
             assert open_cosignature(note + step["body"], WITNESSED["vkey"]) == WITNESSED["time"]
+
+
+def test_the_cli_never_counts_a_not_fair_roll_as_fair() -> None:
+    """docs/audit.md: a roll named not fair is never called fair. The CLI's count of
+    committed rolls once said "committed roll(s): fair" for every committed roll, the
+    not-fair ones among them."""
+    case = VECTORS / "cases" / "client-seed-reused-on-a-pre-committed-chain.ndjson"
+    cli = [sys.executable, "-m", "fairroll.cli", "verify", "--root", PINNED, case]
+    done = subprocess.run(cli, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 committed roll(s): NOT FAIR, each named below" in done.stdout, done.stdout
+    assert "seq 5: NOT FAIR: client seed reused" in done.stdout, done.stdout
+    fair = [line for line in done.stdout.splitlines() if "committed roll(s): fair" in line]
+    assert [line.split(":")[0] for line in fair] == ["1 committed roll(s)"], done.stdout

@@ -576,7 +576,7 @@ def server_signer(settings: Settings) -> Signer | str:
     variable to mend): every process of one server, and every operator command that
     writes to its log, signs with that one key."""
     from fairroll.audit import load_signer  # noqa: PLC0415
-    from fairroll.audit.signing import KeyNotConfiguredError  # noqa: PLC0415
+    from fairroll.audit.signing import CertificateError, KeyNotConfiguredError  # noqa: PLC0415
 
     try:
         return load_signer(
@@ -589,9 +589,9 @@ def server_signer(settings: Settings) -> Signer | str:
         return str(exc)
     except OSError as exc:
         return f"FAIRROLL_SIGNING_KEY_FILE {settings.signing_key_file}: {exc.strerror or exc}"
+    except CertificateError as exc:
+        return f"FAIRROLL_KEY_CERTIFICATE: {exc}"
     except (ValueError, TypeError) as exc:
-        if settings.key_certificate and "certificate" in str(exc):
-            return f"FAIRROLL_KEY_CERTIFICATE: {exc}"
         where = "FAIRROLL_SIGNING_KEY" if settings.signing_key else "FAIRROLL_SIGNING_KEY_FILE"
         return f"{where} holds no Ed25519 key (PEM, or a 32-byte seed in base64): {exc}"
 
@@ -1003,8 +1003,13 @@ def _print_ok(
             f"signatures: the entries through seq {report.covered_through} by the signed "
             "checkpoint of that size (one signature over their Merkle root), the rest one by one"
         )
+    unfair = len(report.not_fair)  # committed rolls each: never counted as fair
     for source, count in sorted(report.sources.items()):
-        print(f"{count} {source} roll(s): {report.proves.get(source, source)}")
+        fair = count - unfair if source == "committed" else count
+        if fair < count:
+            print(f"{unfair} committed roll(s): NOT FAIR, each named below")
+        if fair:
+            print(f"{fair} {source} roll(s): {report.proves.get(source, source)}")
     for roll in report.not_fair:
         print(f"seq {roll.seq}: NOT FAIR: {roll.why}")
     if report.refusals:

@@ -353,15 +353,25 @@ SESSION_ATTEMPTS = 20
 
 
 def _reused(table: str, ref: SessionRef, refused: ClaimRefusedError) -> RuleError:
-    """A roll whose client seed the server knew before it drew the roll's chain: it could
-    have ground the chain for that seed, so the roll would not be fair."""
+    """A roll whose client seed the server knew before it drew the roll's chain, or that a
+    roll on another chain used: it could have ground (or, from a pool of chains committed
+    ahead, picked) the chain for that seed, so the roll would not be fair."""
+    if refused.first_use < refused.chain:
+        why = (
+            f"this table's roll at seq {refused.first_use} used this client seed before "
+            f"seed session {ref.seed_id}'s chain was committed (seq {refused.chain}), so "
+            "the server could have ground the chain for it"
+        )
+    else:
+        why = (
+            f"this table's roll at seq {refused.first_use} used this client seed on another "
+            "chain, and a client seed belongs to one chain: with chains committed ahead, the "
+            "server could have picked the one whose dice it liked for a seed it had seen"
+        )
     return RuleError(
-        f"client seed reused: this table's roll at seq {refused.first_use} used this client "
-        f"seed before seed session {ref.seed_id}'s chain was committed (seq "
-        f"{refused.chain}), so the server could have ground the chain for it. Draw a new "
-        "client seed for each chain, once its anchor is in the log (GET "
-        f"/v1/tables/{table}/seeds/{ref.seed_id} shows it), e.g. `openssl rand -hex 16`; "
-        "nothing was rolled and no nonce was taken",
+        f"client seed reused: {why}. Draw a new client seed for each chain, once its anchor "
+        f"is in the log (GET /v1/tables/{table}/seeds/{ref.seed_id} shows it), e.g. "
+        "`openssl rand -hex 16`; nothing was rolled and no nonce was taken",
         field="session.client_seed",
     )
 

@@ -24,7 +24,12 @@ from fairroll.api.controllers.tables import TablePath
 from fairroll.api.problems import PROBLEM_MEDIA_TYPE, InvalidParam, Problem, problem_responses
 from fairroll.audit import AuditStore, merkle
 from fairroll.audit.checkpoint import NoteError, open_note
-from fairroll.audit.cosignature import CosignatureError, open_cosignature, parse_verifier_key
+from fairroll.audit.cosignature import (
+    CosignatureError,
+    VerifierKeyError,
+    open_cosignature,
+    parse_verifier_key,
+)
 from fairroll.audit.receipts import trusted_keys
 from fairroll.audit.redis.cosignatures import (
     POOLS,
@@ -162,7 +167,8 @@ class CosignaturesController(Controller):
             cosigner = parse_verifier_key(data.vkey)
             stamp = open_cosignature(data.note, data.vkey)
         except CosignatureError as exc:
-            raise RuleError(str(exc), field="vkey" if "key" in str(exc) else "note") from None
+            field = "vkey" if isinstance(exc, VerifierKeyError) else "note"
+            raise RuleError(str(exc), field=field) from None
         if stamp > time.time() + SKEW_SECONDS:
             raise RuleError("the cosignature's time is in the future", field="note")
         size, root = await self._signed_by_this_log(table, store, data.note)

@@ -52,7 +52,8 @@ class ClaimRefusedError(Exception):
     ``revealed`` (closed to rolls), ``spent`` (a hash-chain session's chain is used up:
     renew it first), ``moved`` (another roll took the nonce, or another process renewed
     the chain; the session is at ``nonce``) or ``reused`` (the roll's client seed was used
-    on the table at seq ``first_use``, before its chain was committed at seq ``chain``)."""
+    on the table at seq ``first_use``, before its chain was committed at seq ``chain``, or
+    on another chain: then ``first_use`` is not below ``chain``)."""
 
     def __init__(self, why: str, nonce: int, *, first_use: int = 0, chain: int = 0) -> None:
         super().__init__(f"seed session claim refused: {why} (at nonce {nonce})")
