@@ -341,3 +341,39 @@ def test_a_mirror_refuses_a_tree_that_is_not_its_own_grown(
     stranger = mirror(live_server, table, tmp_path / "m2", "--root", "ed25519:0000000000000000")
     assert stranger.returncode == 1 and "pinned root" in stranger.stdout, stranger.stdout
     assert not (tmp_path / "m2" / "checkpoint").exists()
+
+
+# --- the vector -----------------------------------------------------------------------
+
+
+def load_vector_script() -> Any:
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("tile_vectors", TILE_VECTORS / "make.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TILE_VECTORS = ROOT / "docs" / "vectors" / "tiles"
+
+
+def test_the_tile_vector_is_what_its_script_makes_and_matches_the_signed_checkpoint() -> None:
+    """docs/vectors/tiles/tiles.json: made by its script (no drift); the vector log's
+    tiles fold to the root of the signed vector checkpoint, its bundles to its lines; the
+    made-up tree's root is RFC 6962's definition straight."""
+    assert (TILE_VECTORS / "tiles.json").read_text() == load_vector_script().text()
+    vector = json.loads((TILE_VECTORS / "tiles.json").read_text())
+    log = vector["log"]
+    signed = json.loads((ROOT / "docs" / "vectors" / "checkpoint.json").read_text())
+    assert (log["size"], log["root"]) == (signed["size"], signed["root_hash"])
+    by_path = {t["path"]: b"".join(base64.b64decode(h) for h in t["hashes"]) for t in log["tiles"]}
+    hashes = tiles.TileHashes(log["size"], lambda tile: by_path[tiles.tile_path(tile)])
+    tiles.verify_tiles(hashes, base64.b64decode(log["root"]))
+    lines = (ROOT / "docs" / "vectors" / "log.ndjson").read_bytes().splitlines()
+    assert [e for b in log["bundles"] for e in tiles.unframe(base64.b64decode(b["bytes"]))] == lines
+    made = vector["made_up"]
+    leaves = [merkle.leaf(i.to_bytes(4, "big")) for i in range(made["size"])]
+    assert base64.b64decode(made["root"]) == merkle.tree_hash_of(leaves)
+    assert vector["paths"]["1234067"] == "tile/0/x001/x234/067"

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.datastructures import ResponseHeader
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import InternalServerException, NotFoundException
 from litestar.params import Parameter
 
 from fairroll.api.caching import IMMUTABLE, NOT_MODIFIED, cached
@@ -123,7 +123,10 @@ class LogTilesController(Controller):
             elif merkle.leaf(data) != leaf:  # an entry stored before entries were JCS
                 data = jcs(msgspec.json.decode(data))
             entries.append(data)
-        body = tiles.frame(entries)
+        try:
+            body = tiles.frame(entries)
+        except TileError as exc:  # an entry over 65535 bytes: never a truncated one
+            raise InternalServerException(f"table {table!r}: {exc}") from None
         headers = {"Cache-Control": IMMUTABLE if tile.full else PARTIAL, "Vary": "Accept-Encoding"}
         if "gzip" in request.headers.get("accept-encoding", ""):
             body = gzip.compress(body, mtime=0)
