@@ -50,9 +50,10 @@ class WitnessClient:
     backoff: dict[str, float] = field(default_factory=dict)
 
     def due(self, table: str, size: int, now: float) -> bool:
-        """Whether to submit ``table`` at ``size`` now: not cosigned yet, and not
-        waiting out a failure."""
-        return self.cosigned.get(table) != size and now >= self.retry_at.get(table, 0.0)
+        """Whether to submit ``table`` at ``size`` now: not cosigned at that size or a
+        later one (another replica may have grown the table past what this process
+        saw), and not waiting out a failure."""
+        return self.cosigned.get(table, 0) < size and now >= self.retry_at.get(table, 0.0)
 
     def failed(self, table: str, now: float, every: float) -> None:
         """Wait before asking again: the interval, then twice the last wait each time."""
