@@ -19,12 +19,13 @@ from typing import Any
 
 import httpx
 import pytest
+from redis import Redis
 
 from fairroll.audit import load_signer, merkle, tiles
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.tiles import ENTRIES, Tile, TileError
 from fairroll.redis_server import RedisServer
-from support import TEST_ROOT, TEST_SIGNING_KEY, fairroll_cli
+from support import TEST_ROOT, TEST_SIGNING_KEY, LiveServer, fairroll_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 READER = ROOT / "tests" / "go" / "tilesread"
@@ -266,6 +267,46 @@ def test_archived_entries_leave_their_bundles_and_keep_their_hash_tiles(
     log = f"/v1/tables/{table}/log"
     assert client.get(f"{log}/tile/entries/000.p/6").status_code == 404
     assert len(client.get(f"{log}/tile/0/000.p/6").content) == 6 * 32
+
+
+def test_a_seq_an_epoch_declared_lost_is_bundled_as_the_bytes_of_its_placeholder_leaf(
+    redis_server: RedisServer, tmp_path: Path, table: str
+) -> None:
+    """Seqs 4 and 5 are lost and an epoch opens at 6: the bundle frames each lost seq as
+    ``fairroll/lost/v1:<seq>``, so every entry of it still hashes to its leaf."""
+    first = LiveServer(redis_server.url, tmp_path / "first.log")
+    try:
+        with httpx.Client(base_url=first.url, timeout=10) as client:
+            roll(client, table, 5)
+            third = client.get(f"/v1/tables/{table}/entries/3").json()["entry_hash"]
+    finally:
+        first.stop()
+    redis = Redis.from_url(redis_server.url)
+    redis.xdel(f"fairroll:{{{table}}}:log", "4-0", "5-0")
+    redis.set(f"fairroll:{{{table}}}:head", f"3:{third}")
+    redis.close()
+    env = {**os.environ, "REDIS_URL": redis_server.url, "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY}
+    opened = subprocess.run(
+        [*fairroll_command(), "open-epoch", table, "--resume-after", "5", "--reason", "lost"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert opened.returncode == 0, opened.stderr
+    fresh = LiveServer(redis_server.url, tmp_path / "fresh.log")
+    try:
+        with httpx.Client(base_url=fresh.url, timeout=10) as client:
+            log = f"/v1/tables/{table}/log"
+            bundle = client.get(f"{log}/tile/entries/000.p/6").content
+            leaves = client.get(f"{log}/tile/0/000.p/6").content
+            lines = client.get(f"/v1/tables/{table}/export").content.splitlines()
+    finally:
+        fresh.stop()
+    entries = tiles.check_bundle(Tile(ENTRIES, 0, 6), bundle, leaves)
+    assert entries[3:5] == [b"fairroll/lost/v1:4", b"fairroll/lost/v1:5"]
+    assert [*entries[:3], entries[5]] == lines
 
 
 def fairroll_command() -> list[str]:
