@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import doctest
 import functools
 import http.server
 import json
@@ -61,6 +62,10 @@ def test_tile_paths_are_written_as_the_spec_writes_them() -> None:
     assert tiles.tile_path(Tile(ENTRIES, 0, 1)) == "tile/entries/000.p/1"
     for tile in (Tile(3, 0), Tile(0, 999, 255), Tile(ENTRIES, 1000), Tile(63, 10**9, 7)):
         assert tiles.parse_tile_path(tiles.tile_path(tile)) == tile
+
+
+def test_the_tile_modules_doctests_hold() -> None:
+    assert doctest.testmod(tiles).failed == 0
 
 
 @pytest.mark.parametrize(
