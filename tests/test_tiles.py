@@ -256,8 +256,10 @@ def test_go_reads_the_tiles_and_proves_an_entry_and_two_checkpoints_consistent(
 
 
 def test_archived_entries_leave_their_bundles_and_keep_their_hash_tiles(
-    redis_server: RedisServer, client: httpx.Client, table: str, tmp_path: Path
+    redis_server: RedisServer, live_server: Any, client: httpx.Client, table: str, tmp_path: Path
 ) -> None:
+    """After an archive, a bundle holding trimmed entries is 404 and its hash tile is
+    still served; a mirror copies the tiles and leaves that bundle out, saying so."""
     roll(client, table, 6)
     env = {**os.environ, "REDIS_URL": redis_server.url, "FAIRROLL_SIGNING_KEY": TEST_SIGNING_KEY}
     done = subprocess.run(
@@ -272,6 +274,10 @@ def test_archived_entries_leave_their_bundles_and_keep_their_hash_tiles(
     log = f"/v1/tables/{table}/log"
     assert client.get(f"{log}/tile/entries/000.p/6").status_code == 404
     assert len(client.get(f"{log}/tile/0/000.p/6").content) == 6 * 32
+    copied = mirror(live_server, table, tmp_path / "mirror")
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    assert "tile/entries/000.p/6 is not served (archived)" in copied.stdout
+    assert (tmp_path / "mirror" / "tile" / "0" / "000.p" / "6").exists()
 
 
 def test_a_seq_an_epoch_declared_lost_is_bundled_as_the_bytes_of_its_placeholder_leaf(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from fairroll.api.settings import Settings
     from fairroll.audit import AuditStore, Checkpoint, Signer, VerifyReport
     from fairroll.audit.report import AuditReport
+    from fairroll.audit.tiles import Tile, TileHashes
 
 __all__ = ["main"]
 
@@ -298,9 +299,7 @@ def _mirror(args: argparse.Namespace) -> int:
         held = merkle.subtree_hash(0, old_size, hashes.read) if old_size else merkle.EMPTY_ROOT
         if held != old_root:
             raise tiles.TileError(f"the mirror's tree of {old_size} is not a prefix of it")
-        for bundle in bundles:
-            got[bundle] = fetch(f"{prefix}/{tiles.tile_path(bundle)}")
-            tiles.check_bundle(bundle, got[bundle], hashes.tile(0, bundle.n))
+        got.update(_mirror_bundles(fetch, prefix, bundles, hashes))
     except (tiles.TileError, OSError) as exc:
         print(f"FAIL: the server's tiles of {args.table} at size {size}: {exc}")
         return 1
@@ -308,6 +307,28 @@ def _mirror(args: argparse.Namespace) -> int:
     _write_files(args.dir, [*files, ("checkpoint", fresh_note.encode())])
     print(f"mirrored {args.table}: size {old_size} -> {size}, {len(got)} new files in {args.dir}")
     return 0
+
+
+def _mirror_bundles(
+    fetch: Callable[[str], bytes], prefix: str, bundles: Iterable[Tile], hashes: TileHashes
+) -> dict[Tile, bytes]:
+    """The entry bundles, each checked against its level-0 tile; one the server no
+    longer serves (its entries were archived; their hash tiles still are) is left out."""
+    import urllib.error  # noqa: PLC0415
+
+    from fairroll.audit import tiles  # noqa: PLC0415
+
+    got = {}
+    for bundle in bundles:
+        try:
+            got[bundle] = fetch(f"{prefix}/{tiles.tile_path(bundle)}")
+        except urllib.error.HTTPError as missing:
+            if missing.code != 404:
+                raise
+            print(f"note: {tiles.tile_path(bundle)} is not served (archived): left out")
+            continue
+        tiles.check_bundle(bundle, got[bundle], hashes.tile(0, bundle.n))
+    return got
 
 
 def _mirror_note(text: str, table: str, keys: Mapping[str, str]) -> tuple[int, bytes]:
