@@ -3,7 +3,8 @@ log's checkpoints only as they grow consistently, so a log cannot show two histo
 two parties that both trust the witness.
 
 For each log it knows (an origin and the log's verifier keys), the witness keeps the
-latest checkpoint it cosigned: its size and root. ``POST /add-checkpoint`` takes::
+latest checkpoint it cosigned: its size, its root and the note with its cosignature.
+``POST /add-checkpoint`` takes::
 
     old <size>\\n                 the size of the latest checkpoint the witness cosigned
     <base64 hash>\\n ...          the RFC 6962 consistency proof from it (none from 0)
@@ -11,11 +12,21 @@ latest checkpoint it cosigned: its size and root. ``POST /add-checkpoint`` takes
     <the new checkpoint, a signed note>
 
 and answers 200 with the witness's cosignature line(s) (C2SP tlog-cosignature), after
-recording the new checkpoint; 404 for an unknown origin, 403 if no trusted key signed
-it, 400 if ``old`` is beyond its size, 409 (``text/x.tlog.size``: the size it holds) if
-``old`` is not what it holds or a tree of that size with another root, 422 if the proof
-does not hold. The check and the record are one step (a lock; the state file is
-replaced whole, atomically), so a witness never rolls back.
+recording the new checkpoint. It refuses, as the spec says: 404 for an unknown origin;
+403 if no trusted key signed the note, or if a line of a trusted key (its name and key
+hash) does not verify, whatever good line stands beside it; 400 if ``old`` is beyond
+the checkpoint's size; 409 if ``old`` is not the size it holds, with exactly
+``Content-Type: text/x.tlog.size`` and that size in decimal as the body; 422 if the
+proof does not hold, or if ``old`` is the checkpoint's size and the roots differ (a
+fork of the same size). The check and the record are one step (a lock; the state file
+is replaced whole, atomically), so a witness never rolls back.
+
+``GET /<origin hash>/checkpoint`` (the monitoring prefix is the submission prefix; the
+origin hash is the lowercase hex SHA-256 of the origin line) answers the latest
+checkpoint it cosigned for that log, the log's signatures and its cosignature lines
+with it, or 404 if it never cosigned one.
+
+Every text answer is ``text/plain; charset=utf-8`` and says its charset once.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import json
 import os
 import time
@@ -32,17 +44,19 @@ from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from litestar import Litestar, Request, Response, post
+from litestar import Litestar, Request, Response, get, post
 
-from fairroll.audit import merkle
-from fairroll.audit.checkpoint import NoteError, open_note
+from fairroll.audit import merkle, note
+from fairroll.audit.checkpoint import NoteError, parse_body
 from fairroll.audit.cosignature import cosign
 from fairroll.audit.signing import private_key_of
 
 __all__ = ["SIZE_TYPE", "LogKey", "Verdict", "Witness", "create_app", "parse_log_key"]
 
-#: The content type of a 409's body: the size the witness holds, in decimal.
+#: The content type of a 409's body: the size the witness holds, in decimal (exactly
+#: this: a log client may compare it byte for byte).
 SIZE_TYPE = "text/x.tlog.size"
+TEXT_TYPE = "text/plain; charset=utf-8"
 MAX_PROOF_LINES = 63
 
 
@@ -74,7 +88,7 @@ class Verdict:
 
     status: int
     body: str
-    content_type: str = "text/plain; charset=utf-8"
+    content_type: str = TEXT_TYPE
 
 
 class Witness:
@@ -98,44 +112,41 @@ class Witness:
         self.logs = dict(logs)
         self.state = state
         self._lock = asyncio.Lock()
-        self._seen: dict[str, tuple[int, str]] = (
-            {o: (int(s), r) for o, (s, r) in json.loads(state.read_text()).items()}
-            if state.exists()
-            else {}
-        )
+        held = json.loads(state.read_text()) if state.exists() else {}
+        # A state file from before the notes were kept holds [size, root]: no note yet.
+        self._seen: dict[str, tuple[int, str, str]] = {
+            o: (int(v[0]), str(v[1]), str(v[2]) if len(v) > 2 else "") for o, v in held.items()
+        }
 
     async def add_checkpoint(self, body: str) -> Verdict:
         """The add-checkpoint call, as the spec defines it (module docstring)."""
         try:
-            old, proof, note = _request(body)
+            old, proof, submitted = _request(body)
         except ValueError as exc:
             return Verdict(400, f"{exc}\n")
-        origin = note.split("\n", 1)[0]
+        origin = submitted.split("\n", 1)[0]
         keys = self.logs.get(origin) or next(
             (k for o, k in self.logs.items() if o.endswith("*") and origin.startswith(o[:-1])),
             None,
         )
         if keys is None:
             return Verdict(404, f"unknown log {origin}\n")
-        opened = None
-        for key in keys:
-            try:
-                opened = open_note(note, key.name, key.public_key)
-                break
-            except NoteError:
-                continue
-        if opened is None:
-            return Verdict(403, "no trusted key of this log signed the checkpoint\n")
-        size, root, _ = opened
+        # Every trusted key at once: a line of one of them that fails refuses the note,
+        # even beside a good line of another (note.open_note).
+        verifiers = [note.SignerVerifier(k.name, base64.b64decode(k.public_key)) for k in keys]
+        try:
+            size, root, _ = parse_body(note.open_note(submitted, verifiers).text)
+        except (note.NoteError, NoteError) as exc:
+            return Verdict(403, f"the checkpoint is not signed by this log's keys: {exc}\n")
         if old > size:
             return Verdict(400, f"old size {old} is beyond the checkpoint's size {size}\n")
         async with self._lock:  # the check and the record: one step
-            held_size, held_root = self._seen.get(origin, (0, merkle.EMPTY_ROOT.hex()))
+            held_size, held_root, _ = self._seen.get(origin, (0, merkle.EMPTY_ROOT.hex(), ""))
             if old != held_size:
                 return Verdict(409, f"{held_size}\n", SIZE_TYPE)
             if old == size:
                 if root.hex() != held_root:
-                    return Verdict(409, f"{held_size}\n", SIZE_TYPE)
+                    return Verdict(422, f"a tree of size {size} with another root is held\n")
             elif old == 0:
                 if proof:
                     return Verdict(422, "a proof from size 0 is empty\n")
@@ -144,14 +155,22 @@ class Witness:
                     merkle.verify_consistency(old, size, bytes.fromhex(held_root), root, proof)
                 except merkle.ProofError as exc:
                     return Verdict(422, f"the consistency proof does not hold: {exc}\n")
-            self._seen[origin] = (size, root.hex())
+            line = cosign(submitted, self.name, self.key, int(self.clock()))
+            self._seen[origin] = (size, root.hex(), f"{submitted}{line}\n")
             self._persist()
-        line = cosign(note, self.name, self.key, int(self.clock()))
         return Verdict(200, f"{line}\n")
+
+    def latest(self, origin_hash: str) -> Verdict:
+        """The monitoring read: the latest checkpoint cosigned for the log whose origin
+        hashes to ``origin_hash``, with its signatures and the cosignature."""
+        for origin, (_, _, cosigned) in self._seen.items():
+            if cosigned and hashlib.sha256(origin.encode()).hexdigest() == origin_hash:
+                return Verdict(200, cosigned)
+        return Verdict(404, "this witness cosigned no checkpoint of that log\n")
 
     def _persist(self) -> None:
         fresh = self.state.with_suffix(".tmp")
-        fresh.write_text(json.dumps({o: [s, r] for o, (s, r) in self._seen.items()}))
+        fresh.write_text(json.dumps({o: list(held) for o, held in self._seen.items()}))
         with fresh.open("rb") as handle:
             os.fsync(handle.fileno())
         fresh.replace(self.state)
@@ -202,10 +221,21 @@ def create_app() -> Litestar:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
-            return Response(b"the body is UTF-8 text\n", status_code=400)
-        verdict = await witness.add_checkpoint(text)
-        return Response(
-            verdict.body.encode(), status_code=verdict.status, media_type=verdict.content_type
-        )
+            return _answer(Verdict(400, "the body is UTF-8 text\n"))
+        return _answer(await witness.add_checkpoint(text))
 
-    return Litestar([add_checkpoint], openapi_config=None)
+    @get("/{origin_hash:str}/checkpoint", media_type="text/plain")
+    async def checkpoint(origin_hash: str) -> Response[bytes]:
+        return _answer(witness.latest(origin_hash))
+
+    return Litestar([add_checkpoint, checkpoint], openapi_config=None)
+
+
+def _answer(verdict: Verdict) -> Response[bytes]:
+    """The verdict as sent: its content type set whole (the framework would add a
+    charset to any text type: ``text/x.tlog.size`` must go out as it is)."""
+    return Response(
+        verdict.body.encode(),
+        status_code=verdict.status,
+        headers={"Content-Type": verdict.content_type},
+    )

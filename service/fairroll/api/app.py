@@ -17,6 +17,7 @@ from litestar.types import ASGIApp, ControllerRouterHandler, Message, Scope
 import fairroll
 from fairroll.api.compute.pool import ComputePool, compute_middleware
 from fairroll.api.controllers.cosignatures import CosignaturesController
+from fairroll.api.controllers.log_tiles import LogTilesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import DocsController, PageController
 from fairroll.api.controllers.systems import SystemsController, system_routers, system_tags
@@ -173,6 +174,7 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         NewTableController,
         TablesController,
         CosignaturesController,
+        LogTilesController,
         KeysController,
         VerifyController,
         HealthController,

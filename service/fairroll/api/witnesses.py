@@ -4,8 +4,10 @@ to each witness (``add-checkpoint``, with the consistency proof from the size th
 witness holds); the cosignatures it answers are kept like players' (``GET
 .../cosignatures``) and ride on the table's checkpoint note.
 
-A witness that is down or refuses is logged and tried again next time; it never slows
-a roll. What a witness holds is learnt from its 409 (``text/x.tlog.size``)."""
+A witness that is down or refuses is logged with what it answered (its refusal says
+why) and asked again, while the table is idle too, after a delay that doubles from the
+interval up to ``MAX_BACKOFF_SECONDS``, until it cosigns the table's size; a roll never
+waits for it. What a witness holds is learnt from its 409 (``text/x.tlog.size``)."""
 
 from __future__ import annotations
 
@@ -28,16 +30,41 @@ __all__ = ["WitnessClient", "parse_witnesses", "witnessing"]
 _log = logging.getLogger("fairroll.witness")
 #: How long one add-checkpoint call may take.
 TIMEOUT_SECONDS = 5.0
+#: The longest wait before asking a witness that failed again.
+MAX_BACKOFF_SECONDS = 300.0
+#: How much of a witness's refusal a log line quotes.
+QUOTED = 300
 
 
 @dataclass
 class WitnessClient:
     """One witness: where its submission prefix is, its verifier key, and per table
-    the size it holds (0 until it says otherwise)."""
+    the size it holds (0 until it says otherwise), the size it last cosigned, and after
+    a failure when to ask again and how long the wait was."""
 
     url: str
     vkey: str
     held: dict[str, int] = field(default_factory=dict)
+    cosigned: dict[str, int] = field(default_factory=dict)
+    retry_at: dict[str, float] = field(default_factory=dict)
+    backoff: dict[str, float] = field(default_factory=dict)
+
+    def due(self, table: str, size: int, now: float) -> bool:
+        """Whether to submit ``table`` at ``size`` now: not cosigned at that size or a
+        later one (another replica may have grown the table past what this process
+        saw), and not waiting out a failure."""
+        return self.cosigned.get(table, 0) < size and now >= self.retry_at.get(table, 0.0)
+
+    def failed(self, table: str, now: float, every: float) -> None:
+        """Wait before asking again: the interval, then twice the last wait each time."""
+        wait = min(max(every, 2 * self.backoff.get(table, 0.0)), MAX_BACKOFF_SECONDS)
+        self.backoff[table] = wait
+        self.retry_at[table] = now + wait
+
+    def succeeded(self, table: str, size: int) -> None:
+        self.cosigned[table] = size
+        self.backoff.pop(table, None)
+        self.retry_at.pop(table, None)
 
     @property
     def name(self) -> str:
@@ -61,6 +88,13 @@ async def submit(store: AuditStore, witness: WitnessClient, table: str) -> bool:
     for _ in range(2):  # once more after a 409 taught the size the witness holds
         old = witness.held.get(table, 0)
         if old > checkpoint.size:
+            _log.warning(
+                "witness %s holds %s at size %d, beyond the table's %d",
+                witness.url,
+                table,
+                old,
+                checkpoint.size,
+            )
             return False
         proof = (
             await store.consistency_proof(table, old, checkpoint.size)
@@ -74,7 +108,15 @@ async def submit(store: AuditStore, witness: WitnessClient, table: str) -> bool:
             witness.held[table] = int(answer.strip())
             continue
         if status != 200:
-            _log.warning("witness %s refused %s at %d: %s", witness.url, table, old, status)
+            _log.warning(
+                "witness %s refused %s of size %d from %d: %s %s",
+                witness.url,
+                table,
+                checkpoint.size,
+                old,
+                status or "unreachable",
+                " ".join(answer.split())[:QUOTED] or "(no reason given)",
+            )
             return False
         cosigned = note + answer
         try:
@@ -83,6 +125,7 @@ async def submit(store: AuditStore, witness: WitnessClient, table: str) -> bool:
             _log.warning("witness %s answered no cosignature of %s: %s", witness.url, table, exc)
             return False
         witness.held[table] = checkpoint.size
+        witness.succeeded(table, checkpoint.size)
         await store.cosignatures.keep(
             table,
             CosignedCheckpoint(
@@ -117,19 +160,25 @@ async def witnessing(
 
 
 async def _loop(store: AuditStore, witnesses: list[WitnessClient], every: float) -> None:
-    sent: dict[str, int] = {}
+    """Each round, every table with entries that a witness has not cosigned at its
+    size (and is not waiting out a failure for) is submitted to it; a round that takes
+    longer than the interval leaves the rest to the next."""
     while True:
         await asyncio.sleep(every)
         started = time.monotonic()
         for table, head in list(store.tips.heads.items()):
-            if sent.get(table) == head.seq or head.seq == 0:
+            if head.seq == 0:
                 continue
             for witness in witnesses:
+                if not witness.due(table, head.seq, time.monotonic()):
+                    continue
                 try:
-                    await submit(store, witness, table)
+                    done = await submit(store, witness, table)
                 except Exception:  # a witness must never take the service down
                     _log.exception("witness %s: submitting %s failed", witness.url, table)
-            sent[table] = head.seq
+                    done = False
+                if not done:
+                    witness.failed(table, time.monotonic(), every)
             if time.monotonic() - started > every:
                 break  # the rest next time
 
