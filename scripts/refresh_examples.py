@@ -93,8 +93,11 @@ def send(http: httpx.Client, method: str, path: str, example: dict[str, Any]) ->
         response = http.request(method, url, params=query)
     if response.status_code >= 300:
         raise RuntimeError(f"{example['operation']}/{example['name']}: {response.text}")
-    if response.headers["content-type"].startswith("application/x-ndjson"):
+    kind = response.headers["content-type"]
+    if kind.startswith(("application/x-ndjson", "text/plain")):
         return response.text
+    if kind.startswith("application/octet-stream"):  # a tile: shown in base64
+        return base64.b64encode(response.content).decode()
     return response.json()
 
 
@@ -124,6 +127,9 @@ def main() -> None:
                 for example in examples:
                     op = example["operation"]
                     method, path = operations[op]
+                    if op in {"getTableHashTile", "getTableEntryBundle"}:
+                        # The partial tile as wide as the default table is now.
+                        example["params"]["index"] = f"000.p/{state['size']}"
                     if op in {"getSeedSession", "revealSeedSession"}:
                         example["params"]["seed_id"] = state["seed_id"]
                     if op == "verifyExport":
@@ -133,6 +139,8 @@ def main() -> None:
                     example["response"] = send(http, method, path, example)
                     if op == "createSeedSession":
                         state["seed_id"] = example["response"]["seed_id"]
+                    if op == "getTableLogCheckpoint":
+                        state["size"] = int(example["response"].split("\n")[1])
                     if op == "exportTable":
                         state["export"] = example["response"]
         finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from base64 import b64decode
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,12 @@ def validator(schema: dict[str, Any]) -> Draft202012Validator:
     return Draft202012Validator({**schema, "components": SPEC["components"]})
 
 
+def media_of(op: dict[str, Any]) -> str:
+    """The media type of an operation's success answer."""
+    ok = next(r for status, r in op["responses"].items() if status.startswith("2"))
+    return next(iter(ok.get("content", {"": None})))
+
+
 def test_every_operation_has_an_example_with_a_response() -> None:
     by_operation = {e.operation for e in EXAMPLES if e.response is not None}
     assert set(operations()) - by_operation == set()
@@ -71,6 +78,12 @@ def test_examples_match_their_schemas(example: SpecExample) -> None:
         item = validator({"$ref": "#/components/schemas/Entry"})
         assert [e["entry"]["seq"] for e in data] == [1, 2]
         assert all(item.is_valid(e["entry"]) and e["words"]["text"] for e in data)
+    elif media_of(op) == "text/plain":  # a signed note: origin, size, root, signatures
+        origin, size, root = example.response.split("\n")[:3]
+        assert origin.startswith("fairroll/") and int(size) > 0 and len(b64decode(root)) == 32
+        assert "\n\n\u2014 " in example.response
+    elif media_of(op) == "application/octet-stream":  # a tile, in base64
+        assert b64decode(example.response, validate=True)
     elif isinstance(example.response, str):  # NDJSON: every line is an entry
         lines = [json.loads(line) for line in example.response.split("\n") if line]
         item = validator({"$ref": "#/components/schemas/Entry"})

@@ -556,7 +556,7 @@ def test_a_witness_cosigns_only_a_log_that_grows_consistently(
         stale = add(witness_body(3, proof, five))
         assert stale.status_code == 409 and stale.text == "5\n"
         assert stale.headers["content-type"].startswith("text/x.tlog.size")
-        assert add(witness_body(5, [], other_five)).status_code == 409
+        assert add(witness_body(5, [], other_five)).status_code == 422
         assert add(witness_body(5, proof, other_six)).status_code == 422
         assert add(witness_body(5, [], stranger)).status_code == 403
         assert add(witness_body(0, [], unknown)).status_code == 404

@@ -219,7 +219,7 @@ def _doc(folder: str, name: str) -> Response[str]:
     if path is None or not path.is_file():
         raise NotFoundException(f"no page {folder}/{stem}")
     if name.endswith(".md"):
-        return Response(path.read_text(), media_type="text/markdown; charset=utf-8")
+        return Response(path.read_text(), media_type="text/markdown")
     source = f"/docs/{folder}/{stem}.md".replace("//", "/")
     return Response(DOC.format(name=escape(stem), source=source), media_type=MediaType.HTML)
 

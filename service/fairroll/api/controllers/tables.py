@@ -484,7 +484,7 @@ class TablesController(Controller):
             text = checkpoint.text + "".join(f"{line}\n" for line in lines)
             checkpoint = msgspec.structs.replace(checkpoint, text=text)
         if _wants_note(request):
-            return cached(request, checkpoint.text.encode(), "text/plain; charset=utf-8")
+            return cached(request, checkpoint.text.encode(), "text/plain")
         return cached(request, msgspec.json.encode(checkpoint), "application/json")
 
     @get(
