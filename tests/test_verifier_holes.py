@@ -443,3 +443,24 @@ def test_a_client_seed_on_a_second_chain_is_not_fair_in_verify_js(tmp_path: Path
     assert item["seq"] == 7
     assert item["why"].startswith("client seed reused"), item
     assert "seq 6" in item["why"] and "another chain" in item["why"], item
+
+
+def test_the_live_path_keeps_a_checkpoint_and_hands_back_words_apart(
+    live_server: Any, table: str
+) -> None:
+    """Shared decisions 6 and 7 in the live path of the JavaScript core (the page's and
+    the npm client's): a roll's answer hands back what was checked (the log's dice and
+    outcome) apart from the server's words; the session keeps the last checkpoint it
+    verified, and a receipt whose note is not consistent with it (a forked tree shown to
+    this player) is refused (the old core had no kept checkpoint, and handed the words
+    back as the answer)."""
+    said = run_node(JS / "live_kept.mjs", VERIFY_JS, live_server.url, TEST_ROOT, table)
+    rolled = said["rolled"]
+    assert said["opened"]["size"] >= 1
+    assert rolled["verdict"]["verified"] is True
+    assert rolled["checked"] == rolled["entry"], rolled
+    assert isinstance(rolled["serverWords"]["text"], str)
+    assert rolled["kept"]["size"] > said["opened"]["size"]
+    assert said["forked"]["refused"] is True, said
+    refusal = said["forked"]["message"]
+    assert "not consistent with the checkpoint this client verified last" in refusal, refusal
