@@ -464,3 +464,50 @@ def test_the_live_path_keeps_a_checkpoint_and_hands_back_words_apart(
     assert said["forked"]["refused"] is True, said
     refusal = said["forked"]["message"]
     assert "not consistent with the checkpoint this client verified last" in refusal, refusal
+
+
+def _note_cases() -> dict[str, str]:
+    """The vectors' checkpoint note, bent in each way ``note.open_note`` refuses."""
+    text = json.loads((VECTORS / "checkpoint.json").read_text())["text"]
+    body, block = text.split("\n\n")
+    line = block.rstrip("\n")
+    name, encoded = line[2:].split(" ")
+    junk = base64.b64encode(bytes(68)).decode()
+    short = base64.b64encode(bytes(4)).decode()
+    return {
+        "a line that is no signature line": f"{text}hello\n",
+        "a name holding a plus": f"{text}\u2014 a+b {junk}\n",
+        "a signature without its padding": f"{body}\n\n\u2014 {name} {encoded.rstrip('=')}\n",
+        "a signature line of four bytes": f"{text}\u2014 other {short}\n",
+        "more than a hundred signature lines": text + f"\u2014 other {junk}\n" * 100,
+        "no newline after the last line": text.rstrip("\n"),
+        "no signature block": f"{body}\n",
+    }
+
+
+def test_verify_js_opens_notes_as_strictly_as_note_py(tmp_path: Path) -> None:
+    """Every rule ``open_note`` enforces (signature lines only, a name with no space or
+    '+', strict base64, a key hash and a signature, at most a hundred lines, the block
+    ending in a newline) refuses a checkpoint's note in verify.js too (one ``openNote``
+    opens checkpoints, receipts and cosigned notes); the old core skipped lines it could
+    not read and took such notes."""
+    from fairroll.audit.checkpoint import NoteError, open_note  # noqa: PLC0415
+
+    served = json.loads((VECTORS / "keys.json").read_text())
+    checkpoint = json.loads((VECTORS / "checkpoint.json").read_text())
+    public_key = next(k["public_key"] for k in served["keys"] if k["key_id"] == VECTOR_ROOT)
+    cases = {}
+    for why, note in _note_cases().items():
+        with pytest.raises(NoteError):
+            open_note(note, "fairroll", public_key)
+        cases[why] = {
+            "kind": "checkpoint",
+            "keys": served,
+            "root": VECTOR_ROOT,
+            "checkpoint": {**checkpoint, "text": note},
+        }
+    cases["the note as it is"] = {**cases[why], "checkpoint": checkpoint}
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    said = run_node(JS / "notes.mjs", VERIFY_JS, tmp_path / "cases.json")
+    assert said.pop("the note as it is") == "", said
+    assert all(said.values()), said  # each refused, with its words
