@@ -206,12 +206,20 @@ export async function startRollPanel({ table, onRolled, trust }) {
       : session ? "NOT VERIFIED: no root is pinned (open this page with ?root=<key id>)"
       : "not checked here (a chosen seed)";
     const facts = document.createElement("p");
-    facts.textContent = `Rolled #${held.seq}${where}: ${dice}; outcome as the log holds it: ${JSON.stringify(held.outcome)} — ${check}`;
+    facts.textContent = `Rolled #${held.seq}${where}: ${dice}${outcomeHeld(held.outcome)} — ${check}`;
     const words = document.createElement("p");
     words.className = "server-words";
     words.textContent = `The server's words (not checked): ${describe(answer.serverWords ?? answer.words)[1]}`;
     said.className = verified ? "ok" : "unverified";
     said.replaceChildren(facts, words);
+  }
+
+  // The outcome's own values as the log holds them (its numbers, names and flags; the
+  // dice are listed already), not words about them.
+  function outcomeHeld(outcome) {
+    if (outcome === null || typeof outcome !== "object") return outcome == null ? "" : `; outcome ${outcome}`;
+    const values = Object.entries(outcome).filter(([, value]) => value !== null && typeof value !== "object");
+    return values.length ? `; outcome as the log holds it: ${values.map(([key, value]) => `${key} ${value}`).join(", ")}` : "";
   }
 
   // The player, not the page, starts a new seed session after one was closed.

@@ -104,6 +104,7 @@ export class LogVerifier {
     }
     this.sessions ??= new Sessions({ partial: this.partial });
     this.ring.partial = this.partial;
+    this.ring.keys = this.keys;  // a page sets `keys` anew when the server rotates its key
     const expected = this.previous ?? (entry.seq === 1 ? "0".repeat(64) : null);
     const early = [];
     const signing = entry.v >= 2 ? await this.ring.signing(entry, early) : this.keys;
