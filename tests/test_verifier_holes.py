@@ -511,3 +511,19 @@ def test_verify_js_opens_notes_as_strictly_as_note_py(tmp_path: Path) -> None:
     said = run_node(JS / "notes.mjs", VERIFY_JS, tmp_path / "cases.json")
     assert said.pop("the note as it is") == "", said
     assert all(said.values()), said  # each refused, with its words
+
+
+def test_verify_js_names_a_first_entry_off_the_genesis_hash_as_the_python_core(
+    tmp_path: Path,
+) -> None:
+    log = vector_log()
+    log[0]["prev_hash"] = "11" * 32
+    body = {k: v for k, v in log[0].items() if k not in ("entry_hash", "signature")}
+    log[0]["entry_hash"] = chain_hash(log[0]["prev_hash"], body)
+    log[0]["signature"] = VECTOR_SIGNER.sign(log[0]["entry_hash"])
+    log = vector_resigned(log, 1)
+    report, mine = both_cores(tmp_path, [dumps(e) for e in log])
+    assert (report.ok, report.first_bad_seq) == (False, 1), report
+    assert report.reason == "the first entry does not chain on the genesis hash"
+    assert (mine["ok"], mine["first_bad_seq"]) == (False, 1), mine
+    assert report.reason in mine["reason"], mine

@@ -45,7 +45,7 @@ export async function verifyEntry(entry, keys, previousHash = null, { signature 
     }
     if (!good) problems.push("the signature does not verify");
     else if (signer.notAfter && entry.v < 2 && entry.time > signer.notAfter) {
-      problems.push(`signed at ${entry.time}, after key ${entry.key_id} was retired`);
+      problems.push(`signed at ${entry.time}, after key ${entry.key_id} was retired at ${signer.notAfter}`);
     } else checks.signature = true;
   }
   const seeded = ["drawn", "chosen", "seeded"].includes(entry.source);

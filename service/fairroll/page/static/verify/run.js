@@ -110,6 +110,11 @@ export class LogVerifier {
     const signing = entry.v >= 2 ? await this.ring.signing(entry, early) : this.keys;
     const result = await verifyEntry(entry, signing ?? new Map(), expected, { signature: signing !== null });
     result.problems.unshift(...early);
+    if (entry.seq === 1 && !this.seq && entry.prev_hash !== expected) {
+      // The Python core's words for the first entry's link.
+      const at = result.problems.indexOf("prev_hash does not match the previous entry's entry_hash");
+      if (at >= 0) result.problems[at] = "the first entry does not chain on the genesis hash";
+    }
     const gap = this.seq !== null && entry.seq > this.seq + 1 && declaresGap(entry, this.seq);
     if (this.seq !== null && entry.seq !== this.seq + 1 && !gap) {
       result.problems.push(`seq ${this.seq + 1} is missing: found seq ${entry.seq}`);
