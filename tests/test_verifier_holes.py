@@ -13,6 +13,8 @@ tried the way the operator would and held closed, against a real server's real l
 from __future__ import annotations
 
 import base64
+import copy
+import hashlib
 import json
 import subprocess
 import sys
@@ -28,7 +30,8 @@ from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.cosignature import CosignatureError, cosign, open_cosignature, verifier_key
 from fairroll.audit.entry import GENESIS_HASH, chain_hash, leaf_hash
 from fairroll.audit.verify import EPOCH_MECHANIC, Trust, verify_entries
-from support import TEST_ROOT, TEST_SIGNING_KEY
+from fairroll.randomness import committed_seed, derive_face
+from support import TEST_ROOT, TEST_SIGNING_KEY, run_node
 
 OPERATOR = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
 #: A key the operator made for itself: nothing the pinned root certified.
@@ -236,3 +239,291 @@ def test_a_covering_checkpoint_that_fails_is_still_held_to_its_root() -> None:
     report = verify_entries(lines, trust)
     assert (report.ok, report.first_bad_seq) == (False, 12), report
     assert "root" in (report.reason or "")
+
+
+# The JavaScript core (verify.js and verify/), the page's and the npm client's verifier:
+# every row of the checks table, held to the Python core's verdict, first bad seq and
+# words. Offline: the vectors' log re-signed with the vectors' key (public on purpose).
+
+ROOT = Path(__file__).resolve().parents[1]
+VECTORS = ROOT / "docs" / "vectors"
+VERIFY_JS = ROOT / "service" / "fairroll" / "page" / "static" / "verify.js"
+VECTOR_SIGNER = load_signer(
+    key=base64.b64encode(b"fairroll audit vectors key 00001").decode(), key_file=None, dev_dir=None
+)
+VECTOR_ROOT = VECTOR_SIGNER.key_id
+
+
+def vector_log() -> Log:
+    return [json.loads(line) for line in (VECTORS / "log.ndjson").read_text().splitlines()]
+
+
+def vector_resigned(entries: Log, start: int = 0) -> Log:
+    """Re-chained and re-signed from ``start`` with the vectors' key."""
+    out = copy.deepcopy(entries)
+    for index in range(start, len(out)):
+        entry = out[index]
+        entry["prev_hash"] = out[index - 1]["entry_hash"] if index else GENESIS_HASH
+        body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
+        entry["entry_hash"] = chain_hash(entry["prev_hash"], body)
+        entry["signature"] = VECTOR_SIGNER.sign(entry["entry_hash"])
+    return out
+
+
+def both_cores(tmp_path: Path, lines: list[str]) -> tuple[Any, Any]:
+    """(the Python core's report, verify.js's verdict) on one export, under the pinned root."""
+    export = tmp_path / "export.ndjson"
+    export.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    report = verify_entries(export.read_bytes().splitlines(), Trust(keys=None, root=VECTOR_ROOT))
+    [mine] = run_node(JS / "verdict.mjs", VERIFY_JS, VECTORS / "keys.json", VECTOR_ROOT, export)
+    return report, mine
+
+
+def dumps(entry: Any) -> str:
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
+
+
+JS = ROOT / "tests" / "js"
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Any:
+    def change(entry: dict[str, Any]) -> None:
+        *parents, last = path
+        at: Any = entry
+        for key in parents:
+            at = at[key]
+        if value is _GONE:
+            del at[last]
+        else:
+            at[last] = value
+
+    return change
+
+
+_GONE = object()
+
+#: (entry index, change, after signing): each field of an entry and of each statement
+#: kind typed as the Python core requires (its entries.py, sessions.py, trust.py).
+MISTYPED = {
+    "seq-a-string": (2, _set(("seq",), "3"), False),
+    "v-a-boolean": (2, _set(("v",), True), False),
+    "time-a-number": (0, _set(("time",), 5), False),
+    "dice-an-object": (1, _set(("dice",), {}), False),
+    "key-id-missing": (3, _set(("key_id",), _GONE), True),
+    "signature-a-list": (3, _set(("signature",), []), True),
+    "certificate-a-string": (0, _set(("certificate",), "x"), False),
+    "die-sides-a-string": (1, _set(("dice", 0, "sides"), "20"), False),
+    "session-nonce-a-string": (4, _set(("session", "nonce"), "1"), False),
+    "commit-request-a-list": (3, _set(("request",), []), False),
+    "commit-seed-id-a-number": (3, _set(("request", "seed_id"), 4), False),
+    "chain-of-no-links": (7, _set(("request", "length"), 0), False),
+    "reveal-rolls-a-string": (6, _set(("request", "rolls"), "2"), False),
+    "renewal-without-previous": (10, _set(("request", "previous"), _GONE), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MISTYPED))
+def test_verify_js_types_every_field_as_the_python_core(tmp_path: Path, name: str) -> None:
+    """A field of the wrong type (or missing) is a bad entry for both cores, at the same
+    seq, in the same words; the old verify.js took most of them (or threw)."""
+    index, change, after = MISTYPED[name]
+    log = vector_log()
+    if not after:
+        change(log[index])
+    log = vector_resigned(log, index)
+    if after:
+        change(log[index])
+    report, mine = both_cores(tmp_path, [dumps(e) for e in log])
+    assert report.ok is False, name
+    assert (mine["ok"], mine["first_bad_seq"]) == (False, report.first_bad_seq), (mine, report)
+    assert report.reason in mine["reason"], (mine, report)
+
+
+def test_verify_js_refuses_a_line_that_is_not_an_object_as_the_python_core(tmp_path: Path) -> None:
+    lines = [dumps(e) for e in vector_log()[:3]] + ["[4]"]
+    report, mine = both_cores(tmp_path, lines)
+    assert (report.ok, report.first_bad_seq, report.reason) == (False, 4, "not a JSON object")
+    assert (mine["ok"], mine["first_bad_seq"], mine["reason"]) == (False, 4, "not a JSON object")
+
+
+@pytest.mark.parametrize("where", ["a string", "an object key"])
+def test_a_lone_surrogate_is_refused_by_both_cores(tmp_path: Path, where: str) -> None:
+    """A lone surrogate has no UTF-8: JSON.stringify writes it escaped (so a hash is
+    defined) and TextEncoder writes U+FFFD (so two strings share dice); the operator seals
+    the entry the JavaScript way. Python refuses it; verify.js now does too, at its seq
+    (the old core said OK: the attack probe's
+    ``test_a_lone_surrogate_is_refused_by_python_and_taken_by_verify_js``)."""
+    log = vector_log()
+    entry = log[-1]
+    mark = "QQLONEQQ"
+    if where == "a string":
+        entry["time"] = mark
+    else:
+        entry["request"][mark] = 1
+    body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
+    from fairroll.audit.entry import jcs  # noqa: PLC0415
+
+    raw = jcs(body).replace(mark.encode(), b"\\ud800")
+    entry["entry_hash"] = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + raw).hexdigest()
+    entry["signature"] = VECTOR_SIGNER.sign(entry["entry_hash"])
+    lines = [dumps(e) for e in log[:-1]] + [dumps(entry).replace(mark, "\\ud800")]
+    report, mine = both_cores(tmp_path, lines)
+    assert (report.ok, report.first_bad_seq) == (False, entry["seq"]), report
+    assert (mine["ok"], mine["first_bad_seq"]) == (False, entry["seq"]), mine
+    assert f"{where} holds a lone surrogate" in mine["reason"], mine
+    assert report.reason in mine["reason"], (mine, report)
+
+
+def test_verify_js_holds_every_kept_checkpoint_and_receipt_vector() -> None:
+    """Kept checkpoints (``--checkpoint``, ``--since``) and receipts (``--receipt``)
+    given to verifyLog: a fork against a kept root, a truncation against a kept
+    checkpoint or receipt and two kept roots of one size are caught at the vectors' seq,
+    with their words (the old core took no kept file: four of these said OK)."""
+    said = run_node(JS / "kept_vectors.mjs", VERIFY_JS, VECTORS)
+    cases = json.loads((VECTORS / "cases" / "index.json").read_text())["cases"]
+    expect = {c["name"]: c["expect"] for c in cases if c["name"] in said}
+    assert len(said) >= 8
+    for name, verdict in said.items():
+        want = expect[name]
+        said_seq = (verdict["ok"], verdict["first_bad_seq"])
+        assert said_seq == (want["ok"], want["first_bad_seq"]), name
+        assert (want["reason"] or "") in verdict["reason"], (name, verdict)
+        assert verdict["not_fair"] == want["not_fair"], name
+
+
+def test_verify_js_refuses_a_kept_checkpoint_inside_a_lost_range(tmp_path: Path) -> None:
+    """A kept checkpoint of a size an epoch declares lost saw entries the log no longer
+    holds: both cores refuse it at the epoch's seq, naming the range (no forgery needed:
+    the old core never compared it)."""
+    case = VECTORS / "cases" / "epoch-declares-a-lost-range.ndjson"
+    lines = case.read_text().splitlines()
+    checkpoint = sign_checkpoint(VECTOR_SIGNER, "vectors", 5, bytes(32), "ab" * 32)
+    kept_file = tmp_path / "kept.json"
+    kept_file.write_bytes(msgspec.json.encode(checkpoint))
+    trust = Trust(
+        keys=None,
+        root=VECTOR_ROOT,
+        anchors=[(5, checkpoint.head_hash)],
+        roots=[(5, bytes(32))],
+    )
+    report = verify_entries([line.encode() for line in lines], trust)
+    [mine] = run_node(
+        JS / "verdict.mjs", VERIFY_JS, VECTORS / "keys.json", VECTOR_ROOT, case, "--kept", kept_file
+    )
+    assert (report.ok, report.first_bad_seq) == (False, 7), report
+    assert (mine["ok"], mine["first_bad_seq"]) == (False, 7), mine
+    assert "declares seqs 4..6 lost" in mine["reason"] and report.reason == mine["reason"]
+    assert mine["lost"] == [
+        {"epoch_seq": 7, "lost_after": 3, "resume_after": 6, "reason": "a Redis failover"}
+    ]
+
+
+def test_a_client_seed_on_a_second_chain_is_not_fair_in_verify_js(tmp_path: Path) -> None:
+    """Shared decision 5: a client seed belongs to one chain. The vectors' log reordered:
+    the hash chain is committed, rolled once with client seed X, then the commit-reveal
+    session (committed before X was seen, so rule 1 does not apply) rolls with X too: it
+    verifies, but is not fair, naming the first use (the old core said fair)."""
+    log = vector_log()
+    by_seq = {e["seq"]: e for e in log}
+    reused = by_seq[9]["session"]["client_seed"]
+    server_seed = by_seq[7]["request"]["server_seed"]
+    roll = copy.deepcopy(by_seq[5])
+    roll["session"]["client_seed"] = reused
+    seed = committed_seed(server_seed, reused, 1)
+    for position, die in enumerate(roll["dice"]):
+        die["face"] = derive_face(seed.encode(), position, die["sides"])
+    order = [by_seq[s] for s in (1, 2, 3, 4, 8, 9)] + [roll, by_seq[6], by_seq[7]]
+    order = copy.deepcopy(order)
+    for seq, entry in enumerate(order, start=1):
+        entry["seq"] = seq
+    log = vector_resigned(order)
+    _, mine = both_cores(tmp_path, [dumps(e) for e in log])
+    assert mine["ok"] is True, mine
+    [item] = mine["not_fair"]
+    assert item["seq"] == 7
+    assert item["why"].startswith("client seed reused"), item
+    assert "seq 6" in item["why"] and "another chain" in item["why"], item
+
+
+def test_the_live_path_keeps_a_checkpoint_and_hands_back_words_apart(
+    live_server: Any, table: str
+) -> None:
+    """Shared decisions 6 and 7 in the live path of the JavaScript core (the page's and
+    the npm client's): a roll's answer hands back what was checked (the log's dice and
+    outcome) apart from the server's words; the session keeps the last checkpoint it
+    verified, and a receipt whose note is not consistent with it (a forked tree shown to
+    this player) is refused (the old core had no kept checkpoint, and handed the words
+    back as the answer)."""
+    said = run_node(JS / "live_kept.mjs", VERIFY_JS, live_server.url, TEST_ROOT, table)
+    rolled = said["rolled"]
+    assert said["opened"]["size"] >= 1
+    assert rolled["verdict"]["verified"] is True
+    assert rolled["checked"] == rolled["entry"], rolled
+    assert isinstance(rolled["serverWords"]["text"], str)
+    assert rolled["kept"]["size"] > said["opened"]["size"]
+    assert said["forked"]["refused"] is True, said
+    refusal = said["forked"]["message"]
+    assert "not consistent with the checkpoint this client verified last" in refusal, refusal
+
+
+def _note_cases() -> dict[str, str]:
+    """The vectors' checkpoint note, bent in each way ``note.open_note`` refuses."""
+    text = json.loads((VECTORS / "checkpoint.json").read_text())["text"]
+    body, block = text.split("\n\n")
+    line = block.rstrip("\n")
+    name, encoded = line[2:].split(" ")
+    junk = base64.b64encode(bytes(68)).decode()
+    short = base64.b64encode(bytes(4)).decode()
+    return {
+        "a line that is no signature line": f"{text}hello\n",
+        "a name holding a plus": f"{text}\u2014 a+b {junk}\n",
+        "a signature without its padding": f"{body}\n\n\u2014 {name} {encoded.rstrip('=')}\n",
+        "a signature line of four bytes": f"{text}\u2014 other {short}\n",
+        "more than a hundred signature lines": text + f"\u2014 other {junk}\n" * 100,
+        "no newline after the last line": text.rstrip("\n"),
+        "no signature block": f"{body}\n",
+    }
+
+
+def test_verify_js_opens_notes_as_strictly_as_note_py(tmp_path: Path) -> None:
+    """Every rule ``open_note`` enforces (signature lines only, a name with no space or
+    '+', strict base64, a key hash and a signature, at most a hundred lines, the block
+    ending in a newline) refuses a checkpoint's note in verify.js too (one ``openNote``
+    opens checkpoints, receipts and cosigned notes); the old core skipped lines it could
+    not read and took such notes."""
+    from fairroll.audit.checkpoint import NoteError, open_note  # noqa: PLC0415
+
+    served = json.loads((VECTORS / "keys.json").read_text())
+    checkpoint = json.loads((VECTORS / "checkpoint.json").read_text())
+    public_key = next(k["public_key"] for k in served["keys"] if k["key_id"] == VECTOR_ROOT)
+    cases = {}
+    for why, note in _note_cases().items():
+        with pytest.raises(NoteError):
+            open_note(note, "fairroll", public_key)
+        cases[why] = {
+            "kind": "checkpoint",
+            "keys": served,
+            "root": VECTOR_ROOT,
+            "checkpoint": {**checkpoint, "text": note},
+        }
+    cases["the note as it is"] = {**cases[why], "checkpoint": checkpoint}
+    (tmp_path / "cases.json").write_text(json.dumps(cases))
+    said = run_node(JS / "notes.mjs", VERIFY_JS, tmp_path / "cases.json")
+    assert said.pop("the note as it is") == "", said
+    assert all(said.values()), said  # each refused, with its words
+
+
+def test_verify_js_names_a_first_entry_off_the_genesis_hash_as_the_python_core(
+    tmp_path: Path,
+) -> None:
+    log = vector_log()
+    log[0]["prev_hash"] = "11" * 32
+    body = {k: v for k, v in log[0].items() if k not in ("entry_hash", "signature")}
+    log[0]["entry_hash"] = chain_hash(log[0]["prev_hash"], body)
+    log[0]["signature"] = VECTOR_SIGNER.sign(log[0]["entry_hash"])
+    log = vector_resigned(log, 1)
+    report, mine = both_cores(tmp_path, [dumps(e) for e in log])
+    assert (report.ok, report.first_bad_seq) == (False, 1), report
+    assert report.reason == "the first entry does not chain on the genesis hash"
+    assert (mine["ok"], mine["first_bad_seq"]) == (False, 1), mine
+    assert report.reason in mine["reason"], mine

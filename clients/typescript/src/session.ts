@@ -28,6 +28,34 @@ export interface SessionState {
   after?: number;
   /** A roll sent and not answered: its nonce, Idempotency-Key and body. */
   pending?: { nonce: number; idempotencyKey: string; asked: string };
+  /** The last checkpoint of the table this client verified (a receipt's note): every
+   * new receipt's note must be consistent with it, so a forked log shown to this player
+   * is caught at its next roll. */
+  checkpoint?: { size: number; root_hash: string } | null;
+}
+
+/** A die as the log holds it. */
+export interface Die {
+  group: string;
+  sides: number;
+  face: number;
+}
+
+/** A roll checked before it was returned (`PlayerSession.roll`): the server's answer,
+ * with what this client checked apart from what it did not. */
+export interface CheckedRoll {
+  /** What was checked, as the log holds it: the entry's seq and mechanic, its dice
+   * (re-derived from the chain's link, this client's seed and the nonce) and its
+   * outcome. Show these under the check mark. */
+  checked: { seq: number; mechanic: string; dice: Die[]; outcome: unknown };
+  /** The server's words about the outcome: no log entry carries them and nothing here
+   * checked them. Show them apart from `checked`, labelled as the server's words (or
+   * derive words from `checked` yourself). */
+  serverWords: { asked: string; text: string; [field: string]: unknown } | null;
+  /** Verified (under the pinned root) and fair, or NOT VERIFIED and why. */
+  verdict: { verified: boolean; fair: boolean; reason: string | null };
+  /** The rest of the server's answer (its `words` are `serverWords`, unchecked). */
+  [field: string]: any;
 }
 
 /** How a session reaches the server: one POST or GET, answering [status, body]. */
@@ -61,8 +89,9 @@ export class PlayerSession {
 
   /** Roll `body` (no seed, dice or session) at this session's next nonce, checked before
    * it is returned (`UnfairRollError` otherwise); its `verdict` says whether it was
-   * verified under a pinned root. Throws the server's answer on a refusal. */
-  async roll(path: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<any> {
+   * verified under a pinned root, its `checked` what was checked, and its `serverWords`
+   * are the server's text, unchecked. Throws the server's answer on a refusal. */
+  async roll(path: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<CheckedRoll> {
     return rollInSession(this.call, this.s, path, body, await this.keys(), { idempotencyKey: idempotencyKey ?? null });
   }
 }

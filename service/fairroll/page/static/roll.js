@@ -3,7 +3,7 @@
 // page's table. The new entry arrives in the list below like any other, verified.
 import { controlFor, loadShelves, mechanicForm, oddsBody, rollOperations } from "./form.js";
 import { charts, drawCharts } from "./odds.js";
-import { describe } from "./words.js";
+import { describe, dieInWords } from "./words.js";
 import { openSession, rollInSession, UnfairRollError } from "./verify.js";
 
 /** `trust()` answers {root, keys}: the pinned root (null: none) and the signing keys it
@@ -175,13 +175,7 @@ export async function startRollPanel({ table, onRolled, trust }) {
         }
         answer = made;
       }
-      const [, came] = describe(answer.words);
-      const where = session ? ` in your seed session (nonce ${answer.session.nonce})` : "";
-      const checked = !session ? ""
-        : answer.verdict?.verified ? " — ✓ checked here: your client seed, nonce, the chain's link, the dice, and the receipt under the pinned root"
-        : " — NOT VERIFIED: no root is pinned (open this page with ?root=<key id>)";
-      said.className = session && answer.verdict?.verified ? "ok" : "unverified";
-      said.textContent = `Rolled #${answer.receipt.seq}${where}: ${came}${checked}`;
+      showRolled(answer, session);
       onRolled(answer.receipt.seq);
     } catch (error) {
       said.className = "bad";
@@ -197,6 +191,35 @@ export async function startRollPanel({ table, onRolled, trust }) {
     } finally {
       button.disabled = false;
     }
+  }
+
+  // Shared decision 6: what was checked (the log's dice, re-derived here, and its outcome
+  // as the log holds it) under the check mark; the words apart, as the server's: no entry
+  // carries them and nothing here checked them.
+  function showRolled(answer, session) {
+    const verified = Boolean(session && answer.verdict?.verified);
+    const held = answer.checked ?? { seq: answer.receipt.seq, dice: answer.dice ?? [], outcome: answer.outcome };
+    const where = session ? ` in your seed session (nonce ${answer.session.nonce})` : "";
+    const dice = held.dice.map(dieInWords).join(", ") || "no dice";
+    const check = verified
+      ? "✓ checked here: your client seed, nonce, the chain's link, the dice, and the receipt under the pinned root"
+      : session ? "NOT VERIFIED: no root is pinned (open this page with ?root=<key id>)"
+      : "not checked here (a chosen seed)";
+    const facts = document.createElement("p");
+    facts.textContent = `Rolled #${held.seq}${where}: ${dice}${outcomeHeld(held.outcome)} — ${check}`;
+    const words = document.createElement("p");
+    words.className = "server-words";
+    words.textContent = `The server's words (not checked): ${describe(answer.serverWords ?? answer.words)[1]}`;
+    said.className = verified ? "ok" : "unverified";
+    said.replaceChildren(facts, words);
+  }
+
+  // The outcome's own values as the log holds them (its numbers, names and flags; the
+  // dice are listed already), not words about them.
+  function outcomeHeld(outcome) {
+    if (outcome === null || typeof outcome !== "object") return outcome == null ? "" : `; outcome ${outcome}`;
+    const values = Object.entries(outcome).filter(([, value]) => value !== null && typeof value !== "object");
+    return values.length ? `; outcome as the log holds it: ${values.map(([key, value]) => `${key} ${value}`).join(", ")}` : "";
   }
 
   // The player, not the page, starts a new seed session after one was closed.

@@ -1,0 +1,312 @@
+// Live checks (shared decisions 2, 3, 4, 6 and 7): a player's roll in its own hash-chain
+// seed session, checked before it is shown or returned, by the page and the npm client
+// alike. `call(method, path, body?, headers?)` answers [status, JSON]; `keys` are the
+// signing keys certified under the pinned root (trustedKeys); `s` is the session as the
+// client keeps it: {table, seedId, clientSeed, nonce, anchor, length, firstNonce, after
+// (the last seq this client verified), checkpoint (the last checkpoint of the table it
+// verified: {size, root_hash}), pending?}.
+
+import { bytesToHex, strictBase64ToBytes } from "./bytes.js";
+import { canonicalJson } from "./canonical.js";
+import { chainPrevious, LINK, wrongDie } from "./dice.js";
+import { verifyConsistency } from "./merkle.js";
+import { verifyReceipt } from "./receipts.js";
+import { NOT_VERIFIED } from "./run.js";
+
+/** An answer that does not follow from what this client sent and the committed chain, or
+ * a server that will not make the roll it was sent: keep it, it is evidence. */
+export class UnfairRollError extends Error {
+  constructor(message, answer = null) {
+    super(message);
+    this.name = "UnfairRollError";
+    this.answer = answer;
+  }
+}
+
+/** The client seed of a chain: drawn by the platform's CSPRNG, after the client saw the
+ * chain's anchor committed, and never used before (a new one for every chain). */
+export function freshClientSeed() {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return bytesToHex(bytes);
+}
+
+const same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+
+/** Does the logged request hold every field this client sent, with its value (the log
+ * keeps the request with its defaults filled in)? */
+export function holdsRequest(logged, sent) {
+  if (sent === null || typeof sent !== "object") return logged === sent;
+  if (Array.isArray(sent)) {
+    return Array.isArray(logged) && logged.length === sent.length && sent.every((v, i) => holdsRequest(logged[i], v));
+  }
+  if (logged === null || typeof logged !== "object") return false;
+  return Object.entries(sent).every(([key, value]) => value === undefined || holdsRequest(logged[key], value));
+}
+
+/** A session's commitment as the log shows it: the entry at `status.commit_seq` is the
+ * session.commit (or session.renew) of `status.seed_id` with `status.commitment`, and its
+ * receipt proves it is in a note of this table signed under the pinned root. */
+export async function checkCommitted(call, status, keys, table, held = null) {
+  if (status?.kind !== "chain" || !LINK.test(status.commitment ?? "") || !Number.isInteger(status.commit_seq)) {
+    throw new UnfairRollError("the server did not show a hash-chain session committed in the log", status);
+  }
+  const seq = status.chain_seq ?? status.commit_seq;
+  const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(table)}/entries/${seq}`);
+  const request = entry?.request ?? {};
+  if (got !== 200 || !["session.commit", "session.renew"].includes(entry.mechanic) || request.seed_id !== status.seed_id
+      || request.commitment !== status.commitment || entry.table !== table) {
+    throw new UnfairRollError(`seq ${seq} does not commit the chain the server named`, entry);
+  }
+  if (!trusting(keys)) return entry;  // NOT VERIFIED: nothing to check the note with
+  let note;
+  try {
+    note = await verifyReceipt(entry, status.receipt ?? {}, keys, { table });
+  } catch (error) {
+    throw new UnfairRollError(`the commitment's receipt: ${error.message}`, status);
+  }
+  await heldToKept(call, held ?? { table }, note, status);
+  return entry;
+}
+
+/** Check a roll's answer before it is shown (with no `keys`, no root pinned, everything
+ * but the receipt's note, and the caller says NOT VERIFIED): the client seed, session and nonce are the
+ * ones sent, the link hashes to the chain's anchor (so to the link before it), the dice
+ * re-derive from it, the entry the receipt names holds this answer, the receipt's proof
+ * leads from that entry's leaf to its note's root, the note is signed under the pinned
+ * root (`keys`) and is a note of this table. Throws UnfairRollError naming what fails. */
+export async function checkAnswer(answer, entry, s, nonce, keys, body = null, call = null) {
+  const ref = answer?.session ?? {};
+  const fail = (why) => { throw new UnfairRollError(why, answer); };
+  if (ref.client_seed !== s.clientSeed) fail("the answer is not rolled with the client seed this client sent");
+  if (ref.seed_id !== s.seedId) fail("the roll is not in this player's seed session");
+  if (ref.nonce !== nonce) fail(`the roll is at nonce ${ref.nonce}, not at nonce ${nonce} this client sent`);
+  if (!LINK.test(ref.link ?? "") || ref.first_nonce !== s.firstNonce || ref.commitment !== s.anchor) {
+    fail("the roll is on another chain than the one this client saw committed");
+  }
+  if ((await chainPrevious(ref.link, nonce - s.firstNonce + 1)) !== s.anchor) {
+    fail("the revealed link does not hash to its chain's anchor");
+  }
+  const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
+  if (wrong) fail(wrong);
+  if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
+      || !same(entry.dice, answer.dice) || entry.source !== "committed" || entry.mechanic !== answer.mechanic
+      || !same(entry.outcome, answer.outcome)) {
+    fail("the log's entry is not this answer");
+  }
+  // The roll the log holds is of the request this client sent (the log fills in defaults).
+  if (body !== null && !holdsRequest(entry.request, { ...body, table: undefined, session: undefined })) {
+    fail("the log's entry rolled another request than the one this client sent");
+  }
+  if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
+  let note;
+  try {
+    note = await verifyReceipt(entry, answer.receipt, keys, { table: s.table });
+  } catch (error) {
+    fail(`the receipt: ${error.message}`);
+  }
+  await heldToKept(call, s, note, answer);
+}
+
+/** The checkpoint of `s.table` this client verified last ({size, root_hash}): the
+ * session's own, or the page's (kept in this browser by the table page, under
+ * `fairroll:checkpoint:<table>`), whichever is larger. */
+export function keptCheckpoint(s) {
+  let stored = null;
+  try {
+    stored = JSON.parse(globalThis.localStorage?.getItem(`fairroll:checkpoint:${s.table}`) ?? "null");
+  } catch {
+    stored = null;  // no storage here (Node), or not ours
+  }
+  const mine = s.checkpoint ?? null;
+  const usable = (kept) => kept && Number.isInteger(kept.size) && typeof kept.root_hash === "string";
+  const both = [mine, stored].filter(usable);
+  return both.length ? both.reduce((a, b) => (b.size > a.size ? b : a)) : null;
+}
+
+/** Shared decision 7: a receipt's note must be consistent with the last checkpoint this
+ * client verified for the table (a consistency proof from the server between the two
+ * sizes, whichever is larger; one root for one size), so a forked tree shown to one
+ * player is caught at its next roll; the larger becomes the one kept. `call` null: only
+ * a note of the kept size can be held to it (no proof to ask for). */
+async function heldToKept(call, s, note, answer) {
+  const kept = keptCheckpoint(s);
+  const fail = (why) => {
+    throw new UnfairRollError(
+      `the receipt's note (size ${note.size}) is not consistent with the checkpoint this client verified last (size ${kept.size}): ${why}; the log shown is forked or rewritten`,
+      answer,
+    );
+  };
+  if (kept && kept.size > 0 && note.size > 0) {
+    if (kept.size === note.size) {
+      if (kept.root_hash !== note.rootHash) fail(`two roots for size ${note.size}`);
+    } else if (call) {
+      const [from, to] = kept.size < note.size ? [kept, note] : [note, kept];
+      const toRoot = (x) => strictBase64ToBytes(x.root_hash ?? x.rootHash);
+      const path = `/v1/tables/${encodeURIComponent(s.table)}/proofs/consistency?from=${from.size}&to=${to.size}`;
+      const [status, proved] = await call("GET", path);
+      if (status !== 200 || !Array.isArray(proved?.proof)) fail(`no consistency proof was served (HTTP ${status})`);
+      try {
+        await verifyConsistency(from.size, to.size, toRoot(from), toRoot(to), proved.proof.map(strictBase64ToBytes));
+      } catch (error) {
+        fail(error.message);
+      }
+    }
+  }
+  if (!kept || note.size > kept.size) {
+    const checkpoint = { size: note.size, root_hash: note.rootHash };
+    s.checkpoint = checkpoint;
+    try {
+      globalThis.localStorage?.setItem(`fairroll:checkpoint:${s.table}`, JSON.stringify({ ...checkpoint, seen: new Date().toISOString() }));
+    } catch {
+      // no storage here: the session keeps it
+    }
+  }
+}
+
+const trusting = (keys) => Boolean(keys && keys.size);
+
+/** The entry of seed session `s` at `nonce` and its words, read from the table's entries
+ * after the last seq this client verified (page after page), or null. */
+export async function entryAtNonce(call, s, nonce) {
+  let after = s.after ?? 0;
+  for (;;) {
+    const [status, page] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries?after=${after}&limit=100`);
+    if (status !== 200) throw new Error(`the table's entries were not served (HTTP ${status})`);
+    const at = (page.entries ?? []).findIndex((e) => e.session?.seed_id === s.seedId && e.session?.nonce === nonce);
+    if (at >= 0) return { entry: page.entries[at], words: page.words?.[at] ?? null };
+    if (page.next_after === null || page.next_after === undefined || !page.entries?.length) return null;
+    after = page.next_after;
+  }
+}
+
+/** An answer for an entry found in the log: the entry's own fields, and a receipt made
+ * of the table's checkpoint and the entry's inclusion proof in it. */
+async function answerOf(call, s, entry, words) {
+  const base = `/v1/tables/${encodeURIComponent(s.table)}`;
+  const [got, checkpoint] = await call("GET", `${base}/checkpoint`);
+  if (got !== 200) throw new Error(`the table's checkpoint was not served (HTTP ${got})`);
+  const [proved, inclusion] = await call("GET", `${base}/proofs/inclusion?seq=${entry.seq}&size=${checkpoint.size}`);
+  if (proved !== 200) throw new Error(`no inclusion proof of seq ${entry.seq} (HTTP ${proved})`);
+  const receipt = {
+    table: entry.table, seq: entry.seq, entry_hash: entry.entry_hash, key_id: checkpoint.key_id,
+    leaf_hash: inclusion.leaf_hash, checkpoint: checkpoint.text, tree_size: checkpoint.size, proof: inclusion.proof,
+    signature: entry.signature, source: entry.source,
+  };
+  return { ...entry, words, receipt, fromLog: true };
+}
+
+const CLOSED = /revealed|spent|used up|closed/;
+
+/** Roll `body` at the session's next nonce and check the answer; returns it. A refusal
+ * never lets the operator choose (shared decision 2): a 409 naming another nonce makes
+ * the client read the log for its own roll at the nonce it sent (the answer, checked, if
+ * it holds this client's client seed and request; else UnfairRollError), or send the same
+ * roll again (same nonce, client seed and Idempotency-Key) a few times before saying the
+ * server refuses that nonce. A session answered as revealed, spent or gone is never
+ * replaced: the client raises and the player starts a new one. */
+/** @param {any} call @param {any} s @param {string} path @param {any} body @param {Map<string, any>} keys
+ * @param {{idempotencyKey?: string | null, tries?: number}} [options] @returns {Promise<any>} */
+export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
+  if (s.closed) throw new UnfairRollError(`seed session ${s.seedId} is closed: start a new session`);
+  const asked = JSON.stringify({ ...body, table: s.table });
+  let refused = 0;
+  for (;;) {
+    if (!s.pending && s.nonce > s.firstNonce + s.length - 1) await nextChain(call, s, keys);
+    const nonce = s.pending?.nonce ?? s.nonce;
+    const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
+    s.pending = { nonce, idempotencyKey: key, asked };
+    const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
+    const [status, answer] = await call("POST", path, { ...body, table: s.table, session }, { "Idempotency-Key": key });
+    let made = null;
+    if (status === 200) {
+      const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries/${answer?.receipt?.seq}`);
+      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys, body, call);
+      made = answer;
+    } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
+      const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
+      if (entry) {
+        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+        }
+        made = await answerOf(call, s, entry, words);
+        await checkAnswer(made, entry, s, nonce, keys, body, call);
+      } else if ((refused += 1) >= tries) {
+        throw new UnfairRollError(
+          `the server refuses nonce ${nonce} of this session (it named nonce ${answer.nonce}, and no roll holds nonce ${nonce}): a refusal it cannot turn into other dice`,
+          answer,
+        );
+      } else {
+        continue;  // the same nonce, client seed and Idempotency-Key again
+      }
+    } else if (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? ""))) {
+      // A server may roll at the nonce, look, then say the session is gone: the roll the
+      // log holds there is this player's, whatever it answers.
+      const { entry, words } = (await entryAtNonce(call, s, nonce).catch(() => null)) ?? {};
+      if (entry) {
+        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+        }
+        made = await answerOf(call, s, entry, words);
+        await checkAnswer(made, entry, s, nonce, keys, body, call);
+      }
+    }
+    if (made === null && (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? "")))) {
+      s.pending = undefined;
+      s.closed = true;
+      throw new UnfairRollError(
+        `seed session ${s.seedId} is ${status === 404 ? "gone" : "closed"} (${answer?.detail ?? `HTTP ${status}`}): start a new session; no roll was made in another one`,
+        answer,
+      );
+    }
+    if (made === null) {
+      if (status < 500) s.pending = undefined;  // refused for what it asked: no nonce taken
+      throw Object.assign(new Error(`HTTP ${status}: ${answer?.detail ?? ""}`), { status, problem: answer });
+    }
+    s.nonce = nonce + 1;
+    s.after = Math.max(s.after ?? 0, made.receipt.seq);
+    s.pending = undefined;
+    // What was checked, in words a caller shows: verified only under a pinned root.
+    made.verdict = trusting(keys)
+      ? { verified: true, fair: true, reason: null }
+      : { verified: false, fair: false, reason: NOT_VERIFIED };
+    // Shared decision 6: the checked part is the log's entry (its dice re-derived, its
+    // outcome as the log holds it); the words are the server's text about it, in no entry
+    // and checked by nobody here, so they are handed back apart and named so.
+    made.checked = { seq: made.receipt.seq, mechanic: made.mechanic, dice: made.dice, outcome: made.outcome };
+    made.serverWords = made.words ?? null;
+    return made;
+  }
+}
+
+/** A used-up chain: its next one was committed by the roll that used its last link. The
+ * client checks that commitment in the log, then draws a new client seed for it. */
+async function nextChain(call, s, keys) {
+  const [status, seen] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/seeds/${s.seedId}`);
+  if (status !== 200 || seen.revealed || seen.first_nonce !== s.nonce) {
+    s.closed = true;
+    throw new UnfairRollError(`seed session ${s.seedId} has no next chain from nonce ${s.nonce}: start a new session`, seen);
+  }
+  await checkCommitted(call, seen, keys, s.table, s);
+  Object.assign(s, { anchor: seen.commitment, firstNonce: s.nonce, length: seen.length, clientSeed: freshClientSeed() });
+  s.after = Math.max(s.after ?? 0, seen.chain_seq ?? seen.commit_seq);
+}
+
+/** Open a hash-chain seed session on `table` and check its commitment in the log; the
+ * client seed is drawn once the anchor is seen committed. */
+/** @param {any} call @param {string} table @param {Map<string, any>} keys
+ * @param {{player?: string | null, length?: number | null, headers?: Record<string, string>}} [options] */
+export async function openSession(call, table, keys, { player = null, length = null, headers = {} } = {}) {
+  const asked = {};
+  if (player) asked.player = player;
+  if (length) asked.length = length;
+  const [status, made] = await call("POST", `/v1/tables/${encodeURIComponent(table)}/seeds`, asked, headers);
+  if (status !== 201) throw new UnfairRollError(`the seed session was not opened (HTTP ${status})`, made);
+  const s = { table, checkpoint: null };
+  await checkCommitted(call, made, keys, table, s);
+  return Object.assign(s, {
+    seedId: made.seed_id, clientSeed: freshClientSeed(), nonce: 1, anchor: made.commitment,
+    length: made.length, firstNonce: 1, after: made.commit_seq,
+    // The player's credential for posting cosignatures with this session (shown once).
+    token: made.token ?? null,
+  });
+}

@@ -1,0 +1,41 @@
+// A roll's receipt (docs/audit.md, "Receipts"): the entry's leaf in a signed note of its
+// table's log, proved by an inclusion proof. As the Python core's fairroll.audit.receipts.
+
+import { bytesToBase64, strictBase64ToBytes } from "./bytes.js";
+import { leafHash } from "./canonical.js";
+import { verifyInclusion } from "./merkle.js";
+import { noteBody, parseCheckpointBody, verifyCheckpoint } from "./note.js";
+
+/** Check a roll's receipt alone against its entry: the receipt names the entry, its leaf
+ * hash is the entry's, its checkpoint note is signed by a key of `keys` (trustedKeys: keys
+ * certified under the pinned root) and is a note of this table's log (origin
+ * `<name>/<table>`; `table` defaults to the entry's), and its inclusion proof leads from
+ * the leaf to the note's root. Returns {size, root (bytes), rootHash (base64)}. */
+/** @param {any} entry @param {any} receipt @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
+export async function verifyReceipt(entry, receipt, keys, { table = null } = {}) {
+  for (const field of ["table", "seq", "entry_hash", "key_id"]) {
+    if (receipt[field] !== entry[field]) throw new Error(`the receipt's ${field} is not the entry's`);
+  }
+  const leaf = await leafHash(entry);
+  if (bytesToBase64(leaf) !== receipt.leaf_hash) throw new Error("the receipt's leaf_hash is not the entry's");
+  if (typeof receipt.checkpoint !== "string" || !Array.isArray(receipt.proof ?? [])) {
+    throw new Error("the receipt carries no checkpoint and proof");
+  }
+  const { size, rootText } = parseCheckpointBody(noteBody(receipt.checkpoint));
+  const opened = await verifyCheckpoint(
+    { text: receipt.checkpoint, key_id: receipt.key_id, size, root_hash: rootText },
+    keys,
+    { table: table ?? entry.table },
+  );
+  if (receipt.tree_size !== undefined && receipt.tree_size !== null && opened.size !== receipt.tree_size) {
+    throw new Error("the receipt's tree_size is not its note's");
+  }
+  let proof;
+  try {
+    proof = (receipt.proof ?? []).map(strictBase64ToBytes);
+  } catch {
+    throw new Error("the inclusion proof's hashes are not base64");
+  }
+  await verifyInclusion(entry.seq - 1, opened.size, leaf, opened.root, proof);
+  return { size: opened.size, root: opened.root, rootHash: rootText };
+}
