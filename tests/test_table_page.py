@@ -234,10 +234,11 @@ def test_a_gm_rolls_every_mechanic_from_the_page(
         assert not entry["dice"] or entry["mark"].endswith(
             "re-derived from the chain's revealed link"
         )
-        # The same words as the list, and checked here before they were drawn.
-        shown, checked = r["result"]["text"].split(" — ✓ checked here: ")
-        assert shown.endswith(entry["outcome"]), (shown, entry)
-        assert checked.endswith("and the receipt under the pinned root"), checked
+        # The checked facts under the mark; the server's words apart, never under it.
+        facts, words = r["result"]["text"].split("The server's words (not checked): ")
+        assert " — ✓ checked here: " in facts, facts
+        assert facts.endswith("and the receipt under the pinned root"), facts
+        assert words.endswith(entry["outcome"]) and "✓" not in words, (words, entry)
         assert r["survey"] == {"unlabelled": [], "low": []}, (operation, r["survey"])
         # A hundred turns of Zippy against Grub is past the exact chain's budget: estimated.
         kind = "Estimated odds" if operation == "fightFastBattle" else "Exact odds"

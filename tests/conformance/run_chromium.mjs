@@ -1,8 +1,8 @@
 // node run_chromium.mjs <tests/browser> <verify.js> <docs/vectors>
 // Every conformance case through verify.js in Debian's chromium (headless): the module
 // and the cases' runner are served from an origin of their own, the files handed in.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { filesOf } from "./files.mjs";
 
@@ -11,6 +11,12 @@ const { launch } = await import(pathToFileURL(join(browserDir, "launch.mjs")).hr
 const here = new URL(".", import.meta.url).pathname;
 const served = {
   "/verify.js": readFileSync(moduleFile, "utf8"),
+  // The core's modules beside it (verify.js re-exports them from ./verify/).
+  ...Object.fromEntries(
+    readdirSync(join(dirname(moduleFile), "verify"))
+      .filter((name) => name.endsWith(".js"))
+      .map((name) => [`/verify/${name}`, readFileSync(join(dirname(moduleFile), "verify", name), "utf8")]),
+  ),
   "/verify_js_cases.mjs": readFileSync(join(here, "verify_js_cases.mjs"), "utf8"),
   "/": "<!doctype html><title>conformance</title>",
 };

@@ -44,7 +44,12 @@ async function runCase(v, files, c) {
       return verdict(false, entry.seq, error.message);
     }
   }
-  const options = { root: inputs.root };
+  const options = {
+    root: inputs.root,
+    // Kept checkpoints (`--checkpoint`, `--since`) and receipts, as the CLI takes them.
+    checkpoints: [...(inputs.checkpoints ?? []), ...(inputs.since ?? [])].map((p) => JSON.parse(files[p])),
+    receipts: (inputs.receipts ?? []).map((p) => JSON.parse(files[p])),
+  };
   if (inputs.base) {
     const base = JSON.parse(files[inputs.base]);
     await v.verifyCheckpoint(base, keys);
@@ -66,7 +71,9 @@ async function runCase(v, files, c) {
   // client report it.
   const said = log.verdict();
   const notFair = said.not_fair;
-  if (said.first_bad_seq !== null) return verdict(false, said.first_bad_seq, said.reason, notFair);
+  if (said.first_bad_seq !== null || said.ok === false) {
+    return verdict(false, said.first_bad_seq, said.reason, notFair);
+  }
   const end = typeof log.finish === "function" ? await log.finish() : null;
   if (end && end.ok === false) return verdict(false, end.badSeq ?? end.seq, (end.problems || []).join("; "), notFair);
   return verdict(true, null, "", notFair);

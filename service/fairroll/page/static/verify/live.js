@@ -281,7 +281,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
 /** A used-up chain: its next one was committed by the roll that used its last link. The
  * client checks that commitment in the log, then draws a new client seed for it. */
 async function nextChain(call, s, keys) {
-  const [status, seen] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/seeds/${s.seedId}`);
+  const [status, seen] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/seeds/${s.seedId}?receipt=true`);
   if (status !== 200 || seen.revealed || seen.first_nonce !== s.nonce) {
     s.closed = true;
     throw new UnfairRollError(`seed session ${s.seedId} has no next chain from nonce ${s.nonce}: start a new session`, seen);
