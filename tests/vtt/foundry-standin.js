@@ -33,11 +33,12 @@ window.deliver = (name, data) => { for (const fn of listeners.get(name) ?? []) f
 
 globalThis.CONFIG = { Dice: { fulfillment: { dice: {}, methods: {}, defaultMethod: "" } } };
 window.alarms = [];
+window.infos = [];
 globalThis.ui = {
   notifications: {
     error: (message) => window.alarms.push(message),
     warn: (message) => window.alarms.push(message),
-    info: () => undefined,
+    info: (message) => window.infos.push(message),
   },
 };
 globalThis.foundry = { applications: { dice: { RollResolver: class RollResolver {} } }, dice: { terms: {} } };
