@@ -174,6 +174,9 @@ def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
         assert rolled["foundryTotal"] == rolled["fairrollTotal"], rolled
         assert rolled["verified"] is True and "verified by Gamemaster" in rolled["mark"], rolled
         assert "entry" in rolled["card"] and "hash" in rolled["card"], rolled
+        # The words are the server's, shown apart from what was checked, and said so.
+        assert "the server's words: " in rolled["card"], rolled
+        assert f"total {rolled['fairrollTotal']}" in rolled["card"], rolled
     assert seen["playerAlarmsBefore"] == []  # the GM's shared checkpoints agree
     assert any("different log" in alarm for alarm in seen["playerAlarms"]), seen
     assert "different log" in seen["playerChat"]
@@ -199,6 +202,7 @@ def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
     assert seen["setupShown"] == {"gm": True, "player": False}
     assert seen["table"] in seen["status"]
     assert "✓ verified by you" in seen["playerCard"] and "2d20kh1 + 5" in seen["playerCard"]
+    assert "the server's words: " in seen["playerCard"], seen["playerCard"]
     # The GM's popover checked the player's roll itself.
     assert "Roth rolled" in seen["gmCard"] and "✓ verified by you" in seen["gmCard"]
     assert "agrees with Roth.owlbear" in seen["agreement"]

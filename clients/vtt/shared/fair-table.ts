@@ -262,19 +262,27 @@ export function escaped(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** A roll's card: the words, the receipt, and this player's verdict. */
+/** A roll's card: this player's verdict with what it checked (the dice and the outcome
+ * the signed log holds), the receipt, and apart from them the server's words, marked as
+ * the server's: they are not in the log, and nothing here checked them. */
 export function card(checked: CheckedRoll, by: string): string {
   const { roll } = checked;
   const mark = checked.verified
     ? `<span class="fairroll-verified" title="checked here: in the signed log, under the pinned root">&#10003; verified by ${escaped(by)}</span>`
     : `<span class="fairroll-unverified">not verified: ${escaped(checked.problem ?? "unknown")}</span>`;
+  const faces = (roll.dice ?? []).map((die) => `${die.face}/d${die.sides}`).join(" ");
+  const total = (roll.outcome as { total?: unknown } | undefined)?.total;
+  const what = checked.verified
+    ? `<div class="fairroll-checked">dice ${escaped(faces)}${total === undefined ? "" : `, total ${escaped(String(total))}`}</div>`
+    : "";
   return [
     `<div class="fairroll-card" data-seq="${roll.receipt.seq}">`,
-    `<div class="fairroll-asked">${escaped(roll.words.asked)}</div>`,
-    `<div class="fairroll-words">${escaped(roll.words.text)}</div>`,
+    `<div class="fairroll-mark">${mark}</div>`,
+    what,
     `<div class="fairroll-receipt">table ${escaped(roll.receipt.table)}, entry ${roll.receipt.seq}, `,
     `hash <code>${escaped(roll.receipt.entry_hash.slice(0, 16))}</code>, ${escaped(roll.source)}</div>`,
-    `<div class="fairroll-mark">${mark}</div>`,
+    `<div class="fairroll-words" title="the server's text about the roll: not in the log, not checked here">`,
+    `the server's words: ${escaped(roll.words.asked)} — ${escaped(roll.words.text)}</div>`,
     `</div>`,
   ].join("");
 }
