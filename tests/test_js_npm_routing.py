@@ -58,6 +58,7 @@ def seen(live_server: LiveServer) -> Iterator[Any]:
         "no-mechanic-listed",
         "contest-listed-without-dice",
         "formula-with-seed-undefined",
+        "formula-with-seed-null",
     ],
 )
 def test_a_fair_call_stays_fair_whatever_the_server_lists(seen: Any, case: str) -> None:

@@ -3,7 +3,7 @@
 // /v1/systems` answered with no mechanic that rolls (or the contest's dice taken off),
 // so a client that took its roll paths from that list would send `api.POST` of a contest
 // to a server-drawn seed, unchecked. Also a body whose `seed` is set to undefined (not
-// sent, so asking for nothing). Prints the source and verdict of each roll.
+// sent, so asking for nothing) or to null. Prints the source and verdict of each roll.
 import { pathToFileURL } from "node:url";
 
 const [dist, url, root, table] = process.argv.slice(2);
@@ -47,4 +47,6 @@ await attempt("contest-listed-without-dice", (listed) => {
 }, contest);
 await attempt("formula-with-seed-undefined", null, (dice) =>
   dice.api.POST("/v1/dice/rolls", { body: { table, formula: "1d20", seed: undefined } }).then((r) => r.data));
+await attempt("formula-with-seed-null", null, (dice) =>
+  dice.api.POST("/v1/dice/rolls", { body: { table, formula: "1d20", seed: null, dice: null } }).then((r) => r.data));
 console.log(JSON.stringify(out));

@@ -179,8 +179,10 @@ export function createFairroll(options: FairrollOptions) {
     return sessions.get(table)!;
   }
   // A body asks for a fair roll unless it names a seed, dice or a session with a value
-  // (a field set to undefined is not sent, so it asks for nothing).
-  const unseeded = (body: object) => !["seed", "dice", "session"].some((k) => (body as Record<string, unknown>)[k] !== undefined);
+  // (a field set to undefined or null asks for nothing: it is left out of the fair roll).
+  const CHOSEN = ["seed", "dice", "session"];
+  const unseeded = (body: object) => !CHOSEN.some((k) => (body as Record<string, unknown>)[k] != null);
+  const plain = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([k, v]) => !(CHOSEN.includes(k) && v == null)));
   // The paths that roll, as this client's spec declares them (ROLL_PATHS), and any the
   // server lists beside them: the server's list can add a path to the fair route, never
   // take one off it (a relisting that drops a mechanic would send its fair call to a
@@ -200,7 +202,7 @@ export function createFairroll(options: FairrollOptions) {
   /** Roll `body` on `path` fairly: in this client's seed session on the body's table. */
   async function fairRoll(path: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<any> {
     const mine = await session(String(body.table ?? "default"));
-    return mine.roll(path, body, idempotencyKey);
+    return mine.roll(path, plain(body), idempotencyKey);
   }
   // The typed API, fair by default: a POST to a roll path without seed, dice or session
   // goes through this player's seed session and is checked before it is returned.
