@@ -169,8 +169,13 @@ export class TableWitness {
     const { size, rootHash } = await this.open(note);
     const kept = this.s.trees.find((t) => t.size === size);
     if (kept) return kept.root_hash === rootHash ? null : new Equivocation(size, kept.note, note);
-    for (const old of this.s.trees) {
-      if (old.size === 0 || size === 0) continue;
+    // The trees kept are prefixes of one another (each was proven so when kept): a tree
+    // consistent with the largest kept below it and the smallest kept above it is
+    // consistent with them all, so two proofs do, however long the game.
+    const below = this.s.trees.filter((t) => t.size < size).at(-1);
+    const above = this.s.trees.find((t) => t.size > size);
+    for (const old of [below, above]) {
+      if (!old || old.size === 0 || size === 0) continue;
       const [low, high] = old.size < size ? [old, { size, root_hash: rootHash }] : [{ size, root_hash: rootHash }, old];
       const [status, proof] = await this.call(
         "GET",

@@ -95,6 +95,9 @@ export function cosignerName(player: string): string {
   return player.replace(/[\s+]+/g, "-") || "player";
 }
 
+/** How many of the trees it verified a player's browser keeps between visits. */
+const KEPT_TREES = 64;
+
 const VKEY = /^[^\s+]+\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*$/;
 
 export class FairTable {
@@ -149,9 +152,12 @@ export class FairTable {
     return this.witness;
   }
 
+  /** Keep the witness: its key, the keys it pinned and the largest trees it verified
+   * (each a prefix of the next, so the largest hold what the smaller proved). */
   private save(witness: TableWitness): void {
     try {
-      this.store()?.setItem(this.storeKey, JSON.stringify(witness.state()));
+      const state = witness.state();
+      this.store()?.setItem(this.storeKey, JSON.stringify({ ...state, trees: state.trees.slice(-KEPT_TREES) }));
     } catch {
       // a full or closed store: the key lives as long as the page
     }
