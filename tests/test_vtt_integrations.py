@@ -178,8 +178,21 @@ def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
         assert "the server's words: " in rolled["card"], rolled
         assert f"total {rolled['fairrollTotal']}" in rolled["card"], rolled
     assert seen["playerAlarmsBefore"] == []  # the GM's shared checkpoints agree
+    # The player's client checked each of the GM's rolls itself: its own mark.
+    assert len(seen["playerCards"]) == len(seen["rolls"]), seen["playerCards"]
+    assert all("✓ verified by Roth" in card for card in seen["playerCards"]), seen["playerCards"]
     assert any("different log" in alarm for alarm in seen["playerAlarms"]), seen
     assert "different log" in seen["playerChat"]
+
+
+def test_foundry_marks_another_players_roll_by_its_own_check_not_the_rollers_record(
+    foundry_seen: Any,
+) -> None:
+    """A roller's record with another face and total (its receipt real, its own
+    "verified" set) is checked against the log's entry by the viewer: not verified."""
+    edited = foundry_seen["editedCard"]
+    assert edited is not None and "not verified" in edited, foundry_seen
+    assert "dice is not its entry's" in edited and "✓" not in edited, edited
 
 
 def test_foundry_views_are_confirmed_by_cosigners_announced_over_its_socket(
@@ -215,6 +228,16 @@ def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
         "rodeo.fairroll/checkpoint",
         "rodeo.fairroll/cosigner",
     }
+
+
+def test_owlbear_marks_a_broadcast_roll_by_the_log_not_by_what_was_broadcast(
+    owlbear_seen: Any,
+) -> None:
+    """The player's roll broadcast again with another face and total, its receipt real:
+    the GM's popover compares the roll with the log's entry, and does not mark it."""
+    edited = owlbear_seen["gmEditedCard"]
+    assert "not verified" in edited and "dice is not its entry's" in edited, edited
+    assert "✓" not in edited, edited
 
 
 def test_owlbear_views_are_confirmed_by_cosigners_announced_over_its_broadcast(

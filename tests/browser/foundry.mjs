@@ -32,6 +32,7 @@ try {
       const roll = await new Roll(formula).evaluate();
       await roll.toMessage();
       const record = roll.options.fairroll;
+      window.lastRecord = record?.checked;
       const card = document.querySelector("#chat li:last-child .fairroll-card");
       return {
         formula,
@@ -51,6 +52,26 @@ try {
   await player.waitForFunction(() => window.compared >= 1 || document.body.dataset.compared, null, { timeout: 1 }).catch(() => {});
   await new Promise((r) => setTimeout(r, 1500));
   out.playerAlarmsBefore = await player.evaluate(() => [...window.alarms]);
+  // The player's own check of each of the GM's rolls (a chat card drawn on the player's side).
+  await player.waitForFunction(() => !document.querySelector("#chat .fairroll-checking")
+    && document.querySelectorAll("#chat .fairroll-card").length >= 4, null, { timeout: 15000 }).catch(() => {});
+  out.playerCards = await player.evaluate(() => [...document.querySelectorAll("#chat .fairroll-card")].map((c) => c.textContent));
+  // A roller's record edited (another face, another total), its receipt real: the player's
+  // client must not mark it verified.
+  out.editedCard = await player.evaluate(async (record) => {
+    const checked = JSON.parse(JSON.stringify(record));
+    checked.roll.dice[0].face = checked.roll.dice[0].face === 1 ? 2 : 1;
+    checked.roll.outcome.total += 1;
+    checked.verified = true;
+    const before = document.querySelectorAll("#chat .fairroll-card").length;
+    window.receiveChat({ id: "forged", content: "", rolls: [{ formula: "2d20kh", total: checked.roll.outcome.total, options: { fairroll: { checked, agree: true } } }] });
+    for (let i = 0; i < 100; i++) {
+      const last = document.querySelectorAll("#chat .fairroll-card")[before];
+      if (last && !last.classList.contains("fairroll-checking")) return last.textContent;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  }, await gm.evaluate(() => window.lastRecord));
   out.gmInfos = await gm.evaluate(() => [...window.infos]);
   out.playerInfos = await player.evaluate(() => [...window.infos]);
   // Mallory, whose key nobody announced, cosigns the GM's tree and hands it over.

@@ -62,6 +62,17 @@ try {
   }, [forged.server, forged.table]);
   await new Promise((r) => setTimeout(r, 1500));
   out.gmConfirmedAfterMallory = await gm.textContent("#confirmed");
+  // The player's roll broadcast again with another face and total (its receipt real):
+  // the GM's popover checks it against the log's entry and must not mark it verified.
+  const cards = await gm.evaluate(() => document.querySelectorAll("#rolls .fairroll-card").length);
+  await page.evaluate(() => {
+    const said = JSON.parse(JSON.stringify(window.broadcasts.find((b) => b.channel === "rodeo.fairroll/roll").data));
+    said.roll.dice[0].face = said.roll.dice[0].face === 1 ? 2 : 1;
+    said.roll.outcome.total += 1;
+    window.inject("gm", "rodeo.fairroll/roll", said);
+  });
+  await gm.waitForFunction((n) => document.querySelectorAll("#rolls .fairroll-card").length > n, cards, { timeout: 15000 }).catch(() => {});
+  out.gmEditedCard = await gm.textContent("#rolls li:first-child");
   const size = await gm.evaluate(async ([server, table]) => {
     return (await (await fetch(`${server}/v1/tables/${table}/checkpoint`)).json()).size;
   }, [forged.server, forged.table]);

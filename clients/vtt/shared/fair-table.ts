@@ -13,6 +13,7 @@
 // a key that only the fairroll server lists (anyone can post one) never counts.
 
 import {
+  canonicalJson,
   createFairroll,
   Equivocation,
   type Fairroll,
@@ -190,8 +191,10 @@ export class FairTable {
   }
 
   /** Check a roll of this table by its receipt: the entry is fetched and must be the
-   * receipt's, included in a checkpoint signed by a key the root certifies. */
-  async check(seq: number, receipt: FormulaRoll["receipt"]): Promise<{ verified: boolean; problem?: string }> {
+   * receipt's, included in a checkpoint signed by a key the root certifies. With `roll`
+   * (one another player handed over), its mechanic, source, dice and outcome must be the
+   * entry's too: what a card shows under the mark is what the log holds. */
+  async check(seq: number, receipt: FormulaRoll["receipt"], roll?: FormulaRoll): Promise<{ verified: boolean; problem?: string }> {
     try {
       const { data, response } = await this.dice.api.GET("/v1/tables/{table}/entries/{seq}", {
         params: { path: { table: this.settings.table, seq } },
@@ -200,6 +203,19 @@ export class FairTable {
       const keys = await this.trusted();
       if (keys.size === 0) throw new Error(`no signing key is certified by the root ${this.settings.root}`);
       await verifyReceipt(data, receipt, keys);
+      if (roll) {
+        const logged = data as unknown as Record<string, unknown>;
+        const said = (value: unknown) => canonicalJson(value ?? null);
+        const dice = (list: unknown) => ((list as FormulaRoll["dice"] | null) ?? []).map((d) => ({ group: d.group, sides: d.sides, face: d.face }));
+        for (const [field, ours, theirs] of [
+          ["mechanic", logged.mechanic, roll.mechanic],
+          ["source", logged.source, roll.source],
+          ["dice", dice(logged.dice), dice(roll.dice)],
+          ["outcome", logged.outcome, roll.outcome],
+        ] as const) {
+          if (said(ours) !== said(theirs)) throw new Error(`the roll's ${field} is not its entry's`);
+        }
+      }
       return { verified: true };
     } catch (error) {
       return { verified: false, problem: error instanceof Error ? error.message : String(error) };

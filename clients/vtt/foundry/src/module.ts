@@ -145,12 +145,31 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
       const agree = record.agree
         ? ""
         : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's (${escaped(String(record.checked.roll.outcome.total))})</div>`;
-      block.innerHTML = card(record.checked, game.user?.name ?? "you") + agree;
+      const me = game.user?.name ?? "you";
+      if (message.isAuthor) {
+        block.innerHTML = card(record.checked, me) + agree;
+      } else {
+        // Another player's roll: the mark is this client's own check, never the roller's
+        // record (which the roller could have written as it liked).
+        const { roll: rolled } = record.checked;
+        block.innerHTML = `<div class="fairroll-card fairroll-checking">checking the roll here…</div>`;
+        void checkHere(rolled).then((checked) => {
+          block.innerHTML = card({ roll: rolled, faces: rolled.dice.map((d) => d.face), ...checked }, me) + agree;
+        });
+      }
     } else {
       block.innerHTML = `<div class="fairroll-card fairroll-refused">Rolled by Foundry, not fairroll: ${escaped(record.refused ?? "")}</div>`;
     }
     element.append(block);
   }
+}
+
+/** Another player's roll, checked by this client: its entry, receipt and key chain to
+ * the pinned root, and the roll's dice and outcome against the entry. */
+async function checkHere(rolled: CheckedRoll["roll"]): Promise<{ verified: boolean; problem?: string }> {
+  const fair = fairTable();
+  if (fair === null) return { verified: false, problem: "fairroll is not set up in this world" };
+  return fair.check(rolled.receipt.seq, rolled.receipt, rolled);
 }
 
 async function share(): Promise<void> {

@@ -131,7 +131,7 @@ async function roll(event: SubmitEvent): Promise<void> {
 async function received(said: Broadcast): Promise<void> {
   if (!table) return;
   // Another player's roll, checked here: this player's own verdict, not theirs.
-  const checked = await table.check(said.roll.receipt.seq, said.roll.receipt);
+  const checked = await table.check(said.roll.receipt.seq, said.roll.receipt, said.roll);
   show(`<div class="fairroll-from">${escaped(said.player)} rolled</div>${card({ roll: said.roll, faces: [], ...checked }, "you")}`);
 }
 
