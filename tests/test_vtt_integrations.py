@@ -15,7 +15,10 @@ service), so each runs against a stand-in for the host API surface it calls:
 Against a live fairroll server, in both: a roll resolved in one audited request, its
 card with the words, the receipt and the client's own verified mark; another player's
 own check; checkpoints shared over the VTT's channel and compared; and a checkpoint its
-operator signed for another tree of the same size raises the alarm.
+operator signed for another tree of the same size raises the alarm. Each player's
+cosigner key is announced over the VTT's channel and pinned by the others: a view is
+confirmed by another player's cosignature under a key so announced, and a cosignature by
+a key nobody announced (Mallory's, however valid) confirms nothing.
 """
 
 from __future__ import annotations
@@ -131,11 +134,12 @@ def test_the_integrations_type_check_against_their_hosts_and_bundle(built: Path)
     assert (site / "popover.js").exists()
 
 
-def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
-    built: Path, server: LiveServer, static: str, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def foundry_seen(
+    built: Path, server: LiveServer, static: str, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
     scripts = browser_ready()
-    forged, path = forged_table(server, tmp_path)
+    forged, path = forged_table(server, tmp_path_factory.mktemp("foundry"))
     url = (
         f"{static}/tests/vtt/foundry-host.html?module=/clients/vtt/foundry/dist/fairroll.js"
         f"&server={forged['server']}&table={forged['table']}&root={forged['root']}"
@@ -143,6 +147,26 @@ def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
     seen = run_node(scripts / "foundry.mjs", url, path, timeout=120)
     assert "error" not in seen, seen
     assert seen["errors"] == [], seen["errors"]
+    return seen
+
+
+@pytest.fixture(scope="module")
+def owlbear_seen(
+    built: Path, server: LiveServer, static: str, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    scripts = browser_ready()
+    forged, path = forged_table(server, tmp_path_factory.mktemp("owlbear"))
+    url = f"{static}/tests/vtt/owlbear-host.html?extension=/clients/vtt/owlbear/dist/popover.html"
+    seen = run_node(scripts / "owlbear.mjs", url, path, timeout=120)
+    assert "error" not in seen, seen
+    assert seen["errors"] == [], seen["errors"]
+    return {**seen, "table": forged["table"]}
+
+
+def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
+    foundry_seen: Any,
+) -> None:
+    seen = foundry_seen
     for rolled in seen["rolls"]:
         # One request resolved the roll; Foundry's dice took its faces, in its order.
         assert rolled["faces"] == rolled["served"], rolled
@@ -150,23 +174,48 @@ def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
         assert rolled["foundryTotal"] == rolled["fairrollTotal"], rolled
         assert rolled["verified"] is True and "verified by Gamemaster" in rolled["mark"], rolled
         assert "entry" in rolled["card"] and "hash" in rolled["card"], rolled
+        # The words are the server's, shown apart from what was checked, and said so.
+        assert "the server's words: " in rolled["card"], rolled
+        assert f"total {rolled['fairrollTotal']}" in rolled["card"], rolled
     assert seen["playerAlarmsBefore"] == []  # the GM's shared checkpoints agree
+    # The player's client checked each of the GM's rolls itself: its own mark.
+    assert len(seen["playerCards"]) == len(seen["rolls"]), seen["playerCards"]
+    assert all("✓ verified by Roth" in card for card in seen["playerCards"]), seen["playerCards"]
     assert any("different log" in alarm for alarm in seen["playerAlarms"]), seen
     assert "different log" in seen["playerChat"]
 
 
-def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
-    built: Path, server: LiveServer, static: str, tmp_path: Path
+def test_foundry_marks_another_players_roll_by_its_own_check_not_the_rollers_record(
+    foundry_seen: Any,
 ) -> None:
-    scripts = browser_ready()
-    forged, path = forged_table(server, tmp_path)
-    url = f"{static}/tests/vtt/owlbear-host.html?extension=/clients/vtt/owlbear/dist/popover.html"
-    seen = run_node(scripts / "owlbear.mjs", url, path, timeout=120)
-    assert "error" not in seen, seen
-    assert seen["errors"] == [], seen["errors"]
+    """A roller's record with another face and total (its receipt real, its own
+    "verified" set) is checked against the log's entry by the viewer: not verified."""
+    edited = foundry_seen["editedCard"]
+    assert edited is not None and "not verified" in edited, foundry_seen
+    assert "dice is not its entry's" in edited and "✓" not in edited, edited
+
+
+def test_foundry_views_are_confirmed_by_cosigners_announced_over_its_socket(
+    foundry_seen: Any,
+) -> None:
+    """The player pinned the GM's key from the socket and counts the GM's cosignature of
+    the shared tree; the GM counts the player's answering cosignature. Mallory's valid
+    cosignature of that tree, by a key nobody announced, confirms nothing."""
+    seen = foundry_seen
+    assert any("confirmed by Gamemaster.foundry" in said for said in seen["playerInfos"]), seen
+    assert any("confirmed by Roth.foundry" in said for said in seen["gmInfos"]), seen
+    assert not any("Mallory" in said for said in seen["gmInfos"] + seen["playerInfos"]), seen
+    assert seen["gmInfosAfterMallory"] == [], seen
+
+
+def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
+    owlbear_seen: Any,
+) -> None:
+    seen = owlbear_seen
     assert seen["setupShown"] == {"gm": True, "player": False}
-    assert forged["table"] in seen["status"]
+    assert seen["table"] in seen["status"]
     assert "✓ verified by you" in seen["playerCard"] and "2d20kh1 + 5" in seen["playerCard"]
+    assert "the server's words: " in seen["playerCard"], seen["playerCard"]
     # The GM's popover checked the player's roll itself.
     assert "Roth rolled" in seen["gmCard"] and "✓ verified by you" in seen["gmCard"]
     assert "agrees with Roth.owlbear" in seen["agreement"]
@@ -174,4 +223,30 @@ def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
     errors = [n["message"] for n in seen["notifications"] if n["variant"] == "ERROR"]
     assert any("different log" in said for said in errors), seen["notifications"]
     channels = {b["channel"] for b in seen["broadcasts"]}
-    assert channels == {"rodeo.fairroll/roll", "rodeo.fairroll/checkpoint"}
+    assert channels == {
+        "rodeo.fairroll/roll",
+        "rodeo.fairroll/checkpoint",
+        "rodeo.fairroll/cosigner",
+    }
+
+
+def test_owlbear_marks_a_broadcast_roll_by_the_log_not_by_what_was_broadcast(
+    owlbear_seen: Any,
+) -> None:
+    """The player's roll broadcast again with another face and total, its receipt real:
+    the GM's popover compares the roll with the log's entry, and does not mark it."""
+    edited = owlbear_seen["gmEditedCard"]
+    assert "not verified" in edited and "dice is not its entry's" in edited, edited
+    assert "✓" not in edited, edited
+
+
+def test_owlbear_views_are_confirmed_by_cosigners_announced_over_its_broadcast(
+    owlbear_seen: Any,
+) -> None:
+    """Both players announced their cosigner keys over the room's broadcast; the GM counts
+    the player's cosignature of the broadcast tree, the player the GM's answer. Mallory's
+    valid cosignature of that tree, by a key nobody announced, confirms nothing."""
+    seen = owlbear_seen
+    assert "confirmed by Roth.owlbear" in seen["gmConfirmed"], seen
+    assert "confirmed by Gamemaster.owlbear" in seen["playerConfirmed"], seen
+    assert seen["gmConfirmedAfterMallory"] == "", seen

@@ -2,7 +2,10 @@
 // Owlbear Rodeo's stand-in host (tests/vtt/owlbear-host.html) with the fairroll popover
 // for a GM and a player: the GM sets the room up; the player rolls; the GM's popover
 // checks the broadcast roll itself; the checkpoints are compared; then a forged one
-// reaches the GM over the broadcast, and must raise the alarm. Prints what it saw.
+// reaches the GM over the broadcast, and must raise the alarm. Each player's cosigner key
+// goes over the broadcast too: the views are confirmed by the other player's
+// cosignature, and one by a key nobody announced (Mallory's) counts for nothing.
+// Prints what it saw.
 import { readFileSync } from "node:fs";
 import { launch } from "./launch.mjs";
 
@@ -40,6 +43,36 @@ try {
   out.gmCard = await gm.textContent("#rolls li:first-child");
   await gm.waitForFunction(() => document.getElementById("agreement").textContent, null, { timeout: 15000 });
   out.agreement = await gm.textContent("#agreement");
+  await gm.waitForFunction(() => document.getElementById("confirmed").textContent, null, { timeout: 15000 }).catch(() => {});
+  await player.waitForFunction(() => document.getElementById("confirmed").textContent, null, { timeout: 15000 }).catch(() => {});
+  out.gmConfirmed = await gm.textContent("#confirmed");
+  out.playerConfirmed = await player.textContent("#confirmed");
+  // Mallory, whose key nobody announced, cosigns the GM's tree and hands it over.
+  await gm.evaluate(() => { document.getElementById("confirmed").textContent = ""; });
+  await page.evaluate(async ([server, table]) => {
+    const v = await import("/service/fairroll/page/static/verify.js");
+    const served = await (await fetch(`${server}/v1/tables/${table}/checkpoint`)).json();
+    const body = served.text.slice(0, served.text.indexOf("\n\n") + 2);
+    const own = served.text.slice(body.length).split("\n").filter((l) => l.startsWith(`\u2014 ${served.key_name} `));
+    const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+    const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+    const plain = `${body}${own.map((l) => `${l}\n`).join("")}`;
+    const note = `${plain}${await v.cosignNote(plain, "Mallory.owlbear", pair.privateKey, raw, Math.floor(Date.now() / 1000))}\n`;
+    window.inject("gm", "rodeo.fairroll/checkpoint", { kind: "cosigned", player: "Mallory", table, note });
+  }, [forged.server, forged.table]);
+  await new Promise((r) => setTimeout(r, 1500));
+  out.gmConfirmedAfterMallory = await gm.textContent("#confirmed");
+  // The player's roll broadcast again with another face and total (its receipt real):
+  // the GM's popover checks it against the log's entry and must not mark it verified.
+  const cards = await gm.evaluate(() => document.querySelectorAll("#rolls .fairroll-card").length);
+  await page.evaluate(() => {
+    const said = JSON.parse(JSON.stringify(window.broadcasts.find((b) => b.channel === "rodeo.fairroll/roll").data));
+    said.roll.dice[0].face = said.roll.dice[0].face === 1 ? 2 : 1;
+    said.roll.outcome.total += 1;
+    window.inject("gm", "rodeo.fairroll/roll", said);
+  });
+  await gm.waitForFunction((n) => document.querySelectorAll("#rolls .fairroll-card").length > n, cards, { timeout: 15000 }).catch(() => {});
+  out.gmEditedCard = await gm.textContent("#rolls li:first-child");
   const size = await gm.evaluate(async ([server, table]) => {
     return (await (await fetch(`${server}/v1/tables/${table}/checkpoint`)).json()).size;
   }, [forged.server, forged.table]);

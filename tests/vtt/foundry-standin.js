@@ -33,24 +33,35 @@ window.deliver = (name, data) => { for (const fn of listeners.get(name) ?? []) f
 
 globalThis.CONFIG = { Dice: { fulfillment: { dice: {}, methods: {}, defaultMethod: "" } } };
 window.alarms = [];
+window.infos = [];
 globalThis.ui = {
   notifications: {
     error: (message) => window.alarms.push(message),
     warn: (message) => window.alarms.push(message),
-    info: () => undefined,
+    info: (message) => window.infos.push(message),
   },
 };
 globalThis.foundry = { applications: { dice: { RollResolver: class RollResolver {} } }, dice: { terms: {} } };
 
+// Chat messages reach every client, as Foundry's server relays them; only the author's
+// is rendered with isAuthor, and a roll travels as its JSON (formula, options, total).
 let messages = 0;
+const chat = new BroadcastChannel("foundry-chat");
+function show(message) {
+  const item = document.createElement("li");
+  item.className = "message";
+  item.innerHTML = message.content;
+  document.getElementById("chat").append(item);
+  Hooks.callAll("renderChatMessage", message, [item], {});
+}
+chat.onmessage = (event) => show({ ...event.data, isAuthor: false });
+window.receiveChat = (message) => show({ ...message, isAuthor: false });
 globalThis.ChatMessage = {
   async create({ content = "", rolls = [] } = {}) {
     const message = { id: `m${++messages}`, content, rolls, isAuthor: true };
-    const item = document.createElement("li");
-    item.className = "message";
-    item.innerHTML = content;
-    document.getElementById("chat").append(item);
-    Hooks.callAll("renderChatMessage", message, [item], {});
+    show(message);
+    const relayed = rolls.map((r) => JSON.parse(JSON.stringify({ formula: r.formula, options: r.options, total: r.total })));
+    chat.postMessage({ id: message.id, content, rolls: relayed });
     return message;
   },
 };

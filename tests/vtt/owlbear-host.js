@@ -46,7 +46,7 @@ window.addEventListener("message", (event) => {
     case "OBR_BROADCAST_SUBSCRIBE": subscriptions[who].add(message.data.channel); return;
     case "OBR_BROADCAST_SEND_MESSAGE": {
       const { channel, data, options } = message.data;
-      window.broadcasts.push({ from: who, channel });
+      window.broadcasts.push({ from: who, channel, data });
       const to = options?.destination ?? "REMOTE";
       for (const other of Object.keys(frames)) {
         const include = to === "ALL" || (to === "REMOTE" ? other !== who : other === who);

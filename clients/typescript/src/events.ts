@@ -13,15 +13,20 @@ import type { components } from "./generated/fairroll.js";
 
 export type Words = components["schemas"]["Words"];
 
-/** One entry of the table's log, as signed (verify it with `verifyEntries`), and its words. */
+/** One entry of the table's log, as signed (nothing here checks it: verify it with
+ * `verifyEntries` or a `LogVerifier` before showing it as verified), and the server's
+ * words about it (not in the log: show them apart from what was checked, as the
+ * server's). */
 export interface EntryEvent {
   kind: "entry";
   seq: number;
   entry: Record<string, unknown> & { seq: number; entry_hash: string; mechanic: string };
+  /** The server's text about the roll; entries do not carry it, no verifier checks it. */
   words: Words | null;
 }
 
-/** The table's signed checkpoint (when asked for with `checkpoint: true`). */
+/** The table's checkpoint (when asked for with `checkpoint: true`), as served: check it
+ * (`verifyCheckpoint` under the keys the pinned root certifies) before trusting it. */
 export interface CheckpointEvent {
   kind: "checkpoint";
   checkpoint: Record<string, unknown>;

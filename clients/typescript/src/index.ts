@@ -45,6 +45,37 @@ export { PlayerSession, type SessionState, UnfairRollError } from "./session.js"
 import { TableWitness, type WitnessState } from "./witness.js";
 export { type Checked, Equivocation, TableWitness, type WitnessState } from "./witness.js";
 
+/** A path whose request takes a `seed` and supplied `dice`: a roll, in the spec. */
+type RollPath = {
+  [P in keyof paths]: paths[P] extends { post: { requestBody: { content: { "application/json": infer B } } } }
+    ? "seed" extends keyof B
+      ? "dice" extends keyof B
+        ? P
+        : never
+      : never
+    : never;
+}[keyof paths];
+
+/** Every path that rolls, as the spec this client was built from declares it (the
+ * compiler holds this list to the spec: a roll path missing or one too many fails the
+ * build). Fair routing starts from it, never from the server's word alone. */
+const ROLL_PATHS = {
+  "/v1/dice/rolls": true,
+  "/v1/fast-battle/attacks": true,
+  "/v1/fast-battle/battles": true,
+  "/v1/fast-battle/characters": true,
+  "/v1/fast-battle/initiatives": true,
+  "/v1/fast-battle/level-ups": true,
+  "/v1/fast-battle/spells": true,
+  "/v1/fbc/conflicts": true,
+  "/v1/fbc/rolls": true,
+  "/v1/stat-skill/checks": true,
+  "/v1/stat-skill/complex-checks": true,
+  "/v1/stat-skill/contests": true,
+  "/v1/tft/contests": true,
+  "/v1/tribute/tests": true,
+} as const satisfies Record<RollPath, true>;
+
 /** The version of the API spec this client was generated from (and its own). */
 export const SPEC_VERSION = "0.1.0";
 
@@ -147,22 +178,31 @@ export function createFairroll(options: FairrollOptions) {
     }
     return sessions.get(table)!;
   }
-  const unseeded = (body: object) => !["seed", "dice", "session"].some((k) => k in body);
-  // The paths that roll (and take a seed session), as the server declares its mechanics.
+  // A body asks for a fair roll unless it names a seed, dice or a session with a value
+  // (a field set to undefined or null asks for nothing: it is left out of the fair roll).
+  const CHOSEN = ["seed", "dice", "session"];
+  const unseeded = (body: object) => !CHOSEN.some((k) => (body as Record<string, unknown>)[k] != null);
+  const plain = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([k, v]) => !(CHOSEN.includes(k) && v == null)));
+  // The paths that roll, as this client's spec declares them (ROLL_PATHS), and any the
+  // server lists beside them: the server's list can add a path to the fair route, never
+  // take one off it (a relisting that drops a mechanic would send its fair call to a
+  // server-drawn seed, unchecked).
   let rolling: Promise<Set<string>> | null = null;
   const rollPaths = (): Promise<Set<string>> => {
-    rolling ??= call("GET", "/v1/systems").then(([, listed]) =>
-      new Set<string>(
+    rolling ??= call("GET", "/v1/systems")
+      .then(([, listed]) =>
         (listed?.systems ?? []).flatMap((s: any) =>
           (s.mechanics ?? []).filter((m: any) => (m.dice ?? []).length > 0).map((m: any) => String(m.roll?.path)),
         ),
-      ));
+      )
+      .catch(() => [] as string[])
+      .then((served: string[]) => new Set<string>([...Object.keys(ROLL_PATHS), ...served]));
     return rolling;
   };
   /** Roll `body` on `path` fairly: in this client's seed session on the body's table. */
   async function fairRoll(path: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<any> {
     const mine = await session(String(body.table ?? "default"));
-    return mine.roll(path, body, idempotencyKey);
+    return mine.roll(path, plain(body), idempotencyKey);
   }
   // The typed API, fair by default: a POST to a roll path without seed, dice or session
   // goes through this player's seed session and is checked before it is returned.

@@ -114,19 +114,51 @@ export class TableWitness {
     for (const c of listed?.cosignatures ?? []) {
       if (c.vkey === this.vkey || c.size !== size || c.root_hash !== rootHash) continue;
       if (!this.trusted.has(c.vkey)) {
-        unknown.add(String(c.name));
+        unknown.add(nameOf(String(c.vkey)));
         continue;
       }
       try {  // a trusted key's cosignature of this very tree, checked here
         if (!String(c.note).startsWith(body)) continue;
         await verifyCosignature(c.note, c.vkey);
-        confirmed.add(String(c.name));
+        confirmed.add(nameOf(c.vkey));  // the name the key carries, not the listing's
       } catch {
         continue;
       }
     }
     const confirmedBy = [...confirmed].sort();
     return { size, rootHash, note, cosigned, confirmedBy, unknownCosigners: [...unknown].sort(), unconfirmed: confirmedBy.length === 0 };
+  }
+
+  /** This witness's cosignature of `note`, a checkpoint whose tree it verified before
+   * (`check` or `compare`): the note with its log signatures and this witness's line, to
+   * hand to the other players over their own channel. Throws for a tree not verified. */
+  async cosign(note: string): Promise<string> {
+    const plain = ownLines(note);
+    const body = plain.slice(0, plain.indexOf("\n\n") + 1);
+    if (!this.s.trees.some((t) => t.note.startsWith(body))) throw new Error("this witness has not verified that tree");
+    return `${plain}${await cosignNote(plain, this.s.name, this.key, unb64(this.s.publicKey), Math.floor(Date.now() / 1000))}\n`;
+  }
+
+  /** Who of the cosigners this player trusts cosigned `note` (their lines in it checked
+   * here), where the note states a tree this witness verified: a cosignature handed over
+   * by another player confirms this view only if it is of this very tree, by a key the
+   * player trusts. Any other line counts for nothing. */
+  async confirmedIn(note: string): Promise<string[]> {
+    const split = note.indexOf("\n\n");
+    if (split < 0) return [];
+    const body = note.slice(0, split + 1);
+    if (!this.s.trees.some((t) => t.note.startsWith(body))) return [];
+    const confirmed = new Set<string>();
+    for (const vkey of this.trusted) {
+      if (vkey === this.vkey) continue;
+      try {
+        await verifyCosignature(note, vkey);
+        confirmed.add(nameOf(vkey));
+      } catch {
+        continue;
+      }
+    }
+    return [...confirmed].sort();
   }
 
   /** Check a checkpoint note, from the server or from another player: signed under the
@@ -137,8 +169,13 @@ export class TableWitness {
     const { size, rootHash } = await this.open(note);
     const kept = this.s.trees.find((t) => t.size === size);
     if (kept) return kept.root_hash === rootHash ? null : new Equivocation(size, kept.note, note);
-    for (const old of this.s.trees) {
-      if (old.size === 0 || size === 0) continue;
+    // The trees kept are prefixes of one another (each was proven so when kept): a tree
+    // consistent with the largest kept below it and the smallest kept above it is
+    // consistent with them all, so two proofs do, however long the game.
+    const below = this.s.trees.filter((t) => t.size < size).at(-1);
+    const above = this.s.trees.find((t) => t.size > size);
+    for (const old of [below, above]) {
+      if (!old || old.size === 0 || size === 0) continue;
       const [low, high] = old.size < size ? [old, { size, root_hash: rootHash }] : [{ size, root_hash: rootHash }, old];
       const [status, proof] = await this.call(
         "GET",
@@ -181,6 +218,11 @@ export class TableWitness {
     }
     throw last;
   }
+}
+
+/** The cosigner name a verifier key carries (`<name>+<key ID>+<key>`). */
+function nameOf(vkey: string): string {
+  return vkey.slice(0, vkey.indexOf("+"));
 }
 
 /** The note with only the log's own signature lines (no one's cosignatures). */

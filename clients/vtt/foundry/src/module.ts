@@ -8,8 +8,23 @@
 // receipt and a mark this client earned by checking the roll itself. After each roll the
 // player's witness verifies the table's checkpoint and shares it over Foundry's socket;
 // every other player compares it with theirs, and an alarm is raised where they differ.
+//
+// Each player's cosigner key is announced over the module's socket (game.socket, which
+// the Foundry server relays and the dice operator does not run), and the keys the
+// others announce there are pinned. A player who agrees with a shared checkpoint answers
+// with its own cosignature of that tree, over the socket too; the view is "confirmed by"
+// a player only under a key so announced, never one the fairroll server merely lists.
 
-import { alarm, card, type CheckedRoll, escaped, FairTable, type SharedCheckpoint } from "../../shared/fair-table.js";
+import {
+  alarm,
+  card,
+  type CheckedRoll,
+  confirmation,
+  type CosignerAnnouncement,
+  escaped,
+  FairTable,
+  type SharedCheckpoint,
+} from "../../shared/fair-table.js";
 
 const ID = "fairroll";
 const CHANNEL = `module.${ID}`;
@@ -130,7 +145,18 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
       const agree = record.agree
         ? ""
         : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's (${escaped(String(record.checked.roll.outcome.total))})</div>`;
-      block.innerHTML = card(record.checked, game.user?.name ?? "you") + agree;
+      const me = game.user?.name ?? "you";
+      if (message.isAuthor) {
+        block.innerHTML = card(record.checked, me) + agree;
+      } else {
+        // Another player's roll: the mark is this client's own check, never the roller's
+        // record (which the roller could have written as it liked).
+        const { roll: rolled } = record.checked;
+        block.innerHTML = `<div class="fairroll-card fairroll-checking">checking the roll here…</div>`;
+        void checkHere(rolled).then((checked) => {
+          block.innerHTML = card({ roll: rolled, faces: rolled.dice.map((d) => d.face), ...checked }, me) + agree;
+        });
+      }
     } else {
       block.innerHTML = `<div class="fairroll-card fairroll-refused">Rolled by Foundry, not fairroll: ${escaped(record.refused ?? "")}</div>`;
     }
@@ -138,26 +164,65 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
   }
 }
 
+/** Another player's roll, checked by this client: its entry, receipt and key chain to
+ * the pinned root, and the roll's dice and outcome against the entry. */
+async function checkHere(rolled: CheckedRoll["roll"]): Promise<{ verified: boolean; problem?: string }> {
+  const fair = fairTable();
+  if (fair === null) return { verified: false, problem: "fairroll is not set up in this world" };
+  return fair.check(rolled.receipt.seq, rolled.receipt, rolled);
+}
+
 async function share(): Promise<void> {
   const fair = fairTable();
   if (fair === null) return;
   try {
     const mine = await fair.witnessCheckpoint();
-    game.socket?.emit(CHANNEL, mine);
+    game.socket?.emit(CHANNEL, { kind: mine.kind, player: mine.player, table: mine.table, note: mine.note });
+    confirmed(mine.size, mine.confirmedBy);
   } catch (error) {
     ui.notifications?.error(`fairroll: this table's checkpoint does not check out: ${error instanceof Error ? error.message : error}`);
   }
 }
 
+function confirmed(size: number, by: string[]): void {
+  const said = confirmation(size, by, "Foundry");
+  if (said) ui.notifications?.info(said);
+}
+
 async function compare(shared: SharedCheckpoint): Promise<void> {
   const fair = fairTable();
   if (fair === null) return;
-  const said = alarm(shared.player, await fair.compare(shared));
+  const { comparison, reply } = await fair.receive(shared);
+  const said = alarm(shared.player, comparison);
   if (said) {
     ui.notifications?.error(said, { permanent: true });
     await ChatMessage.create({ content: `<div class="fairroll-alarm">${escaped(said)}</div>` });
+    return;
+  }
+  if (comparison.agree) confirmed(comparison.size, comparison.confirmedBy);
+  if (reply) game.socket?.emit(CHANNEL, reply);
+}
+
+/** Announce this player's cosigner key over the socket. */
+async function announce(): Promise<void> {
+  const fair = fairTable();
+  if (fair === null) return;
+  try {
+    game.socket?.emit(CHANNEL, await fair.announcement());
+  } catch (error) {
+    ui.notifications?.error(`fairroll: no cosigner key: ${error instanceof Error ? error.message : error}`);
   }
 }
+
+/** Another player's cosigner key, pinned; a key not known before is answered with this
+ * player's own, so that whoever joined later learns it too. */
+async function pinned(said: CosignerAnnouncement): Promise<void> {
+  const fair = fairTable();
+  if (fair === null) return;
+  if (await fair.pin(said)) await announce();
+}
+
+type Message = SharedCheckpoint | CosignerAnnouncement;
 
 Hooks.once("init", () => {
   const register = (key: Setting, name: string, hint: string, scope: "world" | "client") =>
@@ -178,7 +243,11 @@ Hooks.once("init", () => {
 });
 
 Hooks.once("ready", () => {
-  game.socket?.on(CHANNEL, (shared: SharedCheckpoint) => void compare(shared));
+  game.socket?.on(CHANNEL, (said: Message) => {
+    if (said?.kind === "cosigner") void pinned(said);
+    else void compare(said);
+  });
+  void announce();
 });
 
 Hooks.on("renderChatMessage", (message: ChatMessage, html: JQuery) => {

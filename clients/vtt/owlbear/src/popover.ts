@@ -9,12 +9,19 @@
 // table's checkpoint after every roll and broadcasts it; every other player compares it
 // with what they verified, over Owlbear's broadcast, which the dice operator does not
 // run, and raises an alarm where they differ.
+//
+// Each player's cosigner key is announced over the room's broadcast (OBR.broadcast) and
+// the keys the others announce there are pinned. A player who agrees with a broadcast
+// checkpoint answers with its own cosignature of that tree; the view is "confirmed by"
+// a player only under a key so announced, never one the fairroll server merely lists.
 
 import OBR from "@owlbear-rodeo/sdk";
 import {
   alarm,
   card,
   type CheckedRoll,
+  confirmation,
+  type CosignerAnnouncement,
   type Dialect,
   escaped,
   FairTable,
@@ -24,6 +31,7 @@ import {
 const KEY = "rodeo.fairroll/settings";
 const ROLLS = "rodeo.fairroll/roll";
 const CHECKPOINTS = "rodeo.fairroll/checkpoint";
+const COSIGNERS = "rodeo.fairroll/cosigner";
 
 interface RoomSettings {
   server: string;
@@ -59,13 +67,39 @@ function use(settings: RoomSettings | null): void {
   $("status").textContent = settings ? `Table ${settings.table} on ${settings.server}, root ${settings.root}` : "The GM has not set up fairroll for this room yet.";
   $<HTMLSelectElement>("dialect").value = settings?.dialect ?? "roll20";
   $<HTMLButtonElement>("roll").disabled = settings === null;
+  $("confirmed").textContent = "";
+  void announce();
+}
+
+/** Announce this player's cosigner key to the room. */
+async function announce(): Promise<void> {
+  if (!table) return;
+  try {
+    await OBR.broadcast.sendMessage(COSIGNERS, await table.announcement(), { destination: "REMOTE" });
+  } catch (error) {
+    await raise(`fairroll: no cosigner key: ${error instanceof Error ? error.message : error}`);
+  }
+}
+
+/** Another player's cosigner key, pinned; a key not known before is answered with this
+ * player's own, so that whoever joined later learns it too. */
+async function pinned(said: CosignerAnnouncement): Promise<void> {
+  if (!table) return;
+  if (await table.pin(said)) await announce();
+}
+
+function confirmed(size: number, by: string[]): void {
+  const said = confirmation(size, by, "Owlbear");
+  if (said) $("confirmed").textContent = said;
 }
 
 async function shareCheckpoint(): Promise<void> {
   if (!table) return;
   try {
     const mine = await table.witnessCheckpoint();
-    await OBR.broadcast.sendMessage(CHECKPOINTS, mine, { destination: "REMOTE" });
+    const shared: SharedCheckpoint = { kind: "checkpoint", player: mine.player, table: mine.table, note: mine.note };
+    await OBR.broadcast.sendMessage(CHECKPOINTS, shared, { destination: "REMOTE" });
+    confirmed(mine.size, mine.confirmedBy);
   } catch (error) {
     await raise(`fairroll: this table's checkpoint does not check out: ${error instanceof Error ? error.message : error}`);
   }
@@ -97,15 +131,20 @@ async function roll(event: SubmitEvent): Promise<void> {
 async function received(said: Broadcast): Promise<void> {
   if (!table) return;
   // Another player's roll, checked here: this player's own verdict, not theirs.
-  const checked = await table.check(said.roll.receipt.seq, said.roll.receipt);
+  const checked = await table.check(said.roll.receipt.seq, said.roll.receipt, said.roll);
   show(`<div class="fairroll-from">${escaped(said.player)} rolled</div>${card({ roll: said.roll, faces: [], ...checked }, "you")}`);
 }
 
 async function compared(shared: SharedCheckpoint): Promise<void> {
   if (!table) return;
-  const said = alarm(shared.player, await table.compare(shared));
-  if (said) await raise(said);
-  else $("agreement").textContent = `Your view agrees with ${shared.player}'s (tree of ${shared.note.split("\n")[1]} entries).`;
+  const { comparison, reply } = await table.receive(shared);
+  const said = alarm(shared.player, comparison);
+  if (said) return raise(said);
+  if (comparison.agree) {
+    $("agreement").textContent = `Your view agrees with ${shared.player}'s (tree of ${comparison.size} entries).`;
+    confirmed(comparison.size, comparison.confirmedBy);
+  }
+  if (reply) await OBR.broadcast.sendMessage(CHECKPOINTS, reply, { destination: "REMOTE" });
 }
 
 async function saveSettings(event: SubmitEvent): Promise<void> {
@@ -127,6 +166,7 @@ OBR.onReady(async () => {
   OBR.room.onMetadataChange((metadata) => use(settingsOf(metadata)));
   OBR.broadcast.onMessage(ROLLS, (event) => void received(event.data as Broadcast));
   OBR.broadcast.onMessage(CHECKPOINTS, (event) => void compared(event.data as SharedCheckpoint));
+  OBR.broadcast.onMessage(COSIGNERS, (event) => void pinned(event.data as CosignerAnnouncement));
   $<HTMLFormElement>("roller").addEventListener("submit", (event) => void roll(event));
   $<HTMLFormElement>("setup").addEventListener("submit", (event) => void saveSettings(event));
   document.body.dataset.ready = "true";

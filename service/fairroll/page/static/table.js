@@ -322,10 +322,25 @@ async function playerKey() {
   return { privateKey: pair.privateKey, raw, name };
 }
 
+/** The cosigner name a verifier key names (`<name>+<key ID>+<key>`): the name its
+ * cosignature lines carry, whatever name a listing gives beside it. */
+function cosignerName(vkey) {
+  return vkey.slice(0, vkey.indexOf("+"));
+}
+
+/** Post this browser's cosignature of the checkpoint it verified, then read the table's
+ * cosignatures. A pinned friend counts as confirming this view only for what the friend
+ * signed (the note's body, never the listing's fields, which the server writes): this
+ * very tree (the same origin, size, root and head as the note verified here), or a
+ * larger tree of this log that a consistency proof shows this one is a prefix of. A
+ * cosignature of an older tree, of another table's log, or by a key this player did not
+ * pin confirms nothing. */
 async function compareViews(base, checkpoint) {
   const me = await playerKey();
   const vkey = await cosignerVkey(me.name, me.raw);
-  const note = checkpoint.text.split("\n\n")[0] + "\n\n" + checkpoint.text.split("\n\n")[1].split("\n")[0] + "\n";
+  const body = checkpoint.text.slice(0, checkpoint.text.indexOf("\n\n") + 1);
+  const [origin, size, rootHash] = body.split("\n", 3);
+  const note = body + "\n" + checkpoint.text.split("\n\n")[1].split("\n")[0] + "\n";
   const line = await cosignNote(note, me.name, me.privateKey, me.raw, Math.floor(Date.now() / 1000));
   // This browser's seed session on the table (roll.js keeps it) is its credential for
   // posting: a keyed table takes cosignatures only with a write key or a player's session.
@@ -342,8 +357,8 @@ async function compareViews(base, checkpoint) {
     if (!(problem.invalid_params ?? []).some((p) => p.name === "vkey")) throw new Error(`split view: ${problem.detail}`);
   }
   const { cosignatures } = await (await fetch(`${base}/cosignatures`)).json();
-  const others = [];
-  const unknown = [];
+  const others = new Set();
+  const unknown = new Set();
   for (const cosigned of cosignatures) {
     if (cosigned.vkey === vkey) continue;
     try {
@@ -351,22 +366,45 @@ async function compareViews(base, checkpoint) {
     } catch {
       continue;  // a cosignature that does not verify says nothing
     }
-    // What the cosigner signed is the note, not the listing's fields (the server writes
-    // those): its origin, size and root, read from the note itself.
-    const [origin, size, rootHash] = cosigned.note.split("\n", 3);
-    if (origin !== checkpoint.origin) continue;
-    if (Number(size) === checkpoint.size && rootHash !== checkpoint.root_hash) {
-      throw new Error(`split view: ${cosigned.name} cosigned another tree of ${size} entries:\n${cosigned.note}\nthis browser's:\n${checkpoint.text}`);
+    const name = cosignerName(cosigned.vkey);
+    const theirs = cosigned.note.slice(0, cosigned.note.indexOf("\n\n") + 1);
+    const [theirOrigin, theirSize, theirRoot] = theirs.split("\n", 3);
+    if (theirOrigin !== origin) continue;  // another log's tree says nothing of this one
+    if (theirSize === size && theirRoot !== rootHash) {
+      throw new Error(`split view: ${name} cosigned another tree of ${size} entries:\n${cosigned.note}\nthis browser's:\n${checkpoint.text}`);
     }
-    if (Number(size) !== checkpoint.size || rootHash !== checkpoint.root_hash) continue;
     // Only a key this player pinned counts: anyone can post cosignatures under any name.
-    if (pinnedCosigners.has(cosigned.vkey)) others.push(cosigned.name);
-    else unknown.push(cosigned.name);
+    if (!pinnedCosigners.has(cosigned.vkey)) {
+      if (theirs === body) unknown.add(name);
+      continue;
+    }
+    if (theirs === body || (await extends_(base, checkpoint, theirs))) others.add(name);
   }
-  const strangers = unknown.length ? `; ${unknown.length} unknown cosigner(s), not counted: ${unknown.join(", ")}` : "";
-  return (others.length
-    ? `; cosigned by you and ${others.length} other player(s): ${others.join(", ")}`
-    : "; cosigned by you; no player whose key you pinned has cosigned this checkpoint yet, so your view is unconfirmed") + strangers;
+  const kept = posted.status === 201;
+  const strangers = unknown.size ? `; ${unknown.size} unknown cosigner(s), not counted: ${[...unknown].join(", ")}` : "";
+  const named = [...others].join(", ");
+  const said = kept
+    ? others.size ? `; cosigned by you and ${others.size} other player(s): ${named}` : "; cosigned by you"
+    : `; your cosignature was not kept (HTTP ${posted.status})${others.size ? `; cosigned by ${others.size} player(s) whose key you pinned: ${named}` : ""}`;
+  const alone = others.size ? "" : "; no player whose key you pinned has cosigned this checkpoint yet, so your view is unconfirmed";
+  return said + alone + strangers;
+}
+
+/** Does the note body `theirs` (a friend's cosigned tree of this log) state a larger tree
+ * that the checkpoint verified here is a prefix of? The server proves it (RFC 9162), the
+ * proof is checked here; no proof, no confirmation. */
+async function extends_(base, checkpoint, theirs) {
+  const [, size, rootHash] = theirs.split("\n", 3);
+  if (!/^[1-9][0-9]*$/.test(size) || Number(size) <= checkpoint.size) return false;
+  try {
+    const answer = await fetch(`${base}/proofs/consistency?from=${checkpoint.size}&to=${size}`);
+    if (!answer.ok) return false;
+    const { proof } = await answer.json();
+    await verifyConsistency(checkpoint.size, Number(size), b64(checkpoint.root_hash), b64(rootHash), proof.map(b64));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function poll() {
