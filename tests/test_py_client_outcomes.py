@@ -17,7 +17,7 @@ import asyncio
 import base64
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -36,9 +36,26 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = json.loads((ROOT / "openapi" / "openapi.json").read_text())
 Rewrite = live.Rewrite
 answering, operator, said = live.answering, live.operator, live.said
-pass_through, player, roll_answer = live.pass_through, live.player, live.roll_answer
+pass_through, roll_answer = live.pass_through, live.roll_answer
 fc = live.fc  # the client as pip builds it (a fixture)
 VERIFIED = f"verified under root {TEST_ROOT}"
+_players: list[Any] = []
+
+
+def player(*args: Any, **options: Any) -> Any:
+    """``test_py_client_live.player``, closed (with its transport) after the test."""
+    dice = live.player(*args, **options)
+    _players.append(dice)
+    return dice
+
+
+@pytest.fixture(autouse=True)
+def _close_players() -> Iterator[None]:
+    yield
+    while _players:
+        dice = _players.pop()
+        dice.close()
+        dice.operator.real.close()
 
 
 # -- a tree of the operator's own -----------------------------------------------------
@@ -322,10 +339,10 @@ def test_a_kept_checkpoint_file_catches_a_fork_in_a_later_run(
     dice = forked_before_the_roll(fc, live_server, checkpoints=kept)
     assert dice.table in json.loads(kept.read_text())["tables"]
     state = dice.session(dice.table).state()
-    later = fc.Fairroll(live_server.url, dice.write_key, root=TEST_ROOT, checkpoints=kept)
-    later.session(dice.table, state=state)
-    with pytest.raises(fc.UnfairRollError, match="the log forked"):
-        later.roll_formula("1d20", table=dice.table)
+    with fc.Fairroll(live_server.url, dice.write_key, root=TEST_ROOT, checkpoints=kept) as later:
+        later.session(dice.table, state=state)
+        with pytest.raises(fc.UnfairRollError, match="the log forked"):
+            later.roll_formula("1d20", table=dice.table)
 
 
 def test_an_honest_log_extends_the_kept_checkpoint_roll_after_roll(
@@ -378,6 +395,9 @@ class AsyncOperator(httpx.AsyncBaseTransport):
         await answer.aread()
         return self.rewrite(request, answer) or answer
 
+    async def aclose(self) -> None:
+        await self.real.aclose()
+
 
 def test_the_async_client_replays_words_and_keeps_its_checkpoint(
     fc: ModuleType, live_server: LiveServer
@@ -414,5 +434,5 @@ def test_the_async_client_replays_words_and_keeps_its_checkpoint(
 
 def test_the_kept_checkpoints_are_shared_with_a_keyed_copy(fc: ModuleType) -> None:
     """``with_key`` is the same player: it keeps to the same checkpoints."""
-    dice = fc.Fairroll("http://127.0.0.1:9", root=TEST_ROOT)
-    assert dice.with_key("k").checkpoints is dice.checkpoints
+    with fc.Fairroll("http://127.0.0.1:9", root=TEST_ROOT) as dice, dice.with_key("k") as keyed:
+        assert keyed.checkpoints is dice.checkpoints
