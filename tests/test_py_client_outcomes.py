@@ -436,3 +436,29 @@ def test_the_kept_checkpoints_are_shared_with_a_keyed_copy(fc: ModuleType) -> No
     """``with_key`` is the same player: it keeps to the same checkpoints."""
     with fc.Fairroll("http://127.0.0.1:9", root=TEST_ROOT) as dice, dice.with_key("k") as keyed:
         assert keyed.checkpoints is dice.checkpoints
+
+
+# -- the offline verdict replays the rules too ------------------------------------------
+
+
+def test_an_outcome_not_following_from_its_dice_fails_verify_export(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The red team's probe 6, the Python client's half: the operator records a roll whose
+    outcome the dice do not give, re-hashed and re-signed with its key. ``fairroll
+    verify`` fails it (it replays the rules); ``verify_export`` now does too, at its seq."""
+    with fc.Fairroll(live_server.url) as reader:
+        made = reader.create_table()
+        with reader.with_key(made["write_key"]) as dice:
+            for _ in range(2):
+                dice.roll_formula("1d20", table=made["table"], fair=False)
+        lines = reader.export(made["table"]).decode().splitlines()
+        keys = reader.keys()
+    assert fc.verify_export("\n".join(lines), keys, root=TEST_ROOT).ok
+    last = json.loads(lines[-1])
+    another_total(last)
+    lines[-1] = json.dumps(reseal(last))
+    verdict = fc.verify_export("\n".join(lines), keys, root=TEST_ROOT)
+    assert not verdict.ok
+    assert verdict.first_bad_seq == last["seq"]
+    assert "outcome does not follow from the dice" in verdict.problems[0]
