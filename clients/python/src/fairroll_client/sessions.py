@@ -595,9 +595,11 @@ def replayed(entry: dict[str, Any], seed: str, answer: Any) -> bool:
         dice, outcome = replay_entry(entry, seed)
     except (ValueError, KeyError, TypeError, msgspec.ValidationError) as bad:
         raise UnfairRollError(f"the request does not replay: {bad}", answer) from None
-    if not _same(dice, answer.get("dice")):
+    # Against the log's entry, whose JSON is canonical (the answer, held equal to it as JSON
+    # already, may spell an integer 13.0).
+    if not _same(dice, entry.get("dice")):
         raise UnfairRollError("the answer's dice are not the ones its request rolls", answer)
-    if not _same(outcome, answer.get("outcome")):
+    if not _same(outcome, entry.get("outcome")):
         raise UnfairRollError(
             "the answer's outcome is not the one the rules give for its dice", answer
         )
