@@ -337,7 +337,7 @@ def test_a_kept_checkpoint_file_catches_a_fork_in_a_later_run(
     of the bot) with the same file and the session's kept state is held to the fork."""
     kept = tmp_path / "checkpoints.json"
     dice = forked_before_the_roll(fc, live_server, checkpoints=kept)
-    assert dice.table in json.loads(kept.read_text())["tables"]
+    assert f"fairroll/{dice.table}" in json.loads(kept.read_text())["logs"]
     state = dice.session(dice.table).state()
     with fc.Fairroll(live_server.url, dice.write_key, root=TEST_ROOT, checkpoints=kept) as later:
         later.session(dice.table, state=state)
@@ -357,7 +357,7 @@ def test_an_honest_log_extends_the_kept_checkpoint_roll_after_roll(
             sheena.roll_formula("1d6", table=dice.table, fair=False)
             rolled = dice.roll_formula("1d20", table=dice.table)
             assert rolled["checked"] == VERIFIED
-    size = json.loads(kept.read_text())["tables"][dice.table]["size"]
+    size = json.loads(kept.read_text())["logs"][f"fairroll/{dice.table}"]["size"]
     assert size == rolled["receipt"]["tree_size"]
 
 
@@ -365,13 +365,13 @@ def test_two_roots_for_one_size_are_a_fork(fc: ModuleType) -> None:
     """A note of the size kept with another root needs no proof from anyone: the log
     signed two trees of one size."""
     store = fc.KeptCheckpoints()
-    store.keep("t", fc.Kept(5, b"\x01" * 32, "first note\n"), None)
+    store.keep("fairroll/t", fc.Kept(5, b"\x01" * 32, "fairroll/t\nfirst note\n"), None)
     state = fc.SessionState(table="t", seed_id="s", client_seed="c", nonce=1, anchor="a", length=5)
     rolls = fc.sessions.SessionRolls(state, TEST_ROOT, store)
-    steps = rolls._extends(fc.Kept(5, b"\x02" * 32, "second note\n"), None)
+    steps = rolls._extends(fc.Kept(5, b"\x02" * 32, "fairroll/t\nsecond note\n"), None)
     with pytest.raises(fc.UnfairRollError, match="two signed trees of size 5"):
         next(steps)
-    same = rolls._extends(fc.Kept(5, b"\x01" * 32, "first note again\n"), None)
+    same = rolls._extends(fc.Kept(5, b"\x01" * 32, "fairroll/t\nthe same tree\n"), None)
     with pytest.raises(StopIteration):
         next(same)  # the same tree: nothing to ask, nothing kept anew
 

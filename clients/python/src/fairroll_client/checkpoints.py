@@ -1,10 +1,12 @@
-"""The last checkpoint a client verified, per table: every later note must extend it.
+"""The last checkpoint a client verified, per log: every later note must extend it.
 
 A receipt proves its entry in *a* tree signed under the pinned root; alone it cannot say
 that tree is the one the other players see. An operator holding the signing key can show
 one player a tree of its own: the player's roll edited, re-hashed and re-signed, in a note
 of the same size as the public one. So the client keeps the last note it verified for
-each table and holds every new receipt's note to it: a note of the same size must state
+each table's log (by the note's origin, ``<log name>/<table>``; give each server its
+own store, or its own ``FAIRROLL_LOG_NAME``: two servers' logs of one origin would be
+taken for one) and holds every new receipt's note to it: a note of the same size must state
 the same root; a note of another size must be proven consistent with it by the server
 (RFC 9162 consistency proof, ``GET /v1/tables/{table}/proofs/consistency``). A history
 shown to this player alone, and not the one the log goes on with, is caught at the
@@ -40,8 +42,8 @@ class Kept:
 
 
 class KeptCheckpoints:
-    """The last checkpoint verified per table, in memory and, with ``path``, in a file
-    (read when made, written when a table's kept tree grows)."""
+    """The last checkpoint verified per log (by origin), in memory and, with ``path``, in
+    a file (read when made, written when a log's kept tree grows)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else None
@@ -50,20 +52,21 @@ class KeptCheckpoints:
         if self.path is not None and self.path.exists():
             self._kept = _read(self.path)
 
-    def get(self, table: str) -> Kept | None:
-        """The largest tree of ``table`` verified so far (None before the first)."""
-        return self._kept.get(table)
+    def get(self, origin: str) -> Kept | None:
+        """The largest tree of the log ``origin`` verified so far (None before the
+        first)."""
+        return self._kept.get(origin)
 
-    def keep(self, table: str, seen: Kept, over: Kept | None) -> bool:
+    def keep(self, origin: str, seen: Kept, over: Kept | None) -> bool:
         """Keep ``seen`` (checked against ``over``, the tree kept when the check began)
         if it is larger; False when another check kept a tree meanwhile: check again
         against that one."""
         with self._lock:
-            now = self._kept.get(table)
+            now = self._kept.get(origin)
             if now != over:
                 return False
             if now is None or seen.size > now.size:
-                self._kept[table] = seen
+                self._kept[origin] = seen
                 if self.path is not None:
                     _write(self.path, self._kept)
             return True
@@ -71,27 +74,27 @@ class KeptCheckpoints:
 
 def _read(path: Path) -> dict[str, Kept]:
     said: Any = json.loads(path.read_text(encoding="utf-8"))
-    tables = said.get("tables", {}) if isinstance(said, dict) else {}
+    logs = said.get("logs", {}) if isinstance(said, dict) else {}
     return {
-        str(table): Kept(
+        str(origin): Kept(
             size=int(kept["size"]),
             root=base64.b64decode(kept["root_hash"], validate=True),
             note=str(kept["note"]),
         )
-        for table, kept in tables.items()
+        for origin, kept in logs.items()
     }
 
 
 def _write(path: Path, kept: dict[str, Kept]) -> None:
-    tables = {
-        table: {
+    logs = {
+        origin: {
             "size": k.size,
             "root_hash": base64.b64encode(k.root).decode(),
             "note": k.note,
         }
-        for table, k in sorted(kept.items())
+        for origin, k in sorted(kept.items())
     }
     # Written beside and moved over: a crash mid-write never leaves half a file.
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps({"tables": tables}, indent=1) + "\n", encoding="utf-8")
+    partial.write_text(json.dumps({"logs": logs}, indent=1) + "\n", encoding="utf-8")
     partial.replace(path)

@@ -444,10 +444,12 @@ class SessionRolls:
         """The note ``seen`` (just verified) and the last one this client verified for the
         table state one history: the same root at one size, else a consistency proof
         from the server between them; the larger is kept. Else ``UnfairRollError``, the
-        log forked, with both notes (evidence)."""
+        log forked, with both notes (evidence). Kept by the note's origin (``<log
+        name>/<table>``), what the log signs."""
         s = self.state
+        origin = seen.note.split("\n", 1)[0]
         while True:
-            kept = self.kept.get(s.table)
+            kept = self.kept.get(origin)
             if kept is not None and kept.size == seen.size:
                 if kept.root != seen.root:
                     raise UnfairRollError(
@@ -476,7 +478,7 @@ class SessionRolls:
                         f"verified before ({bad}); keep both notes\n{kept.note}\n{seen.note}",
                         said,
                     ) from None
-            if self.kept.keep(s.table, seen, kept):
+            if self.kept.keep(origin, seen, kept):
                 return
 
     def _receipt_of(self, entry: Any) -> Generator[Call, Any, dict[str, Any]]:
