@@ -330,6 +330,17 @@ def test_a_fork_shown_to_one_player_is_caught_at_its_next_roll(
     assert str(raised.value).count("\u2014 ") >= 2  # both signed notes: the evidence
 
 
+def test_the_public_log_fails_against_the_forked_tree_the_player_kept(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """``verify`` holds the export to the checkpoints the client kept: the public log's
+    tree at the kept size is not the one the player was shown."""
+    dice = forked_before_the_roll(fc, live_server)
+    report = dice.verify(dice.table)
+    assert not report.ok
+    assert "kept checkpoint" in report.problems[0], report
+
+
 def test_a_kept_checkpoint_file_catches_a_fork_in_a_later_run(
     fc: ModuleType, live_server: LiveServer, tmp_path: Path
 ) -> None:
@@ -359,6 +370,7 @@ def test_an_honest_log_extends_the_kept_checkpoint_roll_after_roll(
             assert rolled["checked"] == VERIFIED
     size = json.loads(kept.read_text())["logs"][f"fairroll/{dice.table}"]["size"]
     assert size == rolled["receipt"]["tree_size"]
+    assert dice.verify(dice.table).ok  # the export holds the tree kept
 
 
 def test_two_roots_for_one_size_are_a_fork(fc: ModuleType) -> None:

@@ -173,9 +173,13 @@ class AsyncFairroll:
         return await self.call("GET", "/v1/keys")  # type: ignore[no-any-return]
 
     async def verify(self, table: str, *, root: str | None = None) -> Verified:
-        """Export a table and check it here (``verify_export``, off the event loop)."""
+        """Export a table and check it here (``verify_export``, off the event loop), held
+        to the checkpoints this client kept of it."""
         ndjson, keys = await asyncio.gather(self.export(table), self.keys())
-        return await asyncio.to_thread(verify_export, ndjson, keys, root=root or self.root)
+        kept = self.checkpoints.of_table(table)
+        return await asyncio.to_thread(
+            verify_export, ndjson, keys, root=root or self.root, kept=kept
+        )
 
     async def events(
         self, table: str, *, after: int | None = None, checkpoint: bool = False

@@ -57,6 +57,10 @@ class KeptCheckpoints:
         first)."""
         return self._kept.get(origin)
 
+    def of_table(self, table: str) -> list[Kept]:
+        """The trees kept of ``table``'s log (under any log name)."""
+        return [k for origin, k in self._kept.items() if origin.rsplit("/", 1)[-1] == table]
+
     def keep(self, origin: str, seen: Kept, over: Kept | None) -> bool:
         """Keep ``seen`` (checked against ``over``, the tree kept when the check began)
         if it is larger; False when another check kept a tree meanwhile: check again

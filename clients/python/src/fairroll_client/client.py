@@ -180,8 +180,9 @@ class Fairroll:
 
     def verify(self, table: str, *, root: str | None = None) -> Verified:
         """Export a table and check it here (see :func:`verify_export`), under ``root``
-        or the client's."""
-        return verify_export(self.export(table), self.keys(), root=root or self.root)
+        or the client's, held to the checkpoints this client kept of it."""
+        kept = self.checkpoints.of_table(table)
+        return verify_export(self.export(table), self.keys(), root=root or self.root, kept=kept)
 
     def events(
         self, table: str, *, after: int | None = None, checkpoint: bool = False
