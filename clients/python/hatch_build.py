@@ -5,8 +5,14 @@ service's ``fairroll verify`` and ``POST /v1/verify`` run (``docs/audit.md``, "O
 per language"), not a rewrite of it: this hook copies the core's modules, and every
 module of the service they import, into the wheel as ``fairroll_client/_core/...``,
 their ``fairroll.`` imports rewritten to ``fairroll_client._core.``. The set is closed
-under imports and may import only the standard library, ``msgspec`` and ``cryptography``
-(the client's own dependencies); a core that grows another import fails the build.
+under imports and may import only the standard library, ``msgspec``, ``cryptography``
+and ``lark`` (the client's own dependencies); a core that grows another import fails the
+build, so the web layer and the store (litestar, redis) can never slip into a client.
+
+The mechanics are vendored with the verifier: the client re-resolves each answer's
+outcome from its request and its re-derived dice, and says it in words, with the very
+rules the server rolled with (``fairroll.mechanics``, which brings the rules, the odds
+their declarations name, and ``lark`` for the dice formulas' grammar).
 
 Built from an sdist (no service tree beside it), the copy the sdist carries is used.
 The npm package vendors the JavaScript core the same way (``clients/typescript/scripts/
@@ -34,9 +40,10 @@ ROOTS = (
     "fairroll.audit.merkle",
     "fairroll.chain",
     "fairroll.randomness",
+    "fairroll.mechanics",
 )
 #: Top-level packages the vendored modules may import besides the standard library.
-ALLOWED = frozenset({"msgspec", "cryptography"})
+ALLOWED = frozenset({"msgspec", "cryptography", "lark"})
 PREFIX = "fairroll_client._core"
 _IMPORT = re.compile(r"^(\s*from\s+)fairroll(?=[.\s])", re.MULTILINE)
 

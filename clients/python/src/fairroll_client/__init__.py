@@ -16,6 +16,7 @@ nothing the server says about it.
 from __future__ import annotations
 
 from fairroll_client.aio import AsyncFairroll, AsyncPlayerSession
+from fairroll_client.checkpoints import Kept, KeptCheckpoints
 from fairroll_client.client import Fairroll
 from fairroll_client.errors import (
     FairrollError,
@@ -45,6 +46,8 @@ __all__ = [
     "Event",
     "Fairroll",
     "FairrollError",
+    "Kept",
+    "KeptCheckpoints",
     "NonceRefusedError",
     "PlayerSession",
     "SessionClosedError",

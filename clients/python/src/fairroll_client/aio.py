@@ -15,13 +15,21 @@ sync client's, run on what was fetched; ``TableWitness`` stays sync-only.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Generator
 from dataclasses import asdict
 from typing import Any
 
 import httpx
 
-from fairroll_client.client import formula_body, in_session, refusal, table_body
+from fairroll_client.checkpoints import KeptCheckpoints
+from fairroll_client.client import (
+    formula_body,
+    in_session,
+    kept_checkpoints,
+    refusal,
+    table_body,
+)
 from fairroll_client.errors import FairrollError
 from fairroll_client.events import Event, EventReader
 from fairroll_client.sessions import Call, SessionRolls, SessionState
@@ -36,7 +44,9 @@ class AsyncFairroll:
     Fair by default: a roll without ``seed``, ``dice`` or ``session`` is made in this
     client's own seed session on its table, opened for ``player`` on first use; pass
     ``fair=False`` for a server-drawn seed (fair only if the operator is honest).
-    ``root``: as ``Fairroll`` takes it (without one, answers say NOT VERIFIED)."""
+    ``root`` and ``checkpoints``: as ``Fairroll`` takes them (without a root, answers say
+    NOT VERIFIED; the last checkpoint verified per table is kept, in ``checkpoints`` if
+    it names a file)."""
 
     def __init__(
         self,
@@ -45,6 +55,7 @@ class AsyncFairroll:
         *,
         player: str | None = None,
         root: str | None = None,
+        checkpoints: KeptCheckpoints | str | os.PathLike[str] | None = None,
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -52,6 +63,7 @@ class AsyncFairroll:
         self.write_key = write_key
         self.player = player
         self.root = root
+        self.checkpoints = kept_checkpoints(checkpoints)
         self._timeout = timeout
         self._sessions: dict[str, AsyncPlayerSession] = {}
         self._opening = asyncio.Lock()
@@ -63,7 +75,12 @@ class AsyncFairroll:
     def with_key(self, write_key: str) -> AsyncFairroll:
         """The same server, writing with a table's key (the same player)."""
         return AsyncFairroll(
-            self.base_url, write_key, player=self.player, root=self.root, timeout=self._timeout
+            self.base_url,
+            write_key,
+            player=self.player,
+            root=self.root,
+            checkpoints=self.checkpoints,
+            timeout=self._timeout,
         )
 
     async def session(
@@ -156,9 +173,13 @@ class AsyncFairroll:
         return await self.call("GET", "/v1/keys")  # type: ignore[no-any-return]
 
     async def verify(self, table: str, *, root: str | None = None) -> Verified:
-        """Export a table and check it here (``verify_export``, off the event loop)."""
+        """Export a table and check it here (``verify_export``, off the event loop), held
+        to the checkpoints this client kept of it."""
         ndjson, keys = await asyncio.gather(self.export(table), self.keys())
-        return await asyncio.to_thread(verify_export, ndjson, keys, root=root or self.root)
+        kept = self.checkpoints.of_table(table)
+        return await asyncio.to_thread(
+            verify_export, ndjson, keys, root=root or self.root, kept=kept
+        )
 
     async def events(
         self, table: str, *, after: int | None = None, checkpoint: bool = False
@@ -216,7 +237,7 @@ class AsyncPlayerSession:
 
     def __init__(self, client: AsyncFairroll, state: SessionState) -> None:
         self.client = client
-        self._rolls = SessionRolls(state, client.root)
+        self._rolls = SessionRolls(state, client.root, client.checkpoints)
         self._one_at_a_time = asyncio.Lock()
 
     @classmethod
@@ -227,7 +248,8 @@ class AsyncPlayerSession:
         player: str | None = None,
         length: int | None = None,
     ) -> AsyncPlayerSession:
-        rolls = await run(SessionRolls.open(table, client.root, player, length), client)
+        opening = SessionRolls.open(table, client.root, player, length, client.checkpoints)
+        rolls = await run(opening, client)
         return cls(client, rolls.state)
 
     def state(self) -> SessionState:

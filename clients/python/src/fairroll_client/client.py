@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
+from fairroll_client.checkpoints import KeptCheckpoints
 from fairroll_client.errors import FairrollError
 from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import PlayerSession, SessionState
@@ -32,7 +34,11 @@ class Fairroll:
 
     ``root`` is the root key id the operator gave out of band: an answer is verified
     only under it (its receipt's note signed by a key the root certified); without one
-    each answer's ``checked`` says NOT VERIFIED."""
+    each answer's ``checked`` says NOT VERIFIED.
+
+    The last checkpoint verified per table is kept (``checkpoints``: in memory, or in the
+    file a path names, to hold the server to one history across runs) and every new
+    receipt's note must extend it (``fairroll_client.checkpoints``)."""
 
     def __init__(
         self,
@@ -41,6 +47,7 @@ class Fairroll:
         *,
         player: str | None = None,
         root: str | None = None,
+        checkpoints: KeptCheckpoints | str | os.PathLike[str] | None = None,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -48,6 +55,7 @@ class Fairroll:
         self.write_key = write_key
         self.player = player
         self.root = root
+        self.checkpoints = kept_checkpoints(checkpoints)
         self._sessions: dict[str, PlayerSession] = {}
         headers = {"Authorization": f"Bearer {write_key}"} if write_key else {}
         self._http = httpx.Client(
@@ -61,6 +69,7 @@ class Fairroll:
             write_key,
             player=self.player,
             root=self.root,
+            checkpoints=self.checkpoints,
             timeout=self._http.timeout.read or 30.0,
         )
 
@@ -171,8 +180,9 @@ class Fairroll:
 
     def verify(self, table: str, *, root: str | None = None) -> Verified:
         """Export a table and check it here (see :func:`verify_export`), under ``root``
-        or the client's."""
-        return verify_export(self.export(table), self.keys(), root=root or self.root)
+        or the client's, held to the checkpoints this client kept of it."""
+        kept = self.checkpoints.of_table(table)
+        return verify_export(self.export(table), self.keys(), root=root or self.root, kept=kept)
 
     def events(
         self, table: str, *, after: int | None = None, checkpoint: bool = False
@@ -249,6 +259,14 @@ def formula_body(
         body["dialect"] = dialect
     body.update((k, v) for k, v in (("seed", seed), ("dice", dice), ("session", session)) if v)
     return body
+
+
+def kept_checkpoints(
+    given: KeptCheckpoints | str | os.PathLike[str] | None,
+) -> KeptCheckpoints:
+    """The client's store of checkpoints: the one given (shared, as ``with_key`` shares
+    it), one kept in the file a path names, or one in memory."""
+    return given if isinstance(given, KeptCheckpoints) else KeptCheckpoints(given)
 
 
 def in_session(body: dict[str, Any]) -> bool:

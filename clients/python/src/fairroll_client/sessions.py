@@ -12,7 +12,16 @@ vendored: the checks are the log verifier's, not a rewrite):
   origin; the entry holds the dice, session and source answered and the request sent;
 - it is this player's roll: this session, this client seed, the nonce sent;
 - the link hashes to the link before it (or the anchor this client saw committed), and
-  every die derives from ``link:client_seed:nonce``.
+  every die derives from ``link:client_seed:nonce``;
+- the log's request is the one sent, and its outcome and words are the ones the rules
+  give for those dice: the client re-resolves the request with the server's own
+  mechanics (vendored with the core) and says the outcome in words itself. The words the
+  server sends are its text, not in the log: they are returned only when they are the
+  ones the client derived (a mechanic this client does not know, a server's plug-in, is
+  returned with ``checked`` saying its outcome and words are the server's);
+- the note extends the last one this client verified for the table (``checkpoints``):
+  the same root at the same size, else a consistency proof from the server; a history
+  shown to this player alone is caught at its next roll ("the log forked").
 
 A refusal never lets the server choose: a roll that did not go through is sent again
 with the same nonce, client seed and Idempotency-Key; a 409 naming another nonce is not
@@ -35,6 +44,8 @@ Keep ``state()`` to go on with the same session in another process (``Fairroll.s
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import secrets
 import uuid
@@ -42,11 +53,17 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
+from fairroll_client._core.audit import merkle
 from fairroll_client._core.audit.entry import COMMIT_MECHANIC, RENEW_MECHANIC, jcs
 from fairroll_client._core.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll_client._core.audit.verify.entries import BadEntryError, check_dice
 from fairroll_client._core.audit.verify.sessions import Session, Sessions
 from fairroll_client._core.chain import is_link
+from fairroll_client._core.mechanics import MECHANICS, replay_entry, words_of
+from fairroll_client._core.randomness import committed_seed
+from fairroll_client.checkpoints import Kept, KeptCheckpoints
 from fairroll_client.errors import (
     FairrollError,
     NonceRefusedError,
@@ -116,9 +133,13 @@ class SessionRolls:
     client (``run`` and ``AsyncFairroll`` drive its generators): open, renew, roll, and
     the check of each answer."""
 
-    def __init__(self, state: SessionState, root: str | None) -> None:
+    def __init__(
+        self, state: SessionState, root: str | None, kept: KeptCheckpoints | None = None
+    ) -> None:
         self.state = state
         self.root = root
+        #: The last checkpoint verified per table (the client's, shared by its sessions).
+        self.kept = kept if kept is not None else KeptCheckpoints()
         #: key_id -> base64 public key: certified by ``root`` (all published without one).
         self.keys: dict[str, str] = {}
 
@@ -126,7 +147,12 @@ class SessionRolls:
 
     @classmethod
     def open(
-        cls, table: str, root: str | None, player: str | None, length: int | None
+        cls,
+        table: str,
+        root: str | None,
+        player: str | None,
+        length: int | None,
+        kept: KeptCheckpoints | None = None,
     ) -> Generator[Call, Any, SessionRolls]:
         """Open a session (``POST /v1/tables/{table}/seeds``) and see its anchor committed
         (the commit entry, proven in a note by its receipt) before drawing a client seed."""
@@ -150,6 +176,7 @@ class SessionRolls:
                 last_seq=seq,
             ),
             root,
+            kept,
         )
         entry = yield Call("GET", f"/v1/tables/{table}/entries/{seq}")
         yield from rolls._proven(entry, receipt, made)
@@ -363,8 +390,10 @@ class SessionRolls:
         for name in ("mechanic", "source", "session", "dice", "outcome"):
             if entry.get(name) != answer.get(name):  # JSON equality: 13 is 13.0
                 raise UnfairRollError(f"the answer's {name} is not the log's", answer)
-        if entry.get("source") != "committed" or not _holds(entry, body):
+        if entry.get("source") != "committed":
             raise UnfairRollError("the log holds another roll than the one sent", answer)
+        if not _holds(entry, body):
+            raise UnfairRollError("the log holds another request than the one sent", answer)
         sessions = Sessions(partial=False, reveals={}, dice=_dice, check_now=_dice)
         session = Session(s.anchor, nonce - 1, length=s.length, first=s.first_nonce)
         session.last = s.last_link or s.anchor
@@ -376,9 +405,19 @@ class SessionRolls:
             sessions.committed(entry)
         except BadEntryError as bad:
             raise UnfairRollError(bad.reason, answer) from None
+        # The dice derive from this seed (checked just now): the rules, run here on them,
+        # must give the answer's outcome, and its words.
+        seed = committed_seed(ref["link"], s.client_seed, nonce)
+        known = replayed(entry, seed, answer)
         s.last_link, s.nonce, s.pending = ref["link"], nonce + 1, None
         s.last_seq = max(s.last_seq, receipt["seq"])
-        answer["checked"] = f"verified under root {self.root}" if self.root else NOT_VERIFIED
+        checked = f"verified under root {self.root}" if self.root else NOT_VERIFIED
+        if not known:
+            checked += (
+                f"; its outcome and words are the server's: this client does not know "
+                f"mechanic {entry.get('mechanic')!r} to replay them"
+            )
+        answer["checked"] = checked
 
     def _proven(self, entry: Any, receipt: Mapping[str, Any], said: Any) -> Steps:
         """The receipt proves ``entry`` in a note of this table, signed by a key the
@@ -394,9 +433,53 @@ class SessionRolls:
             published = yield Call("GET", "/v1/keys")
             self.keys = _keys(published, self.root)
         try:
-            verify_receipt(entry, receipt, self.keys, log_name=origin[: -len(s.table) - 1])
+            size, root = verify_receipt(
+                entry, receipt, self.keys, log_name=origin[: -len(s.table) - 1]
+            )
         except (ReceiptError, KeyError, TypeError, ValueError) as bad:
             raise UnfairRollError(f"the receipt does not hold: {bad}", said) from None
+        yield from self._extends(Kept(size, root, str(note)), said)
+
+    def _extends(self, seen: Kept, said: Any) -> Steps:
+        """The note ``seen`` (just verified) and the last one this client verified for the
+        table state one history: the same root at one size, else a consistency proof
+        from the server between them; the larger is kept. Else ``UnfairRollError``, the
+        log forked, with both notes (evidence). Kept by the note's origin (``<log
+        name>/<table>``), what the log signs."""
+        s = self.state
+        origin = seen.note.split("\n", 1)[0]
+        while True:
+            kept = self.kept.get(origin)
+            if kept is not None and kept.size == seen.size:
+                if kept.root != seen.root:
+                    raise UnfairRollError(
+                        f"the log forked: two signed trees of size {seen.size} with two "
+                        "roots, the one this client verified before and this receipt's; "
+                        f"keep both notes (fairroll verify --equivocation A B)\n{kept.note}"
+                        f"\n{seen.note}",
+                        said,
+                    )
+            elif kept is not None:
+                (low, low_root), (high, high_root) = sorted(
+                    ((kept.size, kept.root), (seen.size, seen.root))
+                )
+                proven = yield Call(
+                    "GET",
+                    f"/v1/tables/{s.table}/proofs/consistency",
+                    {"params": {"from": low, "to": high}},
+                )
+                try:
+                    hashes = [base64.b64decode(h, validate=True) for h in proven["proof"]]
+                    merkle.verify_consistency(low, high, low_root, high_root, hashes)
+                except (merkle.ProofError, binascii.Error, KeyError, TypeError) as bad:
+                    raise UnfairRollError(
+                        f"the log forked: the tree of size {seen.size} this receipt's note "
+                        f"states does not extend the one of size {kept.size} this client "
+                        f"verified before ({bad}); keep both notes\n{kept.note}\n{seen.note}",
+                        said,
+                    ) from None
+            if self.kept.keep(origin, seen, kept):
+                return
 
     def _receipt_of(self, entry: Any) -> Generator[Call, Any, dict[str, Any]]:
         """A receipt for a log entry no answer carried: the table's current note and
@@ -442,7 +525,7 @@ class PlayerSession:
 
     def __init__(self, client: Fairroll, state: SessionState) -> None:
         self.client = client
-        self._rolls = SessionRolls(state, client.root)
+        self._rolls = SessionRolls(state, client.root, client.checkpoints)
 
     @classmethod
     def open(
@@ -450,7 +533,8 @@ class PlayerSession:
     ) -> PlayerSession:
         """Start a new hash-chain session on ``table`` (for ``player``, if named; chains of
         ``length`` links, else the server's default)."""
-        rolls: SessionRolls = run(SessionRolls.open(table, client.root, player, length), client)
+        opening = SessionRolls.open(table, client.root, player, length, client.checkpoints)
+        rolls: SessionRolls = run(opening, client)
         return cls(client, rolls.state)
 
     def state(self) -> SessionState:
@@ -469,11 +553,22 @@ class PlayerSession:
 
 
 def _holds(entry: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
-    """The entry's request says what ``body`` asked (the server adds its defaults)."""
+    """The entry's request is the one ``body`` asked, both read as its mechanic reads a
+    request (the server's defaults filled in alike: a field the server added that the
+    player did not send differs); for a mechanic this client does not know, the request
+    holds every field sent."""
     request = entry.get("request")
     if not isinstance(request, dict):
         return False
-    return all(k in request and request[k] == v for k, v in body.items() if k not in _NOT_REQUEST)
+    sent = {k: v for k, v in body.items() if k not in _NOT_REQUEST}
+    mechanic = MECHANICS.get(str(entry.get("mechanic")))
+    if mechanic is None:
+        return all(k in request and request[k] == v for k, v in sent.items())
+    try:
+        kind = mechanic.input_type
+        return bool(msgspec.convert(sent, kind) == msgspec.convert(request, kind))
+    except msgspec.ValidationError:
+        return False
 
 
 def _keys(published: Any, root: str | None) -> dict[str, str]:
@@ -488,3 +583,39 @@ def _keys(published: Any, root: str | None) -> dict[str, str]:
 
 def _dice(entry: dict[str, Any], seed: str | None, *_: Any) -> None:
     check_dice(entry, seed, None, jcs)
+
+
+def replayed(entry: dict[str, Any], seed: str, answer: Any) -> bool:
+    """The rules the server runs (vendored) give, from the request the log holds (the
+    one sent: ``_holds``) and ``seed``, the answer's dice, then its outcome, then its
+    words; else ``UnfairRollError`` naming which differs. False, checking nothing, for a
+    mechanic this client does not know (a server's plug-in)."""
+    mechanic = MECHANICS.get(str(entry.get("mechanic")))
+    if mechanic is None:
+        return False
+    try:
+        dice, outcome = replay_entry(entry, seed)
+    except (ValueError, KeyError, TypeError, msgspec.ValidationError) as bad:
+        raise UnfairRollError(f"the request does not replay: {bad}", answer) from None
+    # Against the log's entry, whose JSON is canonical (the answer, held equal to it as JSON
+    # already, may spell an integer 13.0).
+    if not _same(dice, entry.get("dice")):
+        raise UnfairRollError("the answer's dice are not the ones its request rolls", answer)
+    if not _same(outcome, entry.get("outcome")):
+        raise UnfairRollError(
+            "the answer's outcome is not the one the rules give for its dice", answer
+        )
+    words = msgspec.to_builtins(words_of(mechanic.name, entry["request"], outcome))
+    if not _same(words, answer.get("words")):
+        raise UnfairRollError(
+            "the answer's words are not the ones its outcome says (the server's text)", answer
+        )
+    return True
+
+
+def _same(ours: Any, theirs: Any) -> bool:
+    """One JSON value, byte for byte (RFC 8785): ``True`` is not ``1``."""
+    try:
+        return jcs(ours) == jcs(theirs)
+    except (ValueError, TypeError):
+        return False
