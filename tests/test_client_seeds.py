@@ -6,8 +6,8 @@ operator could choose (a d20 forced to 1 passes every check). So the append refu
 committed roll whose client seed a roll of the table used at a seq before the entry that
 committed the roll's chain (its ``session.commit``, or the ``session.renew`` of its
 current chain): 422 naming ``session.client_seed``, no nonce taken. It refuses too a roll
-whose client seed a roll used on another chain, wherever the chains stand (shared
-decision 5: a server holding a pool of committed chains could pick the one that grinds a
+whose client seed a roll used on another chain, wherever the chains stand (docs/audit.md
+row 21: a server holding a pool of committed chains could pick the one that grinds a
 seed it already saw). A client that draws a new client seed once it sees each chain's
 anchor is never refused. Real redis-server,
 real HTTP; ``docs/randomness.md``'s curl walk-through is run as written."""

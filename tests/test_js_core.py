@@ -140,7 +140,7 @@ def test_verify_js_gives_the_clis_verdict_first_bad_seq_and_phrase(
 
 
 def test_a_reused_client_seed_verifies_but_is_not_fair() -> None:
-    """Shared decision 1: a log that rolls Roth's second chain with the client seed the log
+    """docs/audit.md, row 13: a log that rolls Roth's second chain with the client seed the log
     showed before that chain was committed: ok, and not fair (the good log draws a new
     client seed per chain: nothing not fair)."""
     reused, good = run_node(

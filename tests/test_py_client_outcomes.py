@@ -1,5 +1,5 @@
 """The Python client replays every answer's outcome and words, and holds the server to
-one history (issue 38; shared decisions 6 and 7).
+one history (issue 38; docs/audit.md, rows 22 and 23).
 
 An answer's ``words`` are the server's text, not in the log, and a receipt proves its
 entry only in *a* tree signed under the root: an operator holding the key could answer
@@ -322,7 +322,7 @@ def forked_before_the_roll(fc: ModuleType, server: LiveServer, **options: Any) -
 def test_a_fork_shown_to_one_player_is_caught_at_its_next_roll(
     fc: ModuleType, live_server: LiveServer
 ) -> None:
-    """Shared decision 7: the next receipt, of the public tree, does not extend the note
+    """docs/audit.md, row 23: the next receipt, of the public tree, does not extend the note
     the player kept. The old client kept no note and returned the next roll as fair."""
     dice = forked_before_the_roll(fc, live_server)
     with pytest.raises(fc.UnfairRollError, match="the log forked") as raised:

@@ -419,7 +419,7 @@ def test_verify_js_refuses_a_kept_checkpoint_inside_a_lost_range(tmp_path: Path)
 
 
 def test_a_client_seed_on_a_second_chain_is_not_fair_in_verify_js(tmp_path: Path) -> None:
-    """Shared decision 5: a client seed belongs to one chain. The vectors' log reordered:
+    """docs/audit.md, row 21: a client seed belongs to one chain. The vectors' log reordered:
     the hash chain is committed, rolled once with client seed X, then the commit-reveal
     session (committed before X was seen, so rule 1 does not apply) rolls with X too: it
     verifies, but is not fair, naming the first use (the old core said fair)."""
@@ -448,7 +448,7 @@ def test_a_client_seed_on_a_second_chain_is_not_fair_in_verify_js(tmp_path: Path
 def test_the_live_path_keeps_a_checkpoint_and_hands_back_words_apart(
     live_server: Any, table: str
 ) -> None:
-    """Shared decisions 6 and 7 in the live path of the JavaScript core (the page's and
+    """docs/audit.md, rows 22 and 23, in the live path of the JavaScript core (the page's and
     the npm client's): a roll's answer hands back what was checked (the log's dice and
     outcome) apart from the server's words; the session keeps the last checkpoint it
     verified, and a receipt whose note is not consistent with it (a forked tree shown to

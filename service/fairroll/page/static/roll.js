@@ -193,7 +193,7 @@ export async function startRollPanel({ table, onRolled, trust }) {
     }
   }
 
-  // Shared decision 6: what was checked (the log's dice, re-derived here, and its outcome
+  // docs/audit.md, row 22: what was checked (the log's dice, re-derived here, and its outcome
   // as the log holds it) under the check mark; the words apart, as the server's: no entry
   // carries them and nothing here checked them.
   function showRolled(answer, session) {

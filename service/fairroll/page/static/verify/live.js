@@ -1,4 +1,4 @@
-// Live checks (shared decisions 2, 3, 4, 6 and 7): a player's roll in its own hash-chain
+// Live checks (docs/audit.md, rows 20, 22 and 23): a player's roll in its own hash-chain
 // seed session, checked before it is shown or returned, by the page and the npm client
 // alike. `call(method, path, body?, headers?)` answers [status, JSON]; `keys` are the
 // signing keys certified under the pinned root (trustedKeys); `s` is the session as the
@@ -123,7 +123,7 @@ export function keptCheckpoint(s) {
   return both.length ? both.reduce((a, b) => (b.size > a.size ? b : a)) : null;
 }
 
-/** Shared decision 7: a receipt's note must be consistent with the last checkpoint this
+/** docs/audit.md, row 23: a receipt's note must be consistent with the last checkpoint this
  * client verified for the table (a consistency proof from the server between the two
  * sizes, whichever is larger; one root for one size), so a forked tree shown to one
  * player is caught at its next roll; the larger becomes the one kept. `call` null: only
@@ -198,7 +198,7 @@ async function answerOf(call, s, entry, words) {
 const CLOSED = /revealed|spent|used up|closed/;
 
 /** Roll `body` at the session's next nonce and check the answer; returns it. A refusal
- * never lets the operator choose (shared decision 2): a 409 naming another nonce makes
+ * never lets the operator choose (docs/audit.md, row 20): a 409 naming another nonce makes
  * the client read the log for its own roll at the nonce it sent (the answer, checked, if
  * it holds this client's client seed and request; else UnfairRollError), or send the same
  * roll again (same nonce, client seed and Idempotency-Key) a few times before saying the
@@ -269,7 +269,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     made.verdict = trusting(keys)
       ? { verified: true, fair: true, reason: null }
       : { verified: false, fair: false, reason: NOT_VERIFIED };
-    // Shared decision 6: the checked part is the log's entry (its dice re-derived, its
+    // docs/audit.md, row 22: the checked part is the log's entry (its dice re-derived, its
     // outcome as the log holds it); the words are the server's text about it, in no entry
     // and checked by nobody here, so they are handed back apart and named so.
     made.checked = { seq: made.receipt.seq, mechanic: made.mechanic, dice: made.dice, outcome: made.outcome };

@@ -172,7 +172,7 @@ export class Sessions {
     this.v1Nonces.add(at);
   }
 
-  /** Shared decisions 1 and 5: a client seed the log showed before the chain (or server
+  /** docs/audit.md, rows 13 and 21: a client seed the log showed before the chain (or server
    * seed) this roll is on was committed (the server knew it when it drew that chain, and
    * could have drawn again until it liked the dice), or one a roll used on another chain
    * (a server holding more than one committed chain could pick the one that grinds it).
