@@ -175,14 +175,15 @@ def test_the_readme_plugin_type_checks_under_strict_tsc(project: Project) -> Non
     """The snippet as a TypeScript user's editor reads it: tsc --strict over the JS."""
     script = project.folder / "plugin-typed.mjs"
     script.write_text(snippets()["plugin.mjs"])
-    tools = CLIENTS / "typescript" / "node_modules"
-    project.run(
-        tools / ".bin" / "tsc",
-        *("--strict", "--allowJs", "--checkJs", "--noEmit", "--skipLibCheck"),
-        *("--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"),
-        *("--types", "node", "--typeRoots", tools / "@types"),
-        script,
-    )
+    with typescript_client_lock() as folder:  # another worker's npm ci may be rewriting it
+        tools = folder / "node_modules"
+        project.run(
+            tools / ".bin" / "tsc",
+            *("--strict", "--allowJs", "--checkJs", "--noEmit", "--skipLibCheck"),
+            *("--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"),
+            *("--types", "node", "--typeRoots", tools / "@types"),
+            script,
+        )
 
 
 def test_the_readme_plugin_runs_in_python(project: Project, live_server: LiveServer) -> None:
