@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fairroll.mechanics import tribute as tribute_mechanic
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError, tribute
 from fairroll.rules.tribute import OUTCOME_ORDER, all_choices, best_choice, resolve_test
@@ -32,6 +33,32 @@ def test_plus_five_on_d6_revised_gets_it_with_no_waste() -> None:
     chosen = outcome.actor.chosen
     assert (chosen.focus, chosen.burden, chosen.result) == (6, 1, 5)
     assert (outcome.outcome, chosen.profit, chosen.waste) == ("match", 0, 0)
+
+
+def test_reported_result_adds_the_rank_to_the_test() -> None:
+    # "Add the final value of your test to your appropriate Attribute's Rank. Compare the
+    #  result to your opposition's Result." The issue's case: rank 1, FOCUS 4, BURDEN 2
+    #  against an opponent's 5 - 3 plus its Rank.
+    test = a_test(rank=1, opponent=tribute.Opponent(rank=0))
+    outcome = resolve_test(
+        test, supplied(focus=[4], burden=[2], opponent_focus=[5], opponent_burden=[3])
+    )
+    chosen = outcome.actor.chosen
+    assert (chosen.test, chosen.result) == (2, 3)
+    assert (outcome.outcome, outcome.opposition_result) == ("win", 2)
+    words = tribute_mechanic.read_test(test, outcome).text
+    assert words == "Win with no Profit or Waste (+3 against +2; rank 1, dice +2)"
+
+
+def test_reported_result_holds_a_negative_rank() -> None:
+    # "Add the final value of your test to your appropriate Attribute's Rank." At rank -50 a
+    # +5 test is a Result of -45, and so it is reported and said.
+    test = a_test(rank=-50, difficulty=-45)
+    outcome = resolve_test(test, supplied(focus=[6], burden=[1]))
+    assert (outcome.actor.chosen.test, outcome.actor.chosen.result) == (5, -45)
+    assert outcome.outcome == "match"
+    words = tribute_mechanic.read_test(test, outcome).text
+    assert words == "Match with no Profit or Waste (-45 against -45; rank -50, dice +5)"
 
 
 def test_plus_five_on_d6_classic_gets_automatic_profit() -> None:
@@ -293,13 +320,16 @@ opposed = st.builds(
 @given(opposed, st.text(min_size=1, max_size=12))
 def test_opposed_outcome_is_the_comparison_of_final_results(test: tribute.Test, seed: str) -> None:
     outcome = resolve_test(test, SeededDice(seed))
-    a = test.rank + outcome.actor.chosen.result
+    a = outcome.actor.chosen.result
     o = outcome.opposition_result
     expected = "win" if a > o else "match" if a == o else "fail"
     assert outcome.outcome == expected
     assert outcome.opposition is not None
-    # Result identity on both sides.
-    assert outcome.actor.chosen.result == outcome.actor.chosen.focus - outcome.actor.chosen.burden
+    # Result identity on both sides: the dice make the test, the Rank is added to it.
+    for side in (outcome.actor, outcome.opposition):
+        assert side.chosen.test == side.chosen.focus - side.chosen.burden
+        assert side.chosen.result == side.rank + side.chosen.test
+    assert outcome.opposition.chosen.result == o
     assert outcome.actor.chosen.focus in outcome.actor.focus_dice
     assert outcome.actor.chosen.burden in outcome.actor.burden_dice
     assert resolve_test(test, SeededDice(seed)) == outcome  # replay

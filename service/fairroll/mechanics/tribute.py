@@ -67,9 +67,12 @@ def read_test(test: tribute.Test, outcome: tribute.TestOutcome) -> Words:
         f"{n} {word}" for n, word in ((chosen.profit, "Profit"), (chosen.waste, "Waste")) if n
     ]
     counted = " and ".join(extras) if extras else "no Profit or Waste"
+    # "Add the final value of your test to your appropriate Attribute's Rank. Compare the
+    # result to your opposition's Result.": both numbers compared hold a Rank.
     text = (
         f"{_OUTCOME[outcome.outcome]} with {counted} "
-        f"({_signed(chosen.result)} against {_signed(outcome.opposition_result)})"
+        f"({_signed(chosen.result)} against {_signed(outcome.opposition_result)}; "
+        f"rank {test.rank}, dice {_signed(chosen.test)})"
     )
     # "When you Win, only you apply your Effect, and when you Match, both parties get to
     # apply their Effects": a Match succeeds in part.
