@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from enumerate_dice import every_outcome
+from fairroll.mechanics.fast_battle import CHARACTER, LEVEL_UP
 from fairroll.odds.fast_battle import (
     battle_odds,
     character_odds,
@@ -22,6 +23,7 @@ from fairroll.odds.fast_battle import (
 from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules import fast_battle as fb
+from fairroll.rules.fast_battle import catalogue
 from fairroll.rules.fast_battle.items import Armor, Weapon
 
 H, T = 2, 1  # heads, tails
@@ -56,24 +58,29 @@ def test_zippy_the_mean_is_a_valid_sheet() -> None:
 def test_bonus_heads_are_placed_in_order_and_hp_flips_follow_st() -> None:
     # "flips three coins and may assign as many more points as the number of heads"; "5
     #  hit-points; ... one coin for each point of ST"
-    new = fb.NewCharacter(name="Bruiser", allocation=fb.Allocation(st=6), bonus=["st", "st", "qk"])
+    new = fb.NewCharacter(
+        name="Bruiser",
+        allocation=fb.Allocation(st=6),
+        bonus=["st", "st", "qk"],
+        buy=["Standard Issue Dagger"],
+    )
     dice = SeededDice("bruiser")
     outcome = fb.resolve_new_character(new, dice)
     heads = outcome.bonus_heads
     assert outcome.character.st == 6 + min(heads, 2)
     assert len(outcome.hp_flips) == outcome.character.st
     assert outcome.character.max_hp == 5 + outcome.hp_heads
-    assert outcome.gold == 5
+    assert outcome.gold == 4
 
 
 @pytest.mark.parametrize(
     ("fields", "field"),
     [
         ({"allocation": fb.Allocation(st=5)}, "allocation"),
-        ({"buy": ["Great Axe", "Chain Mail"]}, "buy"),
+        ({"buy": ["Standard Issue Sword", "Potion of Cure Serious Wounds", "Spark"]}, "buy"),
         ({"buy": ["Vorpal Blade"]}, "buy[0]"),
         ({"buy": ["Standard Issue Sword", "Standard Issue Dagger"]}, "buy[1]"),
-        ({"buy": ["Great Axe"]}, "buy.weapon"),
+        ({"buy": ["Standard Issue Mace"]}, "buy.weapon"),
     ],
 )
 def test_character_creation_rule_errors(fields: dict[str, Any], field: str) -> None:
@@ -89,6 +96,43 @@ def test_character_creation_rule_errors(fields: dict[str, Any], field: str) -> N
     assert error.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("buy", "field"),
+    [
+        (["Great Axe"], "buy[0]"),
+        (["Rapier"], "buy[0]"),
+        (["Standard Issue Sword", "Chain Mail"], "buy[1]"),
+        (["Standard Issue Sword", "Leather Jerkin"], "buy[1]"),
+        (["Light Robe", "Potion of Cure Light Wounds"], "buy"),
+        ([], "buy"),
+    ],
+)
+def test_new_character_buys_a_standard_issue_weapon_and_maybe_armour(
+    buy: list[str], field: str
+) -> None:
+    # "Having done that, the player buys any standard issue weapon and, if desired, a
+    #  standard issue armor": a weapon is bought, both are standard issue, the armour is
+    #  optional. Refused before any coin, so the character's odds refuse it too.
+    new = fb.NewCharacter(name="X", allocation=fb.Allocation(st=6), bonus=["st"] * 3, buy=buy)
+    with pytest.raises(RuleError) as error:
+        fb.resolve_new_character(new, SuppliedDice({}))
+    assert error.value.field == field
+    with pytest.raises(RuleError):
+        CHARACTER.odds_of(new)
+
+
+def test_store_marks_standard_issue_from_the_seeds_lists() -> None:
+    # The seed's sample new character: "Weapons: Standard Issue Sword (AF: 2) Armor: Light
+    # Robe (FRW: 1 FRM: 1 QK: 0 MA: 0)"; only fairroll's own "Standard Issue" weapons join.
+    weapons = {w.name for w in catalogue.WEAPONS.values() if w.standard_issue}
+    armours = {a.name for a in catalogue.ARMORS.values() if a.standard_issue}
+    assert weapons == {"Standard Issue Sword", "Standard Issue Dagger", "Standard Issue Mace"}
+    assert armours == {"Light Robe"}
+    assert all(
+        w.name.startswith("Standard Issue") == w.standard_issue for w in catalogue.WEAPONS.values()
+    )
+
+
 # --- items ------------------------------------------------------------------------------
 
 
@@ -102,8 +146,10 @@ def test_armour_penalties_reduce_effective_qk_and_ma() -> None:
     #  reduces MA."
     scores = fb.effective(fighter(armor="Chain Mail"))
     assert (scores.qk, scores.ma, scores.frw, scores.frm) == (2, 1, 3, 0)
-    floor = fb.effective(fighter(qk=0, ma=0, armor="Chain Mail"))
-    assert (floor.qk, floor.ma) == (0, 0)
+    # The text sets no floor: a slow fighter in chain mail is slower still, and acts after
+    # an unarmoured fighter of QK 0.
+    slowed = fb.effective(fighter(qk=0, ma=0, armor="Chain Mail"))
+    assert (slowed.qk, slowed.ma) == (-1, -2)
 
 
 def test_inline_items_work_like_store_items() -> None:
@@ -231,9 +277,29 @@ def test_potions_never_take_a_sheet_past_its_limits(
     }
     hero = msgspec.to_builtins(fighter(qk=score, max_hp=max_hp))
     drink = msgspec.convert({"fighter": hero, "potion": potion}, fb.Quaff)
-    outcome = fb.quaff(drink)
+    before = {"st": 3, "qk": score, "ma": 3, "mr": 1, "hp": max_hp}[attribute]
+    try:
+        outcome = fb.quaff(drink)
+    except RuleError as error:
+        # Refused, never cut short: only a boost that would pass the limit.
+        assert error.field == "potion"
+        assert before + amount > (fb.MAX_HP if attribute == "hp" else fb.MAX_SCORE)
+        return
     msgspec.convert(msgspec.to_builtins(outcome.fighter), fb.Fighter)  # within every limit
-    assert outcome.hp_after <= fb.MAX_HP
+    after = outcome.hp_after if attribute == "hp" else getattr(outcome.fighter, attribute)
+    assert after == before + amount  # all of the boost
+
+
+def test_potion_of_strength_gives_its_two_points_or_is_refused() -> None:
+    # "they can increase your ST, QK, MA, MR, or HP": a Potion of Strength (+2, fairroll's
+    # store) on ST 98 would give 100, past fairroll's own limit of 99, so it is refused
+    # naming the limit; it never quietly gives 99.
+    strong = fb.Quaff(fighter=fighter(st=97), potion="Potion of Strength")
+    assert fb.quaff(strong).fighter.st == 99
+    with pytest.raises(RuleError) as refused:
+        fb.quaff(fb.Quaff(fighter=fighter(st=98), potion="Potion of Strength"))
+    assert refused.value.field == "potion"
+    assert "100" in str(refused.value) and "99, fairroll's limit" in str(refused.value)
 
 
 # --- rewards and levels -----------------------------------------------------------------
@@ -256,9 +322,37 @@ def test_level_4_beats_level_3_follows_the_examples_arithmetic() -> None:
 
 
 @given(st.integers(1, 100), st.integers(1, 100))
-def test_rewards_are_never_negative(winner: int, loser: int) -> None:
+def test_rewards_are_the_formula_with_no_floor(winner: int, loser: int) -> None:
     reward = fb.rewards(winner_level=winner, loser_level=loser)
-    assert reward.winner_gold >= 0 and reward.loser_gold >= 0
+    higher, lower = max(0, loser - winner), max(0, winner - loser)
+    assert reward.winner_gold == 5 * winner + 5 * higher - 3 * lower
+    assert reward.loser_gold == 5 * ((loser + 1) // 2) - 3 * higher + 3 * lower
+    assert reward.winner_gold > 0  # 2 x winner + 3 x loser at the least
+
+
+def test_loser_far_above_the_winner_gets_the_formulas_negative_gold() -> None:
+    # "The loser receives five gold for half of his levels (rounded up), with 3 gold
+    #  subtracted for each level lower that his opponent was." A level 10 loser beaten by a
+    #  level 1 fighter: 5 x 5 - 3 x 9 = -2, recorded as the rule gives it (not 0).
+    assert fb.rewards(winner_level=1, loser_level=10).loser_gold == -2
+
+
+def test_level_up_gives_three_hp_or_is_refused_at_the_limit() -> None:
+    # "At each new level the character gains 3 more HP and flips equal to his ST to get
+    #  extra HP." At 999 max HP (fairroll's own limit) the level-up is refused naming the
+    #  limit, before a coin; it never records 999 again.
+    sheet = fb.Sheet(name="Big", st=3, qk=1, in_=1, ma=1, mr=1, max_hp=999, xp="3")
+    with pytest.raises(RuleError) as refused:
+        fb.resolve_level_up(fb.LevelUp(character=sheet, assign=["qk"]), SuppliedDice({}))
+    assert refused.value.field == "character.max_hp"
+    assert "1005" in str(refused.value) and "999, fairroll's limit" in str(refused.value)
+    with pytest.raises(RuleError):
+        LEVEL_UP.odds_of(fb.LevelUp(character=sheet, assign=["qk"]))
+    fits = msgspec.structs.replace(sheet, max_hp=993)
+    dice = SuppliedDice({"hp": [H, H, H]})
+    assert (
+        fb.resolve_level_up(fb.LevelUp(character=fits, assign=["qk"]), dice).character.max_hp == 999
+    )
 
 
 def test_level_up_at_three_xp_carries_the_remainder() -> None:
@@ -296,9 +390,10 @@ def test_level_ups_stay_within_the_sheet_or_are_refused(in_: int, st_: int, xp_g
             fb.LevelUp(character=sheet, xp_gained=xp_gained, assign=assign), SeededDice("up")
         )
     except RuleError as error:
-        assert error.field in ("xp_gained", "assign")
+        assert error.field in ("xp_gained", "assign", "character.max_hp")
         return
     msgspec.convert(msgspec.to_builtins(outcome.character), fb.Sheet)  # within every limit
+    assert outcome.character.max_hp == 990 + sum(level.hp_gained for level in outcome.levels)
 
 
 # --- battles ----------------------------------------------------------------------------
@@ -482,7 +577,10 @@ def test_character_odds_are_exact_against_every_flip_sequence(
     st_points: int, bonus: list[Any]
 ) -> None:
     new = fb.NewCharacter(
-        name="New", allocation=fb.Allocation(st=st_points, qk=6 - st_points), bonus=bonus
+        name="New",
+        allocation=fb.Allocation(st=st_points, qk=6 - st_points),
+        bonus=bonus,
+        buy=["Standard Issue Dagger"],
     )
 
     def flips(dice: Any) -> tuple[int, int]:
@@ -514,6 +612,10 @@ def test_level_up_odds_are_exact_against_every_flip_sequence(
     sheet = fb.Sheet(name="L", st=st_score, qk=1, in_=1, ma=1, mr=1, max_hp=max_hp, xp=xp)
     plan_levels = (int(float(xp) * 2) + int(float(gained) * 2)) // 6
     level_up = fb.LevelUp(character=sheet, xp_gained=gained, assign=["st"] * plan_levels)
+    if max_hp + sum(3 + st_score + n for n in range(1, plan_levels + 1)) > fb.MAX_HP:
+        with pytest.raises(RuleError):
+            level_up_odds(level_up)
+        return
     truth = every_outcome(lambda dice: fb.resolve_level_up(level_up, dice).character.max_hp)
     odds = level_up_odds(level_up)
     assert odds.levels_gained == plan_levels

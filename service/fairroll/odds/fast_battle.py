@@ -26,7 +26,6 @@ import msgspec
 
 from fairroll.randomness import SeededDice
 from fairroll.rules.fast_battle import (
-    MAX_HP,
     Attack,
     Battle,
     Combatant,
@@ -333,22 +332,12 @@ def character_odds(new: NewCharacter) -> CharacterOdds:
 
 def level_up_odds(level_up: LevelUp) -> LevelUpOdds:
     """Each new level adds 3 + Bin(ST at that level) HP; the flips of all levels together
-    are Bin(sum of those STs), and capping each level at the HP limit is capping the sum."""
+    are Bin(sum of those STs). A level-up whose flips could pass the HP limit is refused
+    by ``plan_level_up``, so no outcome is capped."""
     plan = plan_level_up(level_up)
     flips = sum(st for _, _, _, st in plan.levels)
     base = plan.character.max_hp + 3 * len(plan.levels)
-    # Integer counts, and only below the cap: the capped tail is what the rest leaves,
-    # so 99 levels of ST 99 (9,801 flips) cost about a thousand big-integer steps.
-    counts: dict[int, int] = {}
-    below = 0
-    for heads, ways in enumerate(_ways(flips)):
-        if base + heads >= MAX_HP:
-            break
-        counts[base + heads] = ways
-        below += ways
-    if below < 2**flips:
-        counts[MAX_HP] = 2**flips - below
-    max_hp = {hp: _dyadic(n, flips) for hp, n in counts.items()}
+    max_hp = {base + heads: _dyadic(ways, flips) for heads, ways in enumerate(_ways(flips))}
     return LevelUpOdds(levels_gained=len(plan.levels), max_hp=max_hp)
 
 

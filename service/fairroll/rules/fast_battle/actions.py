@@ -208,7 +208,15 @@ def quaff(drink: Quaff) -> QuaffOutcome:
     effect = potion.effect
     if isinstance(effect, Boost) and effect.attribute != "hp":
         attribute = effect.attribute
-        boosted = min(MAX_SCORE, getattr(fighter, attribute) + effect.amount)
+        boosted = getattr(fighter, attribute) + effect.amount
+        # "can increase your ST, QK, MA, MR, or HP" by the potion's amount: all of it, or a
+        # refusal naming fairroll's limit, never a part.
+        if boosted > MAX_SCORE:
+            raise RuleError(
+                f"{potion.name} would raise {attribute.upper()} to {boosted}, past "
+                f"{MAX_SCORE}, fairroll's limit on a score (the rules set none)",
+                field="potion",
+            )
         fighter = msgspec.structs.replace(fighter, **{attribute: boosted})
     return QuaffOutcome(
         potion=potion.name,
@@ -219,11 +227,18 @@ def quaff(drink: Quaff) -> QuaffOutcome:
 
 
 def quaffed_hp(potion: Potion, hp: int, max_hp: int) -> int:
-    """HP after drinking: heals stop at the maximum; an HP boost goes above it, up to the
-    sheet's limit (``MAX_HP``)."""
+    """HP after drinking: heals stop at the maximum (healing restores what was lost); an
+    HP boost goes above it, all of it, and one that would pass the sheet's limit
+    (``MAX_HP``, fairroll's) is refused."""
     effect = potion.effect
     if isinstance(effect, Heal):
         return min(max_hp, hp + effect.amount)
     if isinstance(effect, Boost) and effect.attribute == "hp":
-        return min(MAX_HP, hp + effect.amount)
+        if hp + effect.amount > MAX_HP:
+            raise RuleError(
+                f"{potion.name} would raise HP to {hp + effect.amount}, past {MAX_HP}, "
+                "fairroll's limit on a sheet (the rules set none)",
+                field="potion",
+            )
+        return hp + effect.amount
     return hp

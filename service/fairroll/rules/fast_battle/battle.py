@@ -111,9 +111,11 @@ def rewards(*, winner_level: int, loser_level: int) -> Rewards:
     # level lower that his opponent was" and "an extra 3 gold for each level's difference"
     # when the loser is lower.
     loser_gold = 5 * ((loser_level + 1) // 2) - 3 * higher + 3 * lower
+    # The text sets no floor: a high-level loser beaten far below his level gets a negative
+    # number (he pays), recorded as the rule gives it.
     return Rewards(
-        winner_gold=max(0, winner_gold),
-        loser_gold=max(0, loser_gold),
+        winner_gold=winner_gold,
+        loser_gold=loser_gold,
         winner_xp=xp_text(2 + higher),  # "1 XP plus .5 XP for each level higher"
         loser_xp="0",
     )

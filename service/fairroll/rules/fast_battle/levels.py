@@ -86,6 +86,17 @@ def plan_level_up(level_up: LevelUp) -> LevelPlan:
                     field="assign",
                 )
         levels.append((level, points, assigned, scores["st"]))
+    # "At each new level the character gains 3 more HP and flips equal to his ST": every
+    # outcome of those flips must fit the sheet's limit, which is fairroll's, not the
+    # rules'; a level-up that could pass it is refused before a coin, never cut short.
+    most = sheet.max_hp + sum(3 + st for _, _, _, st in levels)
+    if most > MAX_HP:
+        raise RuleError(
+            f"the level-up could bring {sheet.name}'s max HP to {most} (3 a level plus a "
+            f"flip per ST), past {MAX_HP}, fairroll's limit on a sheet (the rules set none; "
+            "it bounds a battle's odds)",
+            field="character.max_hp",
+        )
     if queue:
         raise RuleError(
             f"{len(queue)} assignments are left over: the levels gained bring "
@@ -112,8 +123,7 @@ def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
     gained: list[LevelGained] = []
     for level, points, assigned, st in plan.levels:
         flips, heads = _flip(dice, "hp", st)
-        # Gains are never negative, so capping each level is capping the total.
-        max_hp = min(MAX_HP, max_hp + 3 + heads)
+        max_hp += 3 + heads
         gained.append(
             LevelGained(
                 level=level, points=points, assigned=assigned, hp_flips=flips, hp_gained=3 + heads

@@ -85,7 +85,7 @@ class Fighter(Sheet, frozen=True, kw_only=True, forbid_unknown_fields=True):
 
 
 class Effective(msgspec.Struct, frozen=True, kw_only=True):
-    """Scores in battle: armour penalties and items applied (never below 0)."""
+    """Scores in battle: armour penalties and items applied (below 0 if the armour says so)."""
 
     st: int
     qk: int
@@ -112,8 +112,9 @@ def effective(fighter: Fighter, at: str = "") -> Effective:
     ma = fighter.ma - (armor.ma_penalty if armor else 0) + sum(t.ma_bonus for t in trinkets)
     scores = Effective(
         st=fighter.st,
-        qk=max(0, qk),
-        ma=max(0, ma),
+        # "a number by which is reduces QK": the text sets no floor, so none is put.
+        qk=qk,
+        ma=ma,
         mr=fighter.mr + sum(t.mr_bonus for t in trinkets),
         frw=(armor.frw if armor else 0) + sum(t.frw_bonus for t in trinkets),
         frm=(armor.frm if armor else 0) + sum(t.frm_bonus for t in trinkets),
