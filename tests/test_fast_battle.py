@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import random
 from fractions import Fraction
 from typing import Any
 
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from enumerate_dice import every_outcome
 from fairroll.mechanics.fast_battle import CHARACTER, LEVEL_UP
+from fairroll.odds import fast_battle_estimate as estimate
 from fairroll.odds.fast_battle import (
     battle_odds,
     character_odds,
@@ -24,7 +27,7 @@ from fairroll.randomness import SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules import fast_battle as fb
 from fairroll.rules.fast_battle import catalogue
-from fairroll.rules.fast_battle.items import Armor, Weapon
+from fairroll.rules.fast_battle.items import Armor, Spell, Trinket, Weapon
 
 H, T = 2, 1  # heads, tails
 
@@ -499,18 +502,139 @@ def test_battle_odds_are_exact_against_every_flip_sequence(turns: int) -> None:
     )
 
 
-def test_large_battles_are_estimated_with_error_and_seed() -> None:
+def test_large_battles_are_estimated_with_interval_and_seed() -> None:
     big = fb.Battle(
         fighters=[
             combatant("A", max_hp=400, weapon="Standard Issue Sword"),
             combatant("B", max_hp=400, weapon="Standard Issue Sword"),
+            combatant("C", max_hp=400, weapon="Standard Issue Sword"),
         ],
         max_turns=20,
     )
     odds = battle_odds(big)
     assert not odds.exact
-    assert odds.battles and odds.standard_error is not None and odds.seed
+    assert odds.battles and odds.standard_error and odds.seed and odds.intervals
     assert odds.turn_cap == 1  # 400 HP cannot fall in 20 turns of at most 2 damage
+
+
+def heavy_duel(af: int) -> fb.Battle:
+    """The heaviest kind of battle: 999 HP each, 500 turns, about even, often capped."""
+    weapon = Weapon(name="W", af=af)
+    return fb.Battle(
+        fighters=[combatant(n, max_hp=999, weapon=weapon) for n in ("A", "B")], max_turns=500
+    )
+
+
+def test_battle_estimate_is_the_same_for_the_same_request_and_within_two_points() -> None:
+    # The issue: the same request gave 4/11, 9/23, 6/19 on three calls. Now the coins are
+    # seeded from the request and the count of battles never reads a clock; every outcome's
+    # 95 % interval is within 2 points.
+    battle = heavy_duel(8)
+    first = battle_odds(battle)
+    assert not first.exact
+    assert battle_odds(msgspec.convert(msgspec.to_builtins(battle), fb.Battle)) == first
+    assert first.battles == estimate.MAX_BATTLES - 1  # rounds of 100; 2,400 already do
+    assert first.intervals is not None and len(first.intervals) == 3
+    for chance, (low, high) in zip([*first.wins, first.turn_cap], first.intervals, strict=True):
+        assert low <= chance <= high
+        assert max(high - chance, chance - low) <= estimate.PRECISION
+    other = battle_odds(heavy_duel(9))
+    assert other.seed != first.seed
+
+
+def test_battle_estimate_holds_the_exact_answer_in_its_interval() -> None:
+    # The same battle solved both ways: the estimate's interval holds the exact chance.
+    battle = small_duel(5)
+    exact = battle_odds(battle)
+    counted = estimate.estimate_battle(battle)
+    truths = [exact.first_wins, exact.second_wins, exact.turn_cap]
+    for truth, (low, high) in zip(truths, counted.intervals, strict=True):
+        assert low <= truth <= high
+
+
+fighters_in_battle = st.builds(
+    lambda name, hp, af, frw, frm, mr, ma, qk, heal, cast: combatant(
+        name,
+        qk=qk,
+        ma=ma,
+        mr=mr,
+        max_hp=hp,
+        weapon=Weapon(name="W", af=af),
+        armor=Armor(name="A", frw=frw, frm=frm),
+        potions=["Potion of Cure Light Wounds"] * heal,
+        spells=["Spark"],
+        tactic=fb.Tactic(heal_below=2 if heal else None, cast_spell="Spark" if cast else None),
+    ),
+    st.just(""),
+    st.integers(1, 8),
+    st.integers(0, 3),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.integers(0, 2),
+    st.booleans(),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(fighters_in_battle, min_size=2, max_size=6),
+    st.integers(1, 60),
+    st.text(max_size=8),
+)
+def test_estimate_fights_by_the_rules_of_resolve_battle(
+    fighters: list[fb.Combatant], turns: int, seed: str
+) -> None:
+    # The estimate's fast battle, fed the coins a logged battle flips, has its winner.
+    named = [msgspec.structs.replace(f, name=f"F{i}") for i, f in enumerate(fighters)]
+    battle = fb.Battle(fighters=named, max_turns=turns)
+    logged = fb.resolve_battle(battle, SeededDice(seed))
+    dice = SeededDice(seed)
+    winner = estimate.fight(estimate._setup(battle), estimate.LoggedCoins(dice))
+    assert (None if winner is None else named[winner].name) == logged.winner
+    assert len(dice.dice) == len(logged_dice(battle, seed))
+
+
+def logged_dice(battle: fb.Battle, seed: str) -> tuple[Any, ...]:
+    dice = SeededDice(seed)
+    fb.resolve_battle(battle, dice)
+    return dice.dice
+
+
+def test_fast_coins_stop_a_battle_at_fairrolls_coin_limit() -> None:
+    # 4,000 coins end a battle (ended_by dice_limit); the estimate's battles end there too.
+    flips = estimate.FastCoins(random.Random(1))
+    flips.flipped = fb.MAX_BATTLE_COINS
+    assert estimate.fight(estimate._setup(heavy_duel(1)), flips) is None
+
+
+def test_exact_battle_odds_stop_at_fairrolls_coin_limit() -> None:
+    # A casts a harmless spell that flips 180 coins a turn (SP 20 against FRM 160); B hits
+    # for one point on heads. fairroll stops a battle at 4,000 coins: before B's 23rd
+    # attack (22 x 181 + 180 coins), so B wins only with 12 heads in its 22 attacks. The
+    # old chain ignored the limit and gave B 50 attacks.
+    ward = [
+        Trinket(name=f"Ward {slot}", slot=slot, frm_bonus=20)
+        for slot in ("neck", "ring", "ring", "wrist", "wrist", "ear", "ear")
+    ]
+    dud = Spell(name="Dud", sp=20, min_ma=0, damage=0)
+    a = combatant("A", qk=3, max_hp=12, spells=[dud], tactic=fb.Tactic(cast_spell=dud))
+    b = combatant(
+        "B",
+        qk=1,
+        max_hp=5,
+        weapon=Weapon(name="W", af=1),
+        armor=Armor(name="R", frw=0, frm=20),
+        trinkets=ward,
+    )
+    odds = battle_odds(fb.Battle(fighters=[a, b], max_turns=100))
+    assert odds.exact
+    b_wins = Fraction(sum(math.comb(22, k) for k in range(12, 23)), 2**22)
+    assert (odds.first_wins, odds.second_wins, odds.turn_cap) == (0, b_wins, 1 - b_wins)
+    rolled = fb.resolve_battle(fb.Battle(fighters=[a, b], max_turns=100), SeededDice("limit"))
+    assert rolled.ended_by in ("dice_limit", "knockout")
 
 
 def marginal(truth: dict[Any, Fraction], pick: Any) -> dict[Any, Fraction]:
