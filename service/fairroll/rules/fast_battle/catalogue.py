@@ -25,9 +25,7 @@ WEAPONS: dict[str, Weapon] = {
     for w in (
         Weapon(name="Standard Issue Sword", af=2, hands=1, price=1, standard_issue=True),
         Weapon(name="Standard Issue Dagger", af=1, hands=1, price=1, standard_issue=True),
-        Weapon(
-            name="Standard Issue Mace", af=3, hands=1, min_st=3, price=2, standard_issue=True
-        ),
+        Weapon(name="Standard Issue Mace", af=3, hands=1, min_st=3, price=2, standard_issue=True),
         Weapon(name="Great Axe", af=4, hands=2, min_st=4, price=4),
         Weapon(name="Rapier", af=3, hands=1, min_qk=3, min_level=2, price=4),
     )

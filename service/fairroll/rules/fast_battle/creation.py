@@ -130,9 +130,7 @@ def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOu
     )
 
 
-_Basket = tuple[
-    list[str], list[str], list[PotionRef], list[SpellRef], list[TrinketRef], int
-]
+_Basket = tuple[list[str], list[str], list[PotionRef], list[SpellRef], list[TrinketRef], int]
 
 
 def _shop(buy: list[str]) -> _Basket:
@@ -171,11 +169,10 @@ def _shop(buy: list[str]) -> _Basket:
             trinkets.append(name)
     if not weapons:
         raise RuleError(
-            "a new character buys a standard issue weapon (\"the player buys any standard "
-            "issue weapon\"): name one in buy",
+            'a new character buys a standard issue weapon ("the player buys any standard '
+            'issue weapon"): name one in buy',
             field="buy",
         )
     if spent > 5:
         raise RuleError(f"the purchases cost {spent} gold; a new character has 5", field="buy")
     return weapons, armors, potions, spells, trinkets, spent
-
