@@ -46,6 +46,8 @@ def zippy_creation() -> fb.NewCharacterOutcome:
 
 
 def test_zippy_the_mean_is_a_valid_sheet() -> None:
+    # "All fighters have the following attributes: Strength (ST, determines extra hits and
+    #  hit points), Quickness (QK, determines who gets to attack first), ..."
     # "Level: 1 ST: 3 QK: 1 IN: 1 MA: 1 MR: 2 HP: 6 Gold Pieces: 2 Weapons: Standard Issue
     #  Sword (AF: 2) Armor: Light Robe (FRW: 1 FRM: 1 QK: 0 MA: 0) Other Items: Potion of
     #  Cure Light Wounds (heals 3 HP)"
@@ -59,6 +61,7 @@ def test_zippy_the_mean_is_a_valid_sheet() -> None:
 
 
 def test_bonus_heads_are_placed_in_order_and_hp_flips_follow_st() -> None:
+    # "Each player also starts out with 5 gold pieces."
     # "flips three coins and may assign as many more points as the number of heads"; "5
     #  hit-points; ... one coin for each point of ST"
     new = fb.NewCharacter(
@@ -73,7 +76,7 @@ def test_bonus_heads_are_placed_in_order_and_hp_flips_follow_st() -> None:
     assert outcome.character.st == 6 + min(heads, 2)
     assert len(outcome.hp_flips) == outcome.character.st
     assert outcome.character.max_hp == 5 + outcome.hp_heads
-    assert outcome.gold == 4
+    assert (outcome.gold_spent, outcome.gold) == (1, 4)
 
 
 @pytest.mark.parametrize(
@@ -87,6 +90,8 @@ def test_bonus_heads_are_placed_in_order_and_hp_flips_follow_st() -> None:
     ],
 )
 def test_character_creation_rule_errors(fields: dict[str, Any], field: str) -> None:
+    # "New characters have a minimum of 6 points to put on whatever attributes the player
+    #  sees fit." (the allocation places exactly the points)
     base: dict[str, Any] = {
         "name": "X",
         "allocation": fb.Allocation(st=2, qk=2, ma=2),
@@ -136,6 +141,36 @@ def test_store_marks_standard_issue_from_the_seeds_lists() -> None:
     )
 
 
+def test_new_character_buys_a_spell_its_ma_meets() -> None:
+    # "If the character's MA meets the MA requirements for a spell in the store, he may also
+    #  buy that." Spark needs MA 1.
+    def made(ma: int) -> fb.NewCharacterOutcome:
+        new = fb.NewCharacter(
+            name="Adept",
+            allocation=fb.Allocation(st=2, qk=2 - ma, ma=ma, mr=2),
+            bonus=["qk"] * 3,
+            buy=["Standard Issue Sword", "Spark"],
+        )
+        return fb.resolve_new_character(new, SuppliedDice({"bonus": [T, T, T], "hp": [T, T]}))
+
+    assert made(1).character.spells == ["Spark"]
+    with pytest.raises(RuleError) as refused:
+        made(0)
+    assert refused.value.field == "buy" and "needs MA 1" in str(refused.value)
+
+
+def test_battle_needs_two_fighters_and_fairroll_takes_six() -> None:
+    # "Battles require at least two characters, but there is no maximum number." The
+    # schema's six is fairroll's own bound (docs/rules/fast-battle.md says so).
+    one = {"fighters": [{"name": "A", "st": 1, "qk": 1, "in": 1, "ma": 1, "mr": 1, "max_hp": 5}]}
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert(one, fb.Battle)
+    six = [{**one["fighters"][0], "name": f"F{i}"} for i in range(6)]
+    assert len(msgspec.convert({"fighters": six}, fb.Battle).fighters) == 6
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"fighters": [*six, {**six[0], "name": "G"}]}, fb.Battle)
+
+
 # --- items ------------------------------------------------------------------------------
 
 
@@ -145,6 +180,8 @@ def fighter(**fields: Any) -> fb.Fighter:
 
 
 def test_armour_penalties_reduce_effective_qk_and_ma() -> None:
+    # "Note that armor reduces MA by a given amount." "While armor is handy for saving your
+    #  skin, it also makes it difficult to move quickly or to cast spells."
     # "Each piece of armor has a number by which is reduces QK and a number by which it
     #  reduces MA."
     scores = fb.effective(fighter(armor="Chain Mail"))
@@ -180,6 +217,8 @@ def test_trinket_slots() -> None:
 
 
 def test_spell_unavailable_below_its_ma_and_without_a_free_hand() -> None:
+    # "Some weapons require the use of two hands." "it is understood that scrolls are sold in
+    #  the store which can teach your character a spell if he has the necessary MA score"
     # "If a character's MA drops below the requirement of a spell he already has (if he wears
     #  some armor, for instance), the spell is simply not available"
     caster = fighter(ma=3, spells=["Magic Missile"], armor="Chain Mail")  # MA 3 - 2 = 1 < 2
@@ -200,6 +239,16 @@ def test_spell_unavailable_below_its_ma_and_without_a_free_hand() -> None:
 
 
 def test_attack_is_af_heads_minus_frw_heads_never_below_zero() -> None:
+    # "All actions are resolved by flipping various numbers of coins." "A flip that comes up
+    #  heads is successful; one that lands as tails is not." "Weapons have a number of
+    #  attack flips (AF); this is the number of coins flipped to determine damage dealt."
+    # "Armor is used to counteract the damage dealt by weapons." "They reduce damage by a
+    #  number determined by flipping coins." "Each piece of armor has its own number of
+    #  flips of resistance (FR) for weapon-based or magic-based attacks"
+    # "When attacking with a weapon, the character flips the number of coins equal to his
+    #  weapon's AF to determine damage dealt." "His opponent then flips a number of coins
+    #  equal to his armor's FRW and subtracts that number from the damage dealt." "He then
+    #  subtracts the remaining damage from his HP."
     attack = fb.Attack(
         attacker=fighter(weapon="Standard Issue Mace"), defender=fighter(armor="Leather Jerkin")
     )
@@ -222,6 +271,14 @@ def test_attack_is_af_heads_minus_frw_heads_never_below_zero() -> None:
 def test_spell_nullified_by_half(
     spell_flips: list[int], resist_flips: list[int], nullified: bool
 ) -> None:
+    # "Spells have a certain SP (spell penetration) value." "This number of coins is then
+    #  flipped; if the defender can flip at least 1/2 of that number in defence the spell
+    #  has no effect." "If a character attacks with magic, he flips the SP value and adds in
+    #  the number of MA points he has above the minimum MA for that spell." "The defender
+    #  then flips his FRM and add his MR; if he achieves at least half of the attacker's
+    #  flips the spell has no effect." "If, however, the defender cannot nullify the spell,
+    #  then the spell has its listed affect." "If the spell succeeds, it has the effect
+    #  listed in the spell description." (a listed effect here is damage)
     cast = fb.SpellCast(
         attacker=fighter(spells=["Magic Missile"]), defender=fighter(), spell="Magic Missile"
     )
@@ -231,6 +288,8 @@ def test_spell_nullified_by_half(
 
 
 def test_initiative_higher_effective_qk_first_and_ties_flipped() -> None:
+    # "The character with the higher QK gets to act first; after determining who goes first
+    #  battle can begin."
     quick, slow = fighter(name="Quick", qk=4), fighter(name="Slow", qk=4, armor="Chain Mail")
     first = fb.resolve_initiative(fb.Initiative(fighters=[slow, quick]), SeededDice("x"))
     assert first.order == ("Quick", "Slow")
@@ -256,6 +315,8 @@ def test_three_way_initiative_tie_is_drawn_uniformly_with_coins() -> None:
 
 
 def test_potions_heal_up_to_the_maximum_and_boost() -> None:
+    # "They can also heal you to some extent." "Quaffing a potion does exactly what the
+    #  potion's description says it does."
     hurt = fighter(hp=4, max_hp=6)
     healed = fb.quaff(fb.Quaff(fighter=hurt, potion="Potion of Cure Light Wounds"))
     assert (healed.hp_before, healed.hp_after) == (4, 6)
@@ -309,6 +370,9 @@ def test_potion_of_strength_gives_its_two_points_or_is_refused() -> None:
 
 
 def test_level_3_beats_level_4() -> None:
+    # "The loser receives no XP." "The winner receives 1 XP plus .5 XP for each level higher
+    #  his opponent was." "The theoretical 3rd level fighter above would therefore get 1.5
+    #  XP if he beat the 4th level fighter, who would get 0 XP."
     # "if a level 3 fighter beats a level 4 fighter, the winner gets 20 gold (5*3 + 5*1).
     #  The loser gets 7 gold (5*2 - 3*1)." ... "1.5 XP ..., who would get 0 XP"
     assert fb.rewards(winner_level=3, loser_level=4) == fb.Rewards(
@@ -326,6 +390,9 @@ def test_level_4_beats_level_3_follows_the_examples_arithmetic() -> None:
 
 @given(st.integers(1, 100), st.integers(1, 100))
 def test_rewards_are_the_formula_with_no_floor(winner: int, loser: int) -> None:
+    # "The winner receives 5 gold pieces for each of his levels and another 5 gold for each
+    #  level above his that his opponent was at." "If the loser is a lower level than the
+    #  winner, he receives an extra 3 gold for each level's difference."
     reward = fb.rewards(winner_level=winner, loser_level=loser)
     higher, lower = max(0, loser - winner), max(0, winner - loser)
     assert reward.winner_gold == 5 * winner + 5 * higher - 3 * lower
@@ -359,6 +426,9 @@ def test_level_up_gives_three_hp_or_is_refused_at_the_limit() -> None:
 
 
 def test_level_up_at_three_xp_carries_the_remainder() -> None:
+    # "Every 3 XP, a character gains a level (see section vii, Leveling Up)." "After a few
+    #  battles, a character's XP total will reach or pass 3 XP." "At that time, he levels
+    #  up."
     # "if a character has 2.5 XP and gains 1 more point, his after-leveling total is .5 XP"
     sheet = fb.Sheet(name="Z", xp="2.5", st=3, qk=1, in_=2, ma=1, mr=2, max_hp=6)
     dice = SuppliedDice({"hp": [H, H, T, T]})
@@ -425,11 +495,17 @@ def duel(**overrides: Any) -> fb.Battle:
 
 
 def test_a_seeded_battle_replays_identically_and_ends_with_rewards() -> None:
+    # "Battle is conducted in turns." "Unless specifically stated, every action takes exactly
+    #  one turn." "Players take turns attacking each other until one reaches zero hit
+    #  points." "Experience is also awarded after the battle."
     first = fb.resolve_battle(duel(), SeededDice("arena-7"))
     assert fb.resolve_battle(duel(), SeededDice("arena-7")) == first
     assert first.initiative.order[0] == "Zippy"  # higher QK acts first
     assert first.ended_by == "knockout"
     assert first.winner in ("Zippy", "Grub")
+    assert [t.number for t in first.turns] == list(range(1, len(first.turns) + 1))
+    assert [t.actor for t in first.turns[:2]] == ["Zippy", "Grub"]
+    assert min(first.hp.values()) == 0
     (reward,) = first.rewards
     assert reward.rewards == fb.rewards(winner_level=1, loser_level=1)
     # "The winner of the battle takes his opponent's weapon or armor."
