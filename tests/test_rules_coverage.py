@@ -77,7 +77,7 @@ def sentences(text: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     """Lower-case words, quotes and punctuation aside: "can't" and "cant" agree."""
-    text = text.lower().replace("’", "'").replace("'", "")
+    text = text.lower().replace("\u2019", "'").replace("'", "")
     return re.findall(r"[a-z0-9]+", text)
 
 
@@ -143,7 +143,7 @@ def kind(trace: str) -> str:
 
 
 def counts_of(rows: list[tuple[int, str, str]]) -> str:
-    tally = {k: 0 for k in ("traced to a test", "not modelled", "not a rule", "not yet traced")}
+    tally = dict.fromkeys(("traced to a test", "not modelled", "not a rule", "not yet traced"), 0)
     for _, _, trace in rows:
         tally[kind(trace)] += 1
     return f"{len(rows)} sentences; " + ", ".join(f"{n} {k}" for k, n in tally.items())
