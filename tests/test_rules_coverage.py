@@ -56,11 +56,11 @@ def seeds_dir() -> Path | None:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a seed text: each paragraph (line) split at sentence ends; a
-    short line with no end (a heading) is not a sentence."""
+    """The sentences of a seed text: each paragraph (lines up to a blank line) split at
+    sentence ends; a short paragraph with no end (a heading) is not a sentence."""
     found: list[str] = []
-    for line in text.splitlines():
-        paragraph = " ".join(line.split())
+    for block in re.split(r"\n\s*\n", text):
+        paragraph = " ".join(block.split())  # a wrapped paragraph (an e-mail's) joined
         if not paragraph:
             continue
         if not re.search(r"[.!?:][\"”')]?$", paragraph) and len(paragraph.split()) <= 10:
