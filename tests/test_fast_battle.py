@@ -668,7 +668,7 @@ def test_estimate_fights_by_the_rules_of_resolve_battle(
     battle = fb.Battle(fighters=named, max_turns=turns)
     logged = fb.resolve_battle(battle, SeededDice(seed))
     dice = SeededDice(seed)
-    winner = estimate.fight(estimate._setup(battle), estimate.LoggedCoins(dice))
+    winner = estimate.fight(estimate.prepare(battle), estimate.LoggedCoins(dice))
     assert (None if winner is None else named[winner].name) == logged.winner
     assert len(dice.dice) == len(logged_dice(battle, seed))
 
@@ -683,7 +683,7 @@ def test_fast_coins_stop_a_battle_at_fairrolls_coin_limit() -> None:
     # 4,000 coins end a battle (ended_by dice_limit); the estimate's battles end there too.
     flips = estimate.FastCoins(random.Random(1))
     flips.flipped = fb.MAX_BATTLE_COINS
-    assert estimate.fight(estimate._setup(heavy_duel(1)), flips) is None
+    assert estimate.fight(estimate.prepare(heavy_duel(1)), flips) is None
 
 
 def test_exact_battle_odds_stop_at_fairrolls_coin_limit() -> None:

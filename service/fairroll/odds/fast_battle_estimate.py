@@ -15,7 +15,7 @@ it many times by the rules and counting winners. An estimate a GM can rely on is
   that holds whatever the chances (a chance of one half needs the most); so every
   answer is within 2 points at 95 %.
 - **fought by the rules**: :func:`fight` follows ``resolve_battle`` turn for turn
-  (initiative by the same ``_order``, potions, spells, attacks, the turn cap and
+  (initiative by the same ``initiative_order``, potions, spells, attacks, the turn cap and
   fairroll's coin limit), drawing coins as bits rather than as logged dice;
   ``tests/test_fast_battle.py`` fights both on the same logged coins and requires the
   same winner every time.
@@ -40,11 +40,11 @@ from fairroll.rules.fast_battle import (
     Battle,
     current_hp,
     effective,
+    initiative_order,
     planned_spell,
     potion_item,
     unique_names,
 )
-from fairroll.rules.fast_battle.actions import _order
 from fairroll.rules.fast_battle.items import Heal
 
 __all__ = [
@@ -53,8 +53,10 @@ __all__ = [
     "ROUND",
     "Coins",
     "Estimated",
+    "Setup",
     "estimate_battle",
     "fight",
+    "prepare",
     "request_seed",
     "wilson",
 ]
@@ -148,7 +150,9 @@ class _Side:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Setup:
+class Setup:
+    """A battle as ``fight`` reads it: each fighter's side, QK, and the turn cap."""
+
     sides: tuple[_Side, ...]
     qks: tuple[int, ...]
     max_turns: int
@@ -162,7 +166,7 @@ def request_seed(battle: Battle) -> bytes:
 def estimate_battle(battle: Battle) -> Estimated:
     """Fight ``battle`` in rounds until every outcome's 95 % interval is within
     ``PRECISION``, or ``MAX_BATTLES`` are fought."""
-    setup = _setup(battle)
+    setup = prepare(battle)
     seed = request_seed(battle)
     # Reproducible, not secret: a GM's odds, never a roll (rolls use ``randomness``).
     coins = FastCoins(random.Random(int.from_bytes(seed, "big")))  # noqa: S311
@@ -198,11 +202,11 @@ def wilson(count: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def fight(setup: _Setup, coins: Coins) -> int | None:
+def fight(setup: Setup, coins: Coins) -> int | None:
     """One battle by the rules of ``resolve_battle``: the winner's index, or None when the
     turn cap or the coin limit ends it."""
     sides = [dataclasses.replace(s, heals=list(s.heals)) for s in setup.sides]
-    order, _ = _order(list(setup.qks), coins)  # type: ignore[arg-type]
+    order, _ = initiative_order(list(setup.qks), coins)  # type: ignore[arg-type]
     standing = sum(s.hp > 0 for s in sides)
     turns = 0
     heads = coins.heads
@@ -237,7 +241,7 @@ def fight(setup: _Setup, coins: Coins) -> int | None:
     return None
 
 
-def _setup(battle: Battle) -> _Setup:
+def prepare(battle: Battle) -> Setup:
     """The battle's fighters as ``fight`` reads them, checked as a battle checks them."""
     unique_names(battle.fighters)
     sides = []
@@ -266,7 +270,7 @@ def _setup(battle: Battle) -> _Setup:
             )
         )
         qks.append(scores.qk)
-    return _Setup(sides=tuple(sides), qks=tuple(qks), max_turns=battle.max_turns)
+    return Setup(sides=tuple(sides), qks=tuple(qks), max_turns=battle.max_turns)
 
 
 def _half_width(count: int, n: int) -> float:

@@ -153,7 +153,7 @@ def resolve_initiative(initiative: Initiative, dice: DiceSource) -> InitiativeOu
     """Higher effective QK first; ties broken by flips (group ``initiative``)."""
     scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(initiative.fighters)]
     unique_names(initiative.fighters)
-    order, flips = _order([s.qk for s in scores], dice)
+    order, flips = initiative_order([s.qk for s in scores], dice)
     return InitiativeOutcome(
         order=tuple(initiative.fighters[i].name for i in order),
         effective_qk=tuple(scores[i].qk for i in order),
@@ -161,7 +161,7 @@ def resolve_initiative(initiative: Initiative, dice: DiceSource) -> InitiativeOu
     )
 
 
-def _order(qks: list[int], dice: DiceSource) -> tuple[list[int], tuple[int, ...]]:
+def initiative_order(qks: list[int], dice: DiceSource) -> tuple[list[int], tuple[int, ...]]:
     """Fighter indices by effective QK, ties broken fairly with coins.
 
     "The character with the higher QK gets to act first." Among k tied fighters the

@@ -15,8 +15,8 @@ from fairroll.rules.fast_battle.actions import (
     SpellOutcome,
     _attack,
     _castable,
-    _order,
     _spell,
+    initiative_order,
     quaffed_hp,
 )
 from fairroll.rules.fast_battle.items import Heal, Potion, Spell
@@ -142,7 +142,7 @@ def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
     fighters = battle.fighters
     unique_names(fighters)
     states = [_in_battle(f, f"fighters[{i}].") for i, f in enumerate(fighters)]
-    order, flips = _order([s.scores.qk for s in states], dice)
+    order, flips = initiative_order([s.scores.qk for s in states], dice)
     initiative = InitiativeOutcome(
         order=tuple(fighters[i].name for i in order),
         effective_qk=tuple(states[i].scores.qk for i in order),
