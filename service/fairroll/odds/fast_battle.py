@@ -3,9 +3,9 @@
 An attack's damage is max(0, heads of AF coins - heads of FRW coins): exact, by
 convolving two binomials. A battle between two fighters is a Markov chain over
 (HP of each, healing potions each has drunk), fought turn by turn up to the
-turn cap: exact when that state space times the cap is small enough
-(``EXACT_WORK``), else an estimate (``fast_battle_estimate``): deterministic for the
-same request, with its sample size and each outcome's 95 % interval, within 2 points.
+turn cap and fairroll's coin limit: exact while the chain's counted work stays within
+``EXACT_WORK``, else an estimate (``fast_battle_estimate``): deterministic for the same
+request, with its sample size and each outcome's 95 % interval, within 2 points.
 
 >>> odds = damage_odds(af=2, frw=1)
 >>> odds[0], odds[1], odds[2]
