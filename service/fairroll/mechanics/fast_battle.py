@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Annotated
+from functools import partial
+from typing import Annotated, Any
 
 import msgspec
 
 from fairroll.mechanics.declare import (
     Calculation,
     DiceGroups,
+    EarlierRevision,
     Mechanic,
     System,
     Words,
@@ -25,6 +28,7 @@ from fairroll.odds.fast_battle import (
     level_up_odds,
     spell_odds,
 )
+from fairroll.randomness import DiceSource
 from fairroll.rules import fast_battle as fb
 from fairroll.rules.fast_battle import catalogue
 from fairroll.rules.fast_battle.items import Armor, Potion, Spell, Trinket, Weapon
@@ -230,6 +234,17 @@ def odds_of_level_up(level_up: fb.LevelUp) -> list[Distribution]:
     return [distribution("max_hp", title, odds.max_hp, label=lambda n: f"{n} HP")]
 
 
+def first_revision(resolve: Callable[..., Any]) -> tuple[EarlierRevision[Any], ...]:
+    """A mechanic's earlier revisions: the first (``fb.FIRST``), the same rules function
+    told to decide as the first revision did."""
+    said = (
+        "the first revision: a new character's weapon of any kind or none, and numbers "
+        f"cut to fit (max HP at {fb.MAX_HP}, a loser's gold and armour-reduced QK and MA at 0)"
+    )
+    first: Callable[[Any, DiceSource], Any] = partial(resolve, revision=fb.FIRST)
+    return (EarlierRevision(name=said, resolve=first),)
+
+
 CHARACTER: Mechanic[fb.NewCharacter, fb.NewCharacterOutcome] = Mechanic(
     name="fast-battle.character",
     path="/characters",
@@ -238,6 +253,7 @@ CHARACTER: Mechanic[fb.NewCharacter, fb.NewCharacterOutcome] = Mechanic(
     input_type=fb.NewCharacter,
     dice_type=CoinFlips,
     resolve=fb.resolve_new_character,
+    earlier=first_revision(fb.resolve_new_character),
     read=read_character,
     odds=odds_of_character,
     odds_operation_id="fastBattleCharacterOdds",
@@ -251,6 +267,7 @@ ATTACK: Mechanic[fb.Attack, fb.AttackOutcome] = Mechanic(
     input_type=fb.Attack,
     dice_type=CoinFlips,
     resolve=fb.resolve_attack,
+    earlier=first_revision(fb.resolve_attack),
     read=read_attack,
     odds=odds_of_attack,
     odds_operation_id="fastBattleAttackOdds",
@@ -264,6 +281,7 @@ SPELL: Mechanic[fb.SpellCast, fb.SpellOutcome] = Mechanic(
     input_type=fb.SpellCast,
     dice_type=CoinFlips,
     resolve=fb.resolve_spell,
+    earlier=first_revision(fb.resolve_spell),
     read=read_spell,
     odds=odds_of_spell,
     odds_operation_id="fastBattleSpellOdds",
@@ -277,6 +295,7 @@ INITIATIVE: Mechanic[fb.Initiative, fb.InitiativeOutcome] = Mechanic(
     input_type=fb.Initiative,
     dice_type=CoinFlips,
     resolve=fb.resolve_initiative,
+    earlier=first_revision(fb.resolve_initiative),
     read=read_initiative,
     odds=odds_of_initiative,
     odds_operation_id="fastBattleInitiativeOdds",
@@ -290,6 +309,7 @@ BATTLE: Mechanic[fb.Battle, fb.BattleOutcome] = Mechanic(
     input_type=fb.Battle,
     dice_type=CoinFlips,
     resolve=fb.resolve_battle,
+    earlier=first_revision(fb.resolve_battle),
     read=read_battle,
     odds=odds_of_battle,
     odds_operation_id="fastBattleOdds",
@@ -310,6 +330,7 @@ LEVEL_UP: Mechanic[fb.LevelUp, fb.LevelUpOutcome] = Mechanic(
     input_type=fb.LevelUp,
     dice_type=CoinFlips,
     resolve=fb.resolve_level_up,
+    earlier=first_revision(fb.resolve_level_up),
     read=read_level_up,
     odds=odds_of_level_up,
     odds_operation_id="fastBattleLevelUpOdds",

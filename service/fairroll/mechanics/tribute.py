@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
-from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, faces_meta, plural
+from fairroll.mechanics.declare import (
+    DiceGroups,
+    EarlierRevision,
+    Mechanic,
+    System,
+    Words,
+    faces_meta,
+    plural,
+)
 from fairroll.odds import Distribution, distribution
 from fairroll.odds.tribute import tribute_test_odds
+from fairroll.randomness import DiceSource
 from fairroll.rules import tribute
 
 __all__ = ["SYSTEM", "TEST"]
@@ -104,6 +113,23 @@ def odds_of_test(test: tribute.Test) -> list[Distribution]:
     ]
 
 
+def resolve_result_without_rank(test: tribute.Test, dice: DiceSource) -> dict[str, Any]:
+    """A Test as Tribute's first revision recorded it: each choice's ``result`` held the
+    dice alone (FOCUS - BURDEN, today's ``test``) and there was no ``test``.
+
+    Only the record's shape changed (who Wins, the Profit and Waste, the opposition's
+    Result with its Rank were decided as they are now), so the first revision is
+    today's outcome with each choice written the old way: a transform, not a second
+    copy of the rules.
+    """
+    outcome: dict[str, Any] = msgspec.to_builtins(tribute.resolve_test(test, dice))
+    for side in (outcome["actor"], outcome["opposition"]):
+        if side is not None:
+            for choice in (side["chosen"], *side["alternatives"]):
+                choice["result"] = choice.pop("test")
+    return outcome
+
+
 TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
     name="tribute.test",
     path="/tests",
@@ -126,6 +152,12 @@ TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
         "odds come from the opponent's dice."
     ),
     dependent_required={"choice": ("dice",)},
+    earlier=(
+        EarlierRevision(
+            name="the first revision: a choice's result held the dice alone, without the Rank",
+            resolve=resolve_result_without_rank,
+        ),
+    ),
 )
 
 SYSTEM = System(

@@ -57,6 +57,8 @@ from fairroll.rules.fast_battle.levels import (
     resolve_level_up,
 )
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
+    FIRST,
     HEADS,
     MAX_BATTLE_COINS,
     MAX_HP,
@@ -64,6 +66,7 @@ from fairroll.rules.fast_battle.sheet import (
     MAX_SCORE,
     Effective,
     Fighter,
+    Revision,
     Sheet,
     current_hp,
     effective,
@@ -73,6 +76,8 @@ from fairroll.rules.fast_battle.sheet import (
 )
 
 __all__ = [
+    "CURRENT",
+    "FIRST",
     "HEADS",
     "MAX_BATTLE_COINS",
     "MAX_HP",
@@ -96,6 +101,7 @@ __all__ = [
     "NewCharacterOutcome",
     "Quaff",
     "QuaffOutcome",
+    "Revision",
     "Rewards",
     "RewardsInput",
     "Sheet",

@@ -10,12 +10,14 @@ from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle.items import Boost, Heal, Potion, Spell
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
     HEADS,
     MAX_HP,
     MAX_SCORE,
     Effective,
     Fighter,
     PotionRef,
+    Revision,
     SpellRef,
     _flip,
     _spell_item,
@@ -41,10 +43,12 @@ class AttackOutcome(msgspec.Struct, frozen=True, kw_only=True):
     knocked_out: bool
 
 
-def resolve_attack(attack: Attack, dice: DiceSource) -> AttackOutcome:
+def resolve_attack(
+    attack: Attack, dice: DiceSource, *, revision: Revision = CURRENT
+) -> AttackOutcome:
     """AF flips (group ``attack``) minus FRW flips (group ``armor``), never below 0."""
-    hitter = effective(attack.attacker, "attacker.")
-    target = effective(attack.defender, "defender.")
+    hitter = effective(attack.attacker, "attacker.", revision=revision)
+    target = effective(attack.defender, "defender.", revision=revision)
     hp = current_hp(attack.defender)
     return _attack(hitter, target, hp, dice)
 
@@ -83,16 +87,20 @@ class SpellOutcome(msgspec.Struct, frozen=True, kw_only=True):
     knocked_out: bool
 
 
-def resolve_spell(cast: SpellCast, dice: DiceSource) -> SpellOutcome:
+def resolve_spell(
+    cast: SpellCast, dice: DiceSource, *, revision: Revision = CURRENT
+) -> SpellOutcome:
     """SP flips (group ``spell``) + MA above the minimum, against FRM flips (``resist``) + MR."""
-    caster, target, spell = spell_matchup(cast)
+    caster, target, spell = spell_matchup(cast, revision=revision)
     return _spell(caster, target, spell, current_hp(cast.defender), dice)
 
 
-def spell_matchup(cast: SpellCast) -> tuple[Effective, Effective, Spell]:
+def spell_matchup(
+    cast: SpellCast, *, revision: Revision = CURRENT
+) -> tuple[Effective, Effective, Spell]:
     """The caster's and target's scores in battle, and the spell, once it may be cast."""
-    caster = effective(cast.attacker, "attacker.")
-    target = effective(cast.defender, "defender.")
+    caster = effective(cast.attacker, "attacker.", revision=revision)
+    target = effective(cast.defender, "defender.", revision=revision)
     return caster, target, _castable(cast.attacker, caster, cast.spell, "spell")
 
 
@@ -149,9 +157,14 @@ class InitiativeOutcome(msgspec.Struct, frozen=True, kw_only=True):
     tie_flips: tuple[int, ...]
 
 
-def resolve_initiative(initiative: Initiative, dice: DiceSource) -> InitiativeOutcome:
+def resolve_initiative(
+    initiative: Initiative, dice: DiceSource, *, revision: Revision = CURRENT
+) -> InitiativeOutcome:
     """Higher effective QK first; ties broken by flips (group ``initiative``)."""
-    scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(initiative.fighters)]
+    scores = [
+        effective(f, f"fighters[{i}].", revision=revision)
+        for i, f in enumerate(initiative.fighters)
+    ]
     unique_names(initiative.fighters)
     order, flips = initiative_order([s.qk for s in scores], dice)
     return InitiativeOutcome(

@@ -10,6 +10,7 @@ from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle.items import Armor, Weapon
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
     Attribute,
     Fighter,
     Intelligence,
@@ -17,6 +18,7 @@ from fairroll.rules.fast_battle.sheet import (
     MagicalResistance,
     PotionRef,
     Quickness,
+    Revision,
     SpellRef,
     Strength,
     TrinketRef,
@@ -79,7 +81,9 @@ def starting_scores(new: NewCharacter) -> dict[str, int]:
     }
 
 
-def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOutcome:
+def resolve_new_character(
+    new: NewCharacter, dice: DiceSource, *, revision: Revision = CURRENT
+) -> NewCharacterOutcome:
     """Flip 3 coins for bonus points (group ``bonus``), then ST coins for HP (group ``hp``).
 
     The shopping list is checked before any coin (it needs none), so the odds of a
@@ -87,7 +91,7 @@ def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOu
     bought are checked after the flips, which may add the ST they need.
     """
     scores = starting_scores(new)
-    basket = _shop(new.buy)
+    basket = _shop(new.buy, revision)
     bonus_flips, bonus_heads = _flip(dice, "bonus", 3)
     for attribute in new.bonus[:bonus_heads]:
         scores[attribute] += 1
@@ -110,7 +114,7 @@ def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOu
         potions=potions,
         spells=spells,
     )
-    scores_in_battle = effective(character, "buy.")
+    scores_in_battle = effective(character, "buy.", revision=revision)
     for ref in spells:
         spell = _spell_item(ref, "buy")
         if scores_in_battle.ma < spell.min_ma:
@@ -133,12 +137,13 @@ def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOu
 _Basket = tuple[list[str], list[str], list[PotionRef], list[SpellRef], list[TrinketRef], int]
 
 
-def _shop(buy: list[str]) -> _Basket:
+def _shop(buy: list[str], revision: Revision) -> _Basket:
     """Check a new character's shopping list against the store and the 5 gold.
 
     "Having done that, the player buys any standard issue weapon and, if desired, a
     standard issue armor": exactly one weapon, standard issue; at most one armour,
-    standard issue; the store marks which (``standard_issue``).
+    standard issue; the store marks which (``standard_issue``). The first revision
+    took at most one weapon and one armour, of any kind.
     """
     weapons: list[str] = []
     armors: list[str] = []
@@ -151,7 +156,7 @@ def _shop(buy: list[str]) -> _Basket:
         item, kind = _store_item(name, f"buy[{index}]")
         spent += item.price
         if isinstance(item, Weapon | Armor):
-            if not item.standard_issue:
+            if revision.standard_issue and not item.standard_issue:
                 what = "weapon" if kind == "weapon" else "armour"
                 raise RuleError(
                     f"the {name} is not standard issue: a new character buys a standard "
@@ -167,7 +172,7 @@ def _shop(buy: list[str]) -> _Basket:
             spells.append(name)
         else:
             trinkets.append(name)
-    if not weapons:
+    if not weapons and revision.standard_issue:
         raise RuleError(
             'a new character buys a standard issue weapon ("the player buys any standard '
             'issue weapon"): name one in buy',
