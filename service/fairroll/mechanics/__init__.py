@@ -110,13 +110,13 @@ def replay_entry(entry: dict[str, Any], seed: str | None = None) -> Replayed:
     """Re-resolve a recorded entry from its request and its seed, or its recorded dice when
     ``seed`` is None; return (dice, outcome) as JSON.
 
-    The current rules answer first. When their outcome is not the recorded one (or they
-    refuse the request), each earlier revision the mechanic declares is tried on the same
-    request and dice, newest first, and the first that gives the recorded outcome is the
-    answer, named in ``revision``. An outcome no revision gives replays as the current
-    rules' (or their refusal), so the verifier says it does not follow from the dice.
-    An earlier revision is accepted whoever recorded the entry: the log does not say
-    which server did, so a report counts these entries rather than trusting them less.
+    The current rules answer first. When their dice and outcome are not the recorded ones
+    (or they refuse the request), each earlier revision the mechanic declares is tried on
+    the same request and dice, newest first, and the first that gives the recorded dice
+    and outcome is the answer, named in ``revision``. What no revision gives replays as
+    the current rules' answer (or their refusal), so the verifier says what does not
+    follow. An earlier revision is accepted whoever recorded the entry: the log does not
+    say which server did, so a report counts these entries rather than trusting them less.
     """
     mechanic = MECHANICS.get(entry["mechanic"])
     if mechanic is None:
@@ -124,19 +124,19 @@ def replay_entry(entry: dict[str, Any], seed: str | None = None) -> Replayed:
     request = msgspec.convert(entry["request"], mechanic.input_type)
     if not mechanic.earlier:
         return _replay(mechanic.resolve, request, entry, seed)
-    recorded = entry.get("outcome")
+    recorded = [entry.get("dice"), entry.get("outcome")]
     try:
         current = _replay(mechanic.resolve, request, entry, seed)
     except ValueError as refused:
         current, refusal = None, refused
-    if current is not None and _same(current[1], recorded):
+    if current is not None and _same(current, recorded):
         return current
     for revision in mechanic.earlier:
         try:
             earlier = _replay(revision.resolve, request, entry, seed)
         except ValueError:
             continue
-        if _same(earlier[1], recorded):
+        if _same(earlier, recorded):
             return Replayed(*earlier, revision=revision.name)
     if current is None:
         raise refusal
@@ -240,10 +240,11 @@ def _replay(
     return Replayed(msgspec.to_builtins(source.dice), msgspec.to_builtins(outcome))
 
 
-def _same(replayed: Any, recorded: Any) -> bool:
-    """Equal as the verifier compares them: their canonical JSON (so ``1`` is not ``true``)."""
+def _same(replayed: Replayed, recorded: list[Any]) -> bool:
+    """Dice and outcome equal as the verifier compares them: their canonical JSON (so
+    ``1`` is not ``true``)."""
     try:
-        return jcs(replayed) == jcs(recorded)
+        return jcs(list(replayed)) == jcs(recorded)
     except ValueError:
         return False
 
