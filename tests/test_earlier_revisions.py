@@ -88,13 +88,15 @@ def test_a_log_recorded_by_the_first_revision_verifies_and_counts_its_entries() 
 
 @pytest.mark.parametrize("label", LABELS)
 def test_each_first_revision_entry_replays_under_that_revision(label: str) -> None:
+    """From its seed, and from its recorded dice (as supplied dice replay)."""
     roll = roll_of(label)
-    replayed = replay_entry(roll, roll["seed"])
-    assert replayed.revision is not None
-    assert replayed.revision.startswith("the first revision")
-    assert msgspec.json.encode(replayed[1], order="sorted") == msgspec.json.encode(
-        roll["outcome"], order="sorted"
-    )
+    for seed in (roll["seed"], None):
+        replayed = replay_entry(roll, seed)
+        assert replayed.revision is not None
+        assert replayed.revision.startswith("the first revision")
+        assert msgspec.json.encode(list(replayed), order="sorted") == msgspec.json.encode(
+            [roll["dice"], roll["outcome"]], order="sorted"
+        )
 
 
 #: One change per fixture roll to an outcome that neither revision gives on its dice.
