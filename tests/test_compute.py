@@ -20,8 +20,21 @@ FIGHTER = {
     "weapon": {"name": "W", "af": 20},
     "armor": {"name": "A", "frw": 20, "frm": 20},
 }
-#: An estimate: it fights battles for ESTIMATE_SECONDS (0.25 s), past a 0.1 s deadline.
-LONG = {"fighters": [{"name": "A", **FIGHTER}, {"name": "B", **FIGHTER}], "max_turns": 500}
+#: The hardest hitters: so many coins a turn that a battle of them stops at its coin limit.
+HARDEST = {"fighters": [{"name": "A", **FIGHTER}, {"name": "B", **FIGHTER}], "max_turns": 500}
+#: Past the exact chain's budget (the most HP there is), so estimated: long battles of few
+#: coins a turn, fought until every chance is within its precision, which takes longer than
+#: the deadline the test sets (the estimate stops at a precision, not a clock).
+SLOW = {
+    "st": 10,
+    "qk": 10,
+    "in": 10,
+    "ma": 10,
+    "mr": 10,
+    "max_hp": 999,
+    "weapon": {"name": "W", "af": 8},
+}
+LONG = {"fighters": [{"name": "A", **SLOW}, {"name": "B", **SLOW}], "max_turns": 500}
 TFT = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 
 
@@ -68,7 +81,7 @@ def test_rule_errors_from_a_worker_are_the_same_problem(client: httpx.Client) ->
 
 def test_a_battle_roll_is_bounded_by_its_coins(client: httpx.Client) -> None:
     """500 turns of the hardest hitters would be 20,000 coins; a battle stops at 4,000."""
-    rolled = client.post("/v1/fast-battle/battles", json={**LONG, "seed": "bounded"})
+    rolled = client.post("/v1/fast-battle/battles", json={**HARDEST, "seed": "bounded"})
     assert rolled.status_code == 200
     body = rolled.json()
     assert body["outcome"]["ended_by"] == "dice_limit"

@@ -48,13 +48,13 @@ def described() -> dict[tuple[str, str], tuple[str, str, list[str]]]:
             "rollTributeTest",
             "plus-five-on-d6",
             "4 FOCUS dice and 2 BURDEN dice (d6), rank 0, difficulty 5",
-            "Match with no Profit or Waste (+5 against +5)",
+            "Match with no Profit or Waste (+5 against +5; rank 0, dice +5)",
         ),
         (
             "rollTributeTest",
             "option-1a-example-2",
             "2 FOCUS dice and 3 BURDEN dice (d6), rank 0 against GM",
-            "Fail with 1 Waste (-3 against +4)",
+            "Fail with 1 Waste (-3 against +4; rank 0, dice -3)",
         ),
         (
             "rollStatSkillCheck",

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -921,7 +921,7 @@ def _verify(
 
     from fairroll.audit import PublicKey, Trust  # noqa: PLC0415
     from fairroll.audit.parallel import verify_everywhere  # noqa: PLC0415
-    from fairroll.mechanics import replay_entry  # noqa: PLC0415
+    from fairroll.mechanics import RevisionTally  # noqa: PLC0415
 
     published = Trust(keys=None)
     if keys_file is not None:
@@ -973,9 +973,12 @@ def _verify(
         root=root,
         covered_by=covering,
     )
-    report = verify_everywhere(
-        _reopener(file), trust, replay=replay_entry if replay else None, workers=workers
-    )
+    with _tally_place(replay, workers) as into:
+        # Counts, by mechanic, the entries that replay only under an earlier revision.
+        tally = RevisionTally(into) if replay else None
+        report = verify_everywhere(_reopener(file), trust, replay=tally, workers=workers)
+        if tally is not None:
+            report = msgspec.structs.replace(report, earlier_revisions=tally.counts())
     checked = (replay, len(anchors), [size for size, _ in roots])
     status = _answer(
         file,
@@ -1124,6 +1127,8 @@ def _print_ok(
     *,
     verdict: bool = True,
 ) -> None:
+    from fairroll.audit.verify.report import EARLIER_REVISION  # noqa: PLC0415
+
     checked = "chain, seeds" + (", signatures" if signed else "") + (", outcomes" if replay else "")
     if anchors:
         checked += f", {anchors} checkpoint(s)/receipt(s)"
@@ -1151,6 +1156,8 @@ def _print_ok(
             print(f"{fair} {source} roll(s): {report.proves.get(source, source)}")
     for roll in report.not_fair:
         print(f"seq {roll.seq}: NOT FAIR: {roll.why}")
+    for mechanic, count in (report.earlier_revisions or {}).items():
+        print(f"{count} {mechanic} entr{'y' if count == 1 else 'ies'}: {EARLIER_REVISION}")
     if report.refusals:
         print(f"refusals: {report.refusals}")
     for lost in report.lost:
@@ -1165,6 +1172,19 @@ def _print_ok(
             f"note: {report.unrevealed} committed roll(s) wait for their seed session's "
             "reveal; their dice are not checked yet"
         )
+
+
+@contextmanager
+def _tally_place(replay: bool, workers: int | None) -> Iterator[MutableMapping[int, str] | None]:
+    """Where a ``RevisionTally`` keeps its count: its own dict (None) in one process, a
+    dict shared with the worker processes that replay entries when there are any."""
+    if not replay or ((os.cpu_count() or 1) if workers is None else workers) <= 1:
+        yield None
+        return
+    import multiprocessing  # noqa: PLC0415
+
+    with multiprocessing.get_context("fork").Manager() as manager:
+        yield manager.dict()
 
 
 def _reopener(file: Path) -> Callable[[], AbstractContextManager[Iterable[bytes]]]:

@@ -5,34 +5,42 @@ Every module of this package but ``declare`` declares one system as ``SYSTEM``
 adds a module and touches no list. A system from outside the package is added
 with :func:`register` (``FAIRROLL_SYSTEMS`` names modules to import at startup).
 The HTTP layer rolls through the registry and the verifier replays recorded
-entries through it, so an audited outcome is checked against the same rules code.
+entries through it, so an audited outcome is checked against the same rules code
+(or, for an entry an older server recorded, the earlier revision it was recorded
+under: :class:`EarlierRevision`).
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
 import msgspec
 
+from fairroll.audit.entry import jcs
 from fairroll.mechanics.declare import (
     Calculation,
     DiceGroups,
+    EarlierRevision,
     Mechanic,
     System,
     Words,
     check_input,
 )
-from fairroll.randomness import SeededDice, SuppliedDice
+from fairroll.randomness import DiceSource, SeededDice, SuppliedDice
 
 __all__ = [
     "MECHANICS",
     "SYSTEMS",
     "Calculation",
     "DiceGroups",
+    "EarlierRevision",
     "Mechanic",
+    "Replayed",
+    "RevisionTally",
     "System",
     "UnknownMechanicError",
     "Words",
@@ -85,25 +93,74 @@ def import_systems(modules: Iterable[str]) -> None:
             register(system)
 
 
-def replay_entry(entry: dict[str, Any], seed: str | None = None) -> tuple[Any, Any]:
+class Replayed(tuple[Any, Any]):
+    """What :func:`replay_entry` gives: ``(dice, outcome)`` as JSON, and ``revision``: None
+    when the current rules gave them, else the name of the earlier revision whose outcome
+    the entry holds (a pair still, so ``dice, outcome = replay_entry(...)`` reads it)."""
+
+    revision: str | None
+
+    def __new__(cls, dice: Any, outcome: Any, revision: str | None = None) -> Replayed:
+        replayed = super().__new__(cls, (dice, outcome))
+        replayed.revision = revision
+        return replayed
+
+
+def replay_entry(entry: dict[str, Any], seed: str | None = None) -> Replayed:
     """Re-resolve a recorded entry from its request and its seed, or its recorded dice when
-    ``seed`` is None; return (dice, outcome) as JSON."""
+    ``seed`` is None; return (dice, outcome) as JSON.
+
+    The current rules answer first. When their dice and outcome are not the recorded ones
+    (or they refuse the request), each earlier revision the mechanic declares is tried on
+    the same request and dice, newest first, and the first that gives the recorded dice
+    and outcome is the answer, named in ``revision``. What no revision gives replays as
+    the current rules' answer (or their refusal), so the verifier says what does not
+    follow. An earlier revision is accepted whoever recorded the entry: the log does not
+    say which server did, so a report counts these entries rather than trusting them less.
+    """
     mechanic = MECHANICS.get(entry["mechanic"])
     if mechanic is None:
         raise UnknownMechanicError(f"unknown mechanic {entry['mechanic']!r}")
     request = msgspec.convert(entry["request"], mechanic.input_type)
-    source: SeededDice | SuppliedDice
-    if seed is not None:
-        source = SeededDice(seed)
-    else:
-        grouped: dict[str, list[int]] = {}
-        for die in entry["dice"]:
-            grouped.setdefault(die["group"], []).append(die["face"])
-        source = SuppliedDice(grouped)
-    outcome = mechanic.resolve(request, source)
-    if isinstance(source, SuppliedDice):
-        source.check_all_used()
-    return msgspec.to_builtins(source.dice), msgspec.to_builtins(outcome)
+    if not mechanic.earlier:
+        return _replay(mechanic.resolve, request, entry, seed)
+    recorded = [entry.get("dice"), entry.get("outcome")]
+    try:
+        current = _replay(mechanic.resolve, request, entry, seed)
+    except ValueError as refused:
+        current, refusal = None, refused
+    if current is not None and _same(current, recorded):
+        return current
+    for revision in mechanic.earlier:
+        try:
+            earlier = _replay(revision.resolve, request, entry, seed)
+        except ValueError:
+            continue
+        if _same(earlier, recorded):
+            return Replayed(*earlier, revision=revision.name)
+    if current is None:
+        raise refusal
+    return current
+
+
+class RevisionTally:
+    """:func:`replay_entry` that keeps, by seq, the mechanic of each entry that replayed
+    under an earlier revision (``into``: any mapping, e.g. one shared with the processes
+    a verification sends its replays to); ``counts`` gives them by mechanic."""
+
+    def __init__(self, into: MutableMapping[int, str] | None = None) -> None:
+        self.into: MutableMapping[int, str] = {} if into is None else into
+
+    def __call__(self, entry: dict[str, Any], seed: str | None = None) -> Replayed:
+        replayed = replay_entry(entry, seed)
+        if replayed.revision is not None:
+            # By seq: an entry replayed twice (a verification read again) counts once.
+            self.into[entry["seq"]] = entry["mechanic"]
+        return replayed
+
+    def counts(self) -> dict[str, int]:
+        """Entries replayed under an earlier revision, by mechanic."""
+        return dict(sorted(Counter(self.into.values()).items()))
 
 
 def words_of(mechanic_name: str, request: Any, outcome: Any) -> Words:
@@ -161,6 +218,35 @@ def statement_words(kind: str, request: Any) -> Words:
     else:
         raise UnknownMechanicError(f"unknown mechanic {kind!r}")
     return Words(asked=kind, text=text)
+
+
+def _replay(
+    resolve: Callable[[Any, DiceSource], Any],
+    request: Any,
+    entry: dict[str, Any],
+    seed: str | None,
+) -> Replayed:
+    source: SeededDice | SuppliedDice
+    if seed is not None:
+        source = SeededDice(seed)
+    else:
+        grouped: dict[str, list[int]] = {}
+        for die in entry["dice"]:
+            grouped.setdefault(die["group"], []).append(die["face"])
+        source = SuppliedDice(grouped)
+    outcome = resolve(request, source)
+    if isinstance(source, SuppliedDice):
+        source.check_all_used()
+    return Replayed(msgspec.to_builtins(source.dice), msgspec.to_builtins(outcome))
+
+
+def _same(replayed: Replayed, recorded: list[Any]) -> bool:
+    """Dice and outcome equal as the verifier compares them: their canonical JSON (so
+    ``1`` is not ``true``)."""
+    try:
+        return jcs(list(replayed)) == jcs(recorded)
+    except ValueError:
+        return False
 
 
 def _discover() -> None:

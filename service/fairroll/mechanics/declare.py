@@ -6,7 +6,8 @@ words. A :class:`System` groups a rule system's mechanics and its calculations
 (dice-free answers such as a sheet's validation). From these alone the service
 builds the request and response types, the roll and odds handlers and their
 routes, ``GET /v1/systems`` and the page's forms; the verifier replays entries
-through the same ``resolve``. Nothing here imports the web framework.
+through the same ``resolve``, or through an :class:`EarlierRevision` of it for the
+entries an older server recorded. Nothing here imports the web framework.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from fairroll.randomness import DiceSource, Die
 __all__ = [
     "Calculation",
     "DiceGroups",
+    "EarlierRevision",
     "Mechanic",
     "System",
     "Words",
@@ -66,6 +68,27 @@ class DiceGroups(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierRevision(Generic[InputT]):
+    """An earlier revision of a mechanic's rules, kept only to replay what it recorded.
+
+    A table's log keeps the entries older servers recorded, and a verifier replays each
+    one: when the rules change, an honest entry of the old rules must still replay. An
+    earlier revision is a resolve function of its own, giving the outcome as that
+    revision recorded it (a struct, or its JSON when only the shape changed), so each
+    system says its change in the way that reads best: a ``revision`` keyword its rules
+    functions take, the current one by default, when the rules decided differently
+    (Fast Battle), or a transform of today's outcome when only the record's shape
+    changed (Tribute). The service rolls through ``Mechanic.resolve`` alone, so a new
+    roll is never resolved by an earlier revision; only replay looks back
+    (``mechanics.replay_entry``), and the verifier counts what replayed so.
+    """
+
+    #: What this revision did that the current one does not, in words a report prints.
+    name: str
+    resolve: Callable[[InputT, DiceSource], Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Mechanic(Generic[InputT, OutcomeT]):
     """One resolution mechanic: ``resolve(input, dice)`` gives the outcome, ``read`` says
     it in words, ``odds(input)`` gives its exact distributions."""
@@ -85,6 +108,9 @@ class Mechanic(Generic[InputT, OutcomeT]):
     odds_description: str = ""
     #: Request fields that need others (JSON Schema ``dependentRequired``).
     dependent_required: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Earlier revisions of the rules, newest first: replay accepts a recorded outcome
+    #: that one of them gives on the same request and dice (``EarlierRevision``).
+    earlier: tuple[EarlierRevision[InputT], ...] = ()
 
     @property
     def system(self) -> str:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
-from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, faces_meta, plural
+from fairroll.mechanics.declare import (
+    DiceGroups,
+    EarlierRevision,
+    Mechanic,
+    System,
+    Words,
+    faces_meta,
+    plural,
+)
 from fairroll.odds import Distribution, distribution
 from fairroll.odds.tribute import tribute_test_odds
+from fairroll.randomness import DiceSource
 from fairroll.rules import tribute
 
 __all__ = ["SYSTEM", "TEST"]
@@ -67,9 +76,12 @@ def read_test(test: tribute.Test, outcome: tribute.TestOutcome) -> Words:
         f"{n} {word}" for n, word in ((chosen.profit, "Profit"), (chosen.waste, "Waste")) if n
     ]
     counted = " and ".join(extras) if extras else "no Profit or Waste"
+    # "Add the final value of your test to your appropriate Attribute's Rank. Compare the
+    # result to your opposition's Result.": both numbers compared hold a Rank.
     text = (
         f"{_OUTCOME[outcome.outcome]} with {counted} "
-        f"({_signed(chosen.result)} against {_signed(outcome.opposition_result)})"
+        f"({_signed(chosen.result)} against {_signed(outcome.opposition_result)}; "
+        f"rank {test.rank}, dice {_signed(chosen.test)})"
     )
     # "When you Win, only you apply your Effect, and when you Match, both parties get to
     # apply their Effects": a Match succeeds in part.
@@ -101,6 +113,23 @@ def odds_of_test(test: tribute.Test) -> list[Distribution]:
     ]
 
 
+def resolve_result_without_rank(test: tribute.Test, dice: DiceSource) -> dict[str, Any]:
+    """A Test as Tribute's first revision recorded it: each choice's ``result`` held the
+    dice alone (FOCUS - BURDEN, today's ``test``) and there was no ``test``.
+
+    Only the record's shape changed (who Wins, the Profit and Waste, the opposition's
+    Result with its Rank were decided as they are now), so the first revision is
+    today's outcome with each choice written the old way: a transform, not a second
+    copy of the rules.
+    """
+    outcome: dict[str, Any] = msgspec.to_builtins(tribute.resolve_test(test, dice))
+    for side in (outcome["actor"], outcome["opposition"]):
+        if side is not None:
+            for choice in (side["chosen"], *side["alternatives"]):
+                choice["result"] = choice.pop("test")
+    return outcome
+
+
 TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
     name="tribute.test",
     path="/tests",
@@ -123,6 +152,12 @@ TEST: Mechanic[tribute.Test, tribute.TestOutcome] = Mechanic(
         "odds come from the opponent's dice."
     ),
     dependent_required={"choice": ("dice",)},
+    earlier=(
+        EarlierRevision(
+            name="the first revision: a choice's result held the dice alone, without the Rank",
+            resolve=resolve_result_without_rank,
+        ),
+    ),
 )
 
 SYSTEM = System(

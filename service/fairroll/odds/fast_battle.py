@@ -3,10 +3,9 @@
 An attack's damage is max(0, heads of AF coins - heads of FRW coins): exact, by
 convolving two binomials. A battle between two fighters is a Markov chain over
 (HP of each, healing potions each has drunk), fought turn by turn up to the
-turn cap: exact when that state space times the cap is small enough, else a
-seeded estimate (with its standard error) from battles fought by the rules, as many
-as ``ESTIMATE_SECONDS`` allow (battles ``0..n-1`` of the seed: the same seed gives the
-same battles; a faster machine fights more of them).
+turn cap and fairroll's coin limit: exact while the chain's counted work stays within
+``EXACT_WORK``, else an estimate (``fast_battle_estimate``): deterministic for the same
+request, with its sample size and each outcome's 95 % interval, within 2 points.
 
 >>> odds = damage_odds(af=2, frw=1)
 >>> odds[0], odds[1], odds[2]
@@ -15,8 +14,6 @@ same battles; a faster machine fights more of them).
 
 from __future__ import annotations
 
-import math
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from fractions import Fraction
@@ -24,9 +21,9 @@ from math import comb
 
 import msgspec
 
-from fairroll.randomness import SeededDice
+from fairroll.odds.fast_battle_estimate import Z95, estimate_battle
 from fairroll.rules.fast_battle import (
-    MAX_HP,
+    MAX_BATTLE_COINS,
     Attack,
     Battle,
     Combatant,
@@ -40,7 +37,6 @@ from fairroll.rules.fast_battle import (
     plan_level_up,
     planned_spell,
     potion_item,
-    resolve_battle,
     spell_matchup,
     starting_scores,
     unique_names,
@@ -48,7 +44,7 @@ from fairroll.rules.fast_battle import (
 from fairroll.rules.fast_battle.items import Heal, Spell
 
 __all__ = [
-    "EXACT_BUDGET",
+    "EXACT_WORK",
     "AttackOdds",
     "BattleOdds",
     "CharacterOdds",
@@ -65,20 +61,18 @@ __all__ = [
     "spell_success",
 ]
 
-#: Most (states x turns) solved exactly; beyond it the odds are estimated.
-#: The exact chain's work, states x turns x damage outcomes, above which battle odds are
-#: a seeded estimate instead: measured, the largest exact case stays under 50 ms.
-EXACT_BUDGET = 25_000
-ESTIMATE_BATTLES = 200
-#: An estimate fights battles for at most this long (at least ``ESTIMATE_MIN`` of them):
-#: a time budget, not a turn count, bounds the work whatever the fighters.
-ESTIMATE_SECONDS = 0.25
-ESTIMATE_MIN = 10
+#: The exact chain's work (states x damage outcomes, turn by turn, each weighted by
+#: 1 + bits of its numbers / ``_WORK_BITS``) past which battle odds are an estimate
+#: instead; docs/rules/fast-battle.md gives the time it takes and how far it reaches.
+EXACT_WORK = 250_000
+_WORK_BITS = 1500
 
 
 class BattleOdds(msgspec.Struct, frozen=True, kw_only=True):
     """Who wins a battle (``wins``: each fighter, in request order) or reaches the cap.
-    ``exact`` false: an estimate from ``battles`` seeded battles, with its standard error."""
+    ``exact`` false: an estimate from ``battles`` battles, each outcome's 95 % interval in
+    ``intervals`` (the fighters, then the cap), the first fighter's standard error (the
+    half-width of its interval over 1.96, never 0) and the seed (hex)."""
 
     exact: bool
     wins: tuple[Fraction, ...]
@@ -86,6 +80,7 @@ class BattleOdds(msgspec.Struct, frozen=True, kw_only=True):
     battles: int | None = None
     standard_error: float | None = None
     seed: str | None = None
+    intervals: tuple[tuple[float, float], ...] | None = None
 
     @property
     def first_wins(self) -> Fraction:
@@ -175,31 +170,31 @@ def attack_odds(attack: Attack) -> AttackOdds:
     return AttackOdds(damage=damage, knock_out=knock_out)
 
 
-def battle_odds(battle: Battle, *, seed: str = "fairroll-battle-odds") -> BattleOdds:
+def battle_odds(battle: Battle) -> BattleOdds:
     """Odds that each fighter wins: exact for two fighters when the chain is small enough,
-    else a seeded estimate (every battle of three or more fighters)."""
+    else an estimate seeded from the request (every battle of three or more fighters)."""
     if len(battle.fighters) != 2:
-        return _estimate(battle, seed)
-    first, second = battle.fighters
+        return _estimate(battle)
     scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(battle.fighters)]
     heals = [_heals(f, i) for i, f in enumerate(battle.fighters)]
-    states = (current_hp(first) + 1) * (current_hp(second) + 1)
-    states *= (len(heals[0]) + 1) * (len(heals[1]) + 1)
     plans = [
         planned_spell(f, s, "tactic.cast_spell")
         for f, s in zip(battle.fighters, scores, strict=True)
     ]
     moves = [_moves(scores[i], scores[1 - i], plans[i]) for i in range(2)]
-    outcomes = max(len(damage) for _, damage in moves)
-    if states * battle.max_turns * outcomes > EXACT_BUDGET:
-        return _estimate(battle, seed)
     orders = [(0, 1)] if scores[0].qk > scores[1].qk else [(1, 0)]
     if scores[0].qk == scores[1].qk:
         orders = [(0, 1), (1, 0)]  # a flip decides who goes first
     wins = [Fraction(0), Fraction(0)]
     cap = Fraction(0)
+    budget = EXACT_WORK // len(orders)  # a tie is solved twice, once per first mover
     for order in orders:
-        won, capped = _chain(battle, order, moves, heals)
+        try:
+            won, capped = _chain(
+                battle, order, moves, heals, tie_coins=len(orders) - 1, budget=budget
+            )
+        except _TooLongError:
+            return _estimate(battle)
         share = Fraction(1, len(orders))
         wins = [w + share * x for w, x in zip(wins, won, strict=True)]
         cap += share * capped
@@ -215,8 +210,11 @@ def _moves(me: Effective, foe: Effective, spell: Spell | None) -> tuple[int, dic
     """(flips, damage -> ways out of 2**flips) of the fighter's non-potion action."""
     if spell is not None:
         flips = spell.sp + foe.frm
-        hit = spell_success(me, foe, spell) * 2**flips
-        return flips, {spell.damage: int(hit), 0: 2**flips - int(hit)}
+        hit = int(spell_success(me, foe, spell) * 2**flips)
+        dealt: defaultdict[int, int] = defaultdict(int)
+        dealt[0] += 2**flips - hit
+        dealt[spell.damage] += hit  # a harmless spell's success is still 0 damage
+        return flips, dict(dealt)
     if me.af == 0:
         return 0, {0: 1}
     flips = me.af + foe.frw
@@ -228,25 +226,52 @@ def _chain(
     order: tuple[int, int],
     moves: list[tuple[int, dict[int, int]]],
     heals: list[list[int]],
+    *,
+    tie_coins: int,
+    budget: int,
 ) -> tuple[list[Fraction], Fraction]:
+    """The battle turn by turn over (HP, potions drunk) of both, as ways out of all flips.
+
+    A state's coins so far follow from the turn and its potions drunk (a potion flips
+    none), so fairroll's coin limit ends a state exactly where ``resolve_battle`` would.
+    Raises ``_TooLongError`` once its work passes ``budget`` (states x outcomes, weighted by
+    the size of the numbers): counted, not timed, so the same request is always answered
+    the same way.
+    """
     fighters = battle.fighters
     max_hp = [f.max_hp for f in fighters]
     heal_below = [f.tactic.heal_below for f in fighters]
+    flips_of = [moves[0][0], moves[1][0]]
     # State: (hp0, hp1, potions drunk 0, potions drunk 1) -> ways out of 2**scale_bits.
     states: dict[tuple[int, int, int, int], int] = {
         (current_hp(fighters[0]), current_hp(fighters[1]), 0, 0): 1
     }
     won = [0, 0]
+    stopped = 0
     scale_bits = 0
+    work = 0
+    acts = [0, 0]
     for turn in range(battle.max_turns):
         actor = order[turn % 2]
         target = 1 - actor
         flips, damage = moves[actor]
+        work += len(states) * len(damage) * (_WORK_BITS + scale_bits)
+        if work > budget * _WORK_BITS:
+            raise _TooLongError
         won = [ways << flips for ways in won]
+        stopped <<= flips
+        # Coins before this turn with no potion drunk; each potion drunk flipped none.
+        most = tie_coins + acts[0] * flips_of[0] + acts[1] * flips_of[1]
         nxt: defaultdict[tuple[int, int, int, int], int] = defaultdict(int)
         for state, ways in states.items():
             hp = [state[0], state[1]]
             drunk = [state[2], state[3]]
+            if (
+                most >= MAX_BATTLE_COINS
+                and most - drunk[0] * flips_of[0] - drunk[1] * flips_of[1] >= MAX_BATTLE_COINS
+            ):  # fairroll's limit: the battle stops with no winner
+                stopped += ways << flips
+                continue
             below = heal_below[actor]
             if below is not None and hp[actor] < below and drunk[actor] < len(heals[actor]):
                 hp[actor] = min(max_hp[actor], hp[actor] + heals[actor][drunk[actor]])
@@ -262,28 +287,30 @@ def _chain(
                     nxt[after[0], after[1], drunk[0], drunk[1]] += ways * count
         states = nxt
         scale_bits += flips
+        acts[actor] += 1
         if not states:
             break
     total = 2**scale_bits
-    return [Fraction(won[0], total), Fraction(won[1], total)], Fraction(sum(states.values()), total)
+    capped = Fraction(sum(states.values()) + stopped, total)
+    return [Fraction(won[0], total), Fraction(won[1], total)], capped
 
 
-def _estimate(battle: Battle, seed: str) -> BattleOdds:
-    names = [fighter.name for fighter in battle.fighters]
-    tally: dict[str | None, int] = dict.fromkeys([*names, None], 0)
-    until = time.perf_counter() + ESTIMATE_SECONDS
-    n = 0
-    while n < ESTIMATE_BATTLES and (n < ESTIMATE_MIN or time.perf_counter() < until):
-        tally[resolve_battle(battle, SeededDice(f"{seed}/{n}")).winner] += 1
-        n += 1
-    p = tally[names[0]] / n
+class _TooLongError(Exception):
+    """The exact chain passed its work budget: the battle is estimated instead."""
+
+
+def _estimate(battle: Battle) -> BattleOdds:
+    counted = estimate_battle(battle)
+    n = counted.battles
+    low, high = counted.intervals[0]
     return BattleOdds(
         exact=False,
-        wins=tuple(Fraction(tally[name], n) for name in names),
-        turn_cap=Fraction(tally[None], n),
+        wins=tuple(Fraction(count, n) for count in counted.wins),
+        turn_cap=Fraction(counted.turn_cap, n),
         battles=n,
-        standard_error=math.sqrt(p * (1 - p) / n),
-        seed=seed,
+        standard_error=max(high - counted.wins[0] / n, counted.wins[0] / n - low) / Z95,
+        seed=counted.seed,
+        intervals=counted.intervals,
     )
 
 
@@ -333,22 +360,12 @@ def character_odds(new: NewCharacter) -> CharacterOdds:
 
 def level_up_odds(level_up: LevelUp) -> LevelUpOdds:
     """Each new level adds 3 + Bin(ST at that level) HP; the flips of all levels together
-    are Bin(sum of those STs), and capping each level at the HP limit is capping the sum."""
+    are Bin(sum of those STs). A level-up whose flips could pass the HP limit is refused
+    by ``plan_level_up``, so no outcome is capped."""
     plan = plan_level_up(level_up)
     flips = sum(st for _, _, _, st in plan.levels)
     base = plan.character.max_hp + 3 * len(plan.levels)
-    # Integer counts, and only below the cap: the capped tail is what the rest leaves,
-    # so 99 levels of ST 99 (9,801 flips) cost about a thousand big-integer steps.
-    counts: dict[int, int] = {}
-    below = 0
-    for heads, ways in enumerate(_ways(flips)):
-        if base + heads >= MAX_HP:
-            break
-        counts[base + heads] = ways
-        below += ways
-    if below < 2**flips:
-        counts[MAX_HP] = 2**flips - below
-    max_hp = {hp: _dyadic(n, flips) for hp, n in counts.items()}
+    max_hp = {base + heads: _dyadic(ways, flips) for heads, ways in enumerate(_ways(flips))}
     return LevelUpOdds(levels_gained=len(plan.levels), max_hp=max_hp)
 
 

@@ -2,8 +2,10 @@
 
 A Test rolls 1..6 white FOCUS dice and 1..6 black BURDEN dice of the campaign's
 reality level (d4 Mundane .. d12 Over-the-top). One FOCUS die and one BURDEN die
-are used: ``result = rank + focus die - burden die``, compared with the
-opposition's result: higher Wins, equal Matches, lower Fails.
+are used: ``test = focus die - burden die`` and ``result = rank + test`` ("Add the
+final value of your test to your appropriate Attribute's Rank. Compare the result to
+your opposition's Result."), so every reported ``result`` holds its roller's Rank:
+higher than the opposition's Wins, equal Matches, lower Fails.
 
 - ``revised`` (the current rule): any FOCUS and any BURDEN die may be used;
   Profit = FOCUS dice above the used one, Waste = BURDEN dice above the used one;
@@ -14,8 +16,8 @@ opposition's result: higher Wins, equal Matches, lower Fails.
   Profit = other FOCUS dice meeting or beating the highest BURDEN die, Waste =
   other BURDEN dice meeting or beating the highest FOCUS die.
 
->>> best_choice((3, 4, 5, 6), (1, 1), need=5, rule="revised", failure_counts=False)
-Choice(focus=6, burden=1, result=5, outcome='match', profit=0, waste=0)
+>>> best_choice((3, 4, 5, 6), (1, 1), need=5, rule="revised", failure_counts=False, rank=1)
+Choice(focus=6, burden=1, test=5, result=6, outcome='match', profit=0, waste=0)
 """
 
 from __future__ import annotations
@@ -114,10 +116,16 @@ class Test(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
 
 
 class Choice(msgspec.Struct, frozen=True, kw_only=True):
-    """A FOCUS and BURDEN die used, the result, and the Profit and Waste they give."""
+    """A FOCUS and BURDEN die used, the Test's value and the Result, and the Profit and
+    Waste they give.
+
+    ``test`` is the dice alone (FOCUS - BURDEN); ``result`` adds the roller's Rank, as the
+    opposition's Result does, so the two compared are the two reported.
+    """
 
     focus: int
     burden: int
+    test: int
     result: int
     outcome: Outcome
     profit: int
@@ -196,9 +204,17 @@ class _Rules(Protocol):
 
 
 def classic_choice(
-    focus: tuple[int, ...], burden: tuple[int, ...], *, need: int, failure_counts: bool
+    focus: tuple[int, ...],
+    burden: tuple[int, ...],
+    *,
+    need: int,
+    failure_counts: bool,
+    rank: int = 0,
 ) -> Choice:
     """The original rule: highest dice; Profit/Waste by meeting or beating the other pool's top.
+
+    ``need`` is what the dice alone must reach to Match (the opposition's Result less the
+    Rank); ``rank`` goes into the reported ``result``.
 
     >>> classic_choice((6, 5, 4, 3), (1, 1, 1), need=5, failure_counts=False).profit
     3
@@ -212,12 +228,23 @@ def classic_choice(
     if outcome == "fail" and not failure_counts:
         profit = waste = 0
     return Choice(
-        focus=top_f, burden=top_b, result=diff, outcome=outcome, profit=profit, waste=waste
+        focus=top_f,
+        burden=top_b,
+        test=diff,
+        result=rank + diff,
+        outcome=outcome,
+        profit=profit,
+        waste=waste,
     )
 
 
 def all_choices(
-    focus: tuple[int, ...], burden: tuple[int, ...], *, need: int, failure_counts: bool
+    focus: tuple[int, ...],
+    burden: tuple[int, ...],
+    *,
+    need: int,
+    failure_counts: bool,
+    rank: int = 0,
 ) -> list[Choice]:
     """Every distinct (FOCUS, BURDEN) choice under the revised rule, best first."""
     choices = []
@@ -231,7 +258,8 @@ def all_choices(
                 Choice(
                     focus=f,
                     burden=b,
-                    result=f - b,
+                    test=f - b,
+                    result=rank + f - b,
                     outcome=outcome,
                     profit=profit if counted else 0,
                     waste=waste if counted else 0,
@@ -247,14 +275,16 @@ def best_choice(
     need: int,
     rule: ProfitRule,
     failure_counts: bool,
+    rank: int = 0,
 ) -> Choice:
-    """The service's choice for a roller who needs ``result >= need`` to Match.
+    """The service's choice for a roller whose dice need ``test >= need`` to Match.
 
-    ``result`` here is the dice part (focus - burden); the Rank is in ``need``.
+    ``need`` is on the dice alone (the opposition's Result less the Rank); ``rank`` goes
+    into the reported ``result``.
     """
     if rule == "classic":
-        return classic_choice(focus, burden, need=need, failure_counts=failure_counts)
-    return all_choices(focus, burden, need=need, failure_counts=failure_counts)[0]
+        return classic_choice(focus, burden, need=need, failure_counts=failure_counts, rank=rank)
+    return all_choices(focus, burden, need=need, failure_counts=failure_counts, rank=rank)[0]
 
 
 def frontier(choices: list[Choice]) -> tuple[Choice, ...]:
@@ -285,7 +315,7 @@ def resolve_test(test: Test, dice: DiceSource) -> TestOutcome:
     o_burden = dice.roll("opponent.burden", sides, opponent.burden)
     if test.profit_rule == "classic":
         o_choice = classic_choice(o_focus, o_burden, need=0, failure_counts=counts)
-        o_result = opponent.rank + o_choice.result
+        o_result = opponent.rank + o_choice.test
         actor = _side(test, focus, burden, need=o_result - test.rank)
     else:
         # Simultaneous choices, made deterministic: the opposition's best possible Result
@@ -293,9 +323,9 @@ def resolve_test(test: Test, dice: DiceSource) -> TestOutcome:
         # the actor's Result (which never changes who Wins).
         o_best = opponent.rank + max(o_focus) - min(o_burden)
         actor = _side(test, focus, burden, need=o_best - test.rank)
-    a_result = test.rank + actor.chosen.result
+    a_result = actor.chosen.result
     opposition = _opponent_side(test, opponent, o_focus, o_burden, need=a_result - opponent.rank)
-    o_result = opponent.rank + opposition.chosen.result
+    o_result = opposition.chosen.result
     return _finish(test, sides, actor, opposition, o_result, actor.chosen.outcome)
 
 
@@ -345,10 +375,10 @@ def _choose(
     counts = counts_failures(test)
     chosen_by: ChosenBy
     if test.profit_rule == "classic":
-        chosen = classic_choice(focus, burden, need=need, failure_counts=counts)
+        chosen = classic_choice(focus, burden, need=need, failure_counts=counts, rank=rank)
         choices, chosen_by = [chosen], "rule"
     else:
-        choices = all_choices(focus, burden, need=need, failure_counts=counts)
+        choices = all_choices(focus, burden, need=need, failure_counts=counts, rank=rank)
         chosen, chosen_by = choices[0], "service"
     if choice is not None:
         for value, rolled, field in (

@@ -7,7 +7,15 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["SELECTIVE_REFUSAL", "WHAT_IT_PROVES", "LostRange", "NotFair", "VerifyReport", "words"]
+__all__ = [
+    "EARLIER_REVISION",
+    "SELECTIVE_REFUSAL",
+    "WHAT_IT_PROVES",
+    "LostRange",
+    "NotFair",
+    "VerifyReport",
+    "words",
+]
 
 #: What a roll of each source proves, in words every verifier prints.
 WHAT_IT_PROVES = {
@@ -28,6 +36,12 @@ SELECTIVE_REFUSAL = (
     "a server can refuse a roll in a seed session, but not change its dice: refused, the "
     "same nonce and client seed give the same dice when it is made; a selective refusal "
     "shows as the same nonce and client seed refused again and again"
+)
+
+#: What an entry replayed under an earlier revision of its rules proves, in words.
+EARLIER_REVISION = (
+    "follows from its dice by an earlier revision of its rules (an older server recorded "
+    "it, or a server still resolving the old way: the log does not say which)"
 )
 
 
@@ -78,6 +92,10 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: Rolls that verify but are not fair, each with why (``NotFair``): a committed roll
     #: whose client seed the log showed before its chain was committed.
     not_fair: list[NotFair] = msgspec.field(default_factory=list)
+    #: Entries that replayed only under an earlier revision of their rules, by mechanic
+    #: (``mechanics.RevisionTally``; what they prove: ``EARLIER_REVISION``); None: this
+    #: verifier did not count them.
+    earlier_revisions: dict[str, int] | None = None
     #: Every range of seqs an epoch declared lost, with its reason.
     lost: list[LostRange] = msgspec.field(default_factory=list)
     #: The size of the signed checkpoint that stood in for the signatures of the entries

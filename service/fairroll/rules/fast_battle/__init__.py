@@ -22,6 +22,7 @@ from fairroll.rules.fast_battle.actions import (
     QuaffOutcome,
     SpellCast,
     SpellOutcome,
+    initiative_order,
     quaff,
     quaffed_hp,
     resolve_attack,
@@ -56,6 +57,8 @@ from fairroll.rules.fast_battle.levels import (
     resolve_level_up,
 )
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
+    FIRST,
     HEADS,
     MAX_BATTLE_COINS,
     MAX_HP,
@@ -63,6 +66,7 @@ from fairroll.rules.fast_battle.sheet import (
     MAX_SCORE,
     Effective,
     Fighter,
+    Revision,
     Sheet,
     current_hp,
     effective,
@@ -72,6 +76,8 @@ from fairroll.rules.fast_battle.sheet import (
 )
 
 __all__ = [
+    "CURRENT",
+    "FIRST",
     "HEADS",
     "MAX_BATTLE_COINS",
     "MAX_HP",
@@ -95,6 +101,7 @@ __all__ = [
     "NewCharacterOutcome",
     "Quaff",
     "QuaffOutcome",
+    "Revision",
     "Rewards",
     "RewardsInput",
     "Sheet",
@@ -103,6 +110,7 @@ __all__ = [
     "Tactic",
     "current_hp",
     "effective",
+    "initiative_order",
     "plan_level_up",
     "planned_spell",
     "potion_item",

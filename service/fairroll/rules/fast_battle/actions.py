@@ -10,12 +10,14 @@ from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle.items import Boost, Heal, Potion, Spell
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
     HEADS,
     MAX_HP,
     MAX_SCORE,
     Effective,
     Fighter,
     PotionRef,
+    Revision,
     SpellRef,
     _flip,
     _spell_item,
@@ -41,10 +43,12 @@ class AttackOutcome(msgspec.Struct, frozen=True, kw_only=True):
     knocked_out: bool
 
 
-def resolve_attack(attack: Attack, dice: DiceSource) -> AttackOutcome:
+def resolve_attack(
+    attack: Attack, dice: DiceSource, *, revision: Revision = CURRENT
+) -> AttackOutcome:
     """AF flips (group ``attack``) minus FRW flips (group ``armor``), never below 0."""
-    hitter = effective(attack.attacker, "attacker.")
-    target = effective(attack.defender, "defender.")
+    hitter = effective(attack.attacker, "attacker.", revision=revision)
+    target = effective(attack.defender, "defender.", revision=revision)
     hp = current_hp(attack.defender)
     return _attack(hitter, target, hp, dice)
 
@@ -83,16 +87,20 @@ class SpellOutcome(msgspec.Struct, frozen=True, kw_only=True):
     knocked_out: bool
 
 
-def resolve_spell(cast: SpellCast, dice: DiceSource) -> SpellOutcome:
+def resolve_spell(
+    cast: SpellCast, dice: DiceSource, *, revision: Revision = CURRENT
+) -> SpellOutcome:
     """SP flips (group ``spell``) + MA above the minimum, against FRM flips (``resist``) + MR."""
-    caster, target, spell = spell_matchup(cast)
+    caster, target, spell = spell_matchup(cast, revision=revision)
     return _spell(caster, target, spell, current_hp(cast.defender), dice)
 
 
-def spell_matchup(cast: SpellCast) -> tuple[Effective, Effective, Spell]:
+def spell_matchup(
+    cast: SpellCast, *, revision: Revision = CURRENT
+) -> tuple[Effective, Effective, Spell]:
     """The caster's and target's scores in battle, and the spell, once it may be cast."""
-    caster = effective(cast.attacker, "attacker.")
-    target = effective(cast.defender, "defender.")
+    caster = effective(cast.attacker, "attacker.", revision=revision)
+    target = effective(cast.defender, "defender.", revision=revision)
     return caster, target, _castable(cast.attacker, caster, cast.spell, "spell")
 
 
@@ -149,11 +157,16 @@ class InitiativeOutcome(msgspec.Struct, frozen=True, kw_only=True):
     tie_flips: tuple[int, ...]
 
 
-def resolve_initiative(initiative: Initiative, dice: DiceSource) -> InitiativeOutcome:
+def resolve_initiative(
+    initiative: Initiative, dice: DiceSource, *, revision: Revision = CURRENT
+) -> InitiativeOutcome:
     """Higher effective QK first; ties broken by flips (group ``initiative``)."""
-    scores = [effective(f, f"fighters[{i}].") for i, f in enumerate(initiative.fighters)]
+    scores = [
+        effective(f, f"fighters[{i}].", revision=revision)
+        for i, f in enumerate(initiative.fighters)
+    ]
     unique_names(initiative.fighters)
-    order, flips = _order([s.qk for s in scores], dice)
+    order, flips = initiative_order([s.qk for s in scores], dice)
     return InitiativeOutcome(
         order=tuple(initiative.fighters[i].name for i in order),
         effective_qk=tuple(scores[i].qk for i in order),
@@ -161,7 +174,7 @@ def resolve_initiative(initiative: Initiative, dice: DiceSource) -> InitiativeOu
     )
 
 
-def _order(qks: list[int], dice: DiceSource) -> tuple[list[int], tuple[int, ...]]:
+def initiative_order(qks: list[int], dice: DiceSource) -> tuple[list[int], tuple[int, ...]]:
     """Fighter indices by effective QK, ties broken fairly with coins.
 
     "The character with the higher QK gets to act first." Among k tied fighters the
@@ -208,7 +221,15 @@ def quaff(drink: Quaff) -> QuaffOutcome:
     effect = potion.effect
     if isinstance(effect, Boost) and effect.attribute != "hp":
         attribute = effect.attribute
-        boosted = min(MAX_SCORE, getattr(fighter, attribute) + effect.amount)
+        boosted = getattr(fighter, attribute) + effect.amount
+        # "can increase your ST, QK, MA, MR, or HP" by the potion's amount: all of it, or a
+        # refusal naming fairroll's limit, never a part.
+        if boosted > MAX_SCORE:
+            raise RuleError(
+                f"{potion.name} would raise {attribute.upper()} to {boosted}, past "
+                f"{MAX_SCORE}, fairroll's limit on a score (the rules set none)",
+                field="potion",
+            )
         fighter = msgspec.structs.replace(fighter, **{attribute: boosted})
     return QuaffOutcome(
         potion=potion.name,
@@ -219,11 +240,18 @@ def quaff(drink: Quaff) -> QuaffOutcome:
 
 
 def quaffed_hp(potion: Potion, hp: int, max_hp: int) -> int:
-    """HP after drinking: heals stop at the maximum; an HP boost goes above it, up to the
-    sheet's limit (``MAX_HP``)."""
+    """HP after drinking: heals stop at the maximum (healing restores what was lost); an
+    HP boost goes above it, all of it, and one that would pass the sheet's limit
+    (``MAX_HP``, fairroll's) is refused."""
     effect = potion.effect
     if isinstance(effect, Heal):
         return min(max_hp, hp + effect.amount)
     if isinstance(effect, Boost) and effect.attribute == "hp":
-        return min(MAX_HP, hp + effect.amount)
+        if hp + effect.amount > MAX_HP:
+            raise RuleError(
+                f"{potion.name} would raise HP to {hp + effect.amount}, past {MAX_HP}, "
+                "fairroll's limit on a sheet (the rules set none)",
+                field="potion",
+            )
+        return hp + effect.amount
     return hp

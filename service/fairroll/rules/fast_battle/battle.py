@@ -15,16 +15,18 @@ from fairroll.rules.fast_battle.actions import (
     SpellOutcome,
     _attack,
     _castable,
-    _order,
     _spell,
+    initiative_order,
     quaffed_hp,
 )
 from fairroll.rules.fast_battle.items import Heal, Potion, Spell
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
     MAX_BATTLE_COINS,
     Effective,
     Fighter,
     Level,
+    Revision,
     SpellRef,
     _halves,
     _item_name,
@@ -99,7 +101,7 @@ class BattleOutcome(msgspec.Struct, frozen=True, kw_only=True):
     winner_xp: str
 
 
-def rewards(*, winner_level: int, loser_level: int) -> Rewards:
+def rewards(*, winner_level: int, loser_level: int, revision: Revision = CURRENT) -> Rewards:
     """Gold and XP after a battle, by the worked example's arithmetic."""
     higher = max(0, loser_level - winner_level)  # levels the loser stood above the winner
     lower = max(0, winner_level - loser_level)  # levels the loser stood below the winner
@@ -111,9 +113,13 @@ def rewards(*, winner_level: int, loser_level: int) -> Rewards:
     # level lower that his opponent was" and "an extra 3 gold for each level's difference"
     # when the loser is lower.
     loser_gold = 5 * ((loser_level + 1) // 2) - 3 * higher + 3 * lower
+    # The text sets no floor: a high-level loser beaten far below his level gets a negative
+    # number (he pays), recorded as the rule gives it (the first revision put it at 0).
+    if revision.cut_to_fit:
+        winner_gold, loser_gold = max(0, winner_gold), max(0, loser_gold)
     return Rewards(
-        winner_gold=max(0, winner_gold),
-        loser_gold=max(0, loser_gold),
+        winner_gold=winner_gold,
+        loser_gold=loser_gold,
         winner_xp=xp_text(2 + higher),  # "1 XP plus .5 XP for each level higher"
         loser_xp="0",
     )
@@ -135,12 +141,14 @@ class _InBattle:
         return self.hp > 0
 
 
-def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
+def resolve_battle(
+    battle: Battle, dice: DiceSource, *, revision: Revision = CURRENT
+) -> BattleOutcome:
     """Fight: initiative, then turns in order until one fighter stands or the turn cap."""
     fighters = battle.fighters
     unique_names(fighters)
-    states = [_in_battle(f, f"fighters[{i}].") for i, f in enumerate(fighters)]
-    order, flips = _order([s.scores.qk for s in states], dice)
+    states = [_in_battle(f, f"fighters[{i}].", revision) for i, f in enumerate(fighters)]
+    order, flips = initiative_order([s.scores.qk for s in states], dice)
     initiative = InitiativeOutcome(
         order=tuple(fighters[i].name for i in order),
         effective_qk=tuple(states[i].scores.qk for i in order),
@@ -165,7 +173,7 @@ def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
                 turns.append(_turn(len(turns) + 1, states[actor], target, dice))
     alive = [i for i, s in enumerate(states) if s.standing]
     winner = alive[0] if len(alive) == 1 else None
-    loser_rewards = [] if winner is None else _rewards_of(fighters, winner)
+    loser_rewards = [] if winner is None else _rewards_of(fighters, winner, revision)
     return BattleOutcome(
         initiative=initiative,
         turns=tuple(turns),
@@ -178,8 +186,8 @@ def resolve_battle(battle: Battle, dice: DiceSource) -> BattleOutcome:
     )
 
 
-def _in_battle(fighter: Combatant, at: str) -> _InBattle:
-    scores = effective(fighter, at)
+def _in_battle(fighter: Combatant, at: str, revision: Revision) -> _InBattle:
+    scores = effective(fighter, at, revision=revision)
     return _InBattle(
         fighter=fighter,
         scores=scores,
@@ -189,12 +197,14 @@ def _in_battle(fighter: Combatant, at: str) -> _InBattle:
     )
 
 
-def _rewards_of(fighters: list[Combatant], winner: int) -> list[LoserReward]:
+def _rewards_of(fighters: list[Combatant], winner: int, revision: Revision) -> list[LoserReward]:
     """Each loser's rewards against the winner, and the spoils the winner takes."""
     return [
         LoserReward(
             loser=loser.name,
-            rewards=rewards(winner_level=fighters[winner].level, loser_level=loser.level),
+            rewards=rewards(
+                winner_level=fighters[winner].level, loser_level=loser.level, revision=revision
+            ),
             spoils=tuple(_item_name(i) for i in (loser.weapon, loser.armor) if i is not None),
         )
         for index, loser in enumerate(fighters)

@@ -6,6 +6,12 @@
 else here, and every price, is this service's invention, priced so that the
 sample character Zippy (5 gold, 2 left) can buy the sword, robe and potion.
 Requests may define their own items inline instead.
+
+Standard issue (``standard_issue``), what a new character may buy: "the player buys
+any standard issue weapon and, if desired, a standard issue armor". The seed's own
+lists name one of each, both worn by its sample new character: the "Standard Issue
+Sword" and the "Light Robe". fairroll adds two standard issue weapons of its own (the
+dagger and the mace, named so); every other weapon and armour is not standard issue.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ __all__ = ["ARMORS", "POTIONS", "SPELLS", "TRINKETS", "WEAPONS"]
 WEAPONS: dict[str, Weapon] = {
     w.name: w
     for w in (
-        Weapon(name="Standard Issue Sword", af=2, hands=1, price=1),  # the seed's
-        Weapon(name="Standard Issue Dagger", af=1, hands=1, price=1),
-        Weapon(name="Standard Issue Mace", af=3, hands=1, min_st=3, price=2),
+        Weapon(name="Standard Issue Sword", af=2, hands=1, price=1, standard_issue=True),
+        Weapon(name="Standard Issue Dagger", af=1, hands=1, price=1, standard_issue=True),
+        Weapon(name="Standard Issue Mace", af=3, hands=1, min_st=3, price=2, standard_issue=True),
         Weapon(name="Great Axe", af=4, hands=2, min_st=4, price=4),
         Weapon(name="Rapier", af=3, hands=1, min_qk=3, min_level=2, price=4),
     )
@@ -28,7 +34,15 @@ WEAPONS: dict[str, Weapon] = {
 ARMORS: dict[str, Armor] = {
     a.name: a
     for a in (
-        Armor(name="Light Robe", frw=1, frm=1, qk_penalty=0, ma_penalty=0, price=1),  # the seed's
+        Armor(
+            name="Light Robe",
+            frw=1,
+            frm=1,
+            qk_penalty=0,
+            ma_penalty=0,
+            price=1,
+            standard_issue=True,
+        ),
         Armor(name="Leather Jerkin", frw=2, frm=0, qk_penalty=0, ma_penalty=1, price=2),
         Armor(name="Chain Mail", frw=3, frm=0, qk_penalty=1, ma_penalty=2, price=4),
         Armor(name="Warded Robe", frw=1, frm=3, qk_penalty=0, ma_penalty=0, price=4),

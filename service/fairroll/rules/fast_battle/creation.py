@@ -8,7 +8,9 @@ import msgspec
 
 from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
+from fairroll.rules.fast_battle.items import Armor, Weapon
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
     Attribute,
     Fighter,
     Intelligence,
@@ -16,6 +18,7 @@ from fairroll.rules.fast_battle.sheet import (
     MagicalResistance,
     PotionRef,
     Quickness,
+    Revision,
     SpellRef,
     Strength,
     TrinketRef,
@@ -78,37 +81,24 @@ def starting_scores(new: NewCharacter) -> dict[str, int]:
     }
 
 
-def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOutcome:
-    """Flip 3 coins for bonus points (group ``bonus``), then ST coins for HP (group ``hp``)."""
+def resolve_new_character(
+    new: NewCharacter, dice: DiceSource, *, revision: Revision = CURRENT
+) -> NewCharacterOutcome:
+    """Flip 3 coins for bonus points (group ``bonus``), then ST coins for HP (group ``hp``).
+
+    The shopping list is checked before any coin (it needs none), so the odds of a
+    character refuse what making it refuses; wielding the weapon and casting the spells
+    bought are checked after the flips, which may add the ST they need.
+    """
     scores = starting_scores(new)
+    basket = _shop(new.buy, revision)
     bonus_flips, bonus_heads = _flip(dice, "bonus", 3)
     for attribute in new.bonus[:bonus_heads]:
         scores[attribute] += 1
     # "New characters have 5 hit-points; the player also flips one coin for each point of ST"
     hp_flips, hp_heads = _flip(dice, "hp", scores["st"])
     max_hp = 5 + hp_heads
-    weapons: list[str] = []
-    armors: list[str] = []
-    potions: list[PotionRef] = []
-    spells: list[SpellRef] = []
-    trinkets: list[TrinketRef] = []
-    shelves: dict[str, list[str]] = {"weapon": weapons, "armor": armors}
-    spent = 0
-    for index, name in enumerate(new.buy):
-        item, kind = _store_item(name, f"buy[{index}]")
-        spent += item.price
-        if kind in shelves:
-            if shelves[kind]:
-                raise RuleError(f"buy at most one {kind}", field=f"buy[{index}]")
-            shelves[kind].append(name)
-        elif kind == "potions":
-            potions.append(name)
-        elif kind == "spells":
-            spells.append(name)
-        else:
-            trinkets.append(name)
-    if spent > 5:
-        raise RuleError(f"the purchases cost {spent} gold; a new character has 5", field="buy")
+    weapons, armors, potions, spells, trinkets, spent = basket
     character = Fighter(
         name=new.name,
         st=scores["st"],
@@ -124,7 +114,7 @@ def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOu
         potions=potions,
         spells=spells,
     )
-    scores_in_battle = effective(character, "buy.")
+    scores_in_battle = effective(character, "buy.", revision=revision)
     for ref in spells:
         spell = _spell_item(ref, "buy")
         if scores_in_battle.ma < spell.min_ma:
@@ -142,3 +132,52 @@ def resolve_new_character(new: NewCharacter, dice: DiceSource) -> NewCharacterOu
         character=character,
         gold=5 - spent,
     )
+
+
+_Basket = tuple[list[str], list[str], list[PotionRef], list[SpellRef], list[TrinketRef], int]
+
+
+def _shop(buy: list[str], revision: Revision) -> _Basket:
+    """Check a new character's shopping list against the store and the 5 gold.
+
+    "Having done that, the player buys any standard issue weapon and, if desired, a
+    standard issue armor": exactly one weapon, standard issue; at most one armour,
+    standard issue; the store marks which (``standard_issue``). The first revision
+    took at most one weapon and one armour, of any kind.
+    """
+    weapons: list[str] = []
+    armors: list[str] = []
+    potions: list[PotionRef] = []
+    spells: list[SpellRef] = []
+    trinkets: list[TrinketRef] = []
+    shelves: dict[str, list[str]] = {"weapon": weapons, "armor": armors}
+    spent = 0
+    for index, name in enumerate(buy):
+        item, kind = _store_item(name, f"buy[{index}]")
+        spent += item.price
+        if isinstance(item, Weapon | Armor):
+            if revision.standard_issue and not item.standard_issue:
+                what = "weapon" if kind == "weapon" else "armour"
+                raise RuleError(
+                    f"the {name} is not standard issue: a new character buys a standard "
+                    f"issue {what} (the store marks which)",
+                    field=f"buy[{index}]",
+                )
+            if shelves[kind]:
+                raise RuleError(f"buy at most one {kind}", field=f"buy[{index}]")
+            shelves[kind].append(name)
+        elif kind == "potions":
+            potions.append(name)
+        elif kind == "spells":
+            spells.append(name)
+        else:
+            trinkets.append(name)
+    if not weapons and revision.standard_issue:
+        raise RuleError(
+            'a new character buys a standard issue weapon ("the player buys any standard '
+            'issue weapon"): name one in buy',
+            field="buy",
+        )
+    if spent > 5:
+        raise RuleError(f"the purchases cost {spent} gold; a new character has 5", field="buy")
+    return weapons, armors, potions, spells, trinkets, spent

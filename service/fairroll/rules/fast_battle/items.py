@@ -40,6 +40,8 @@ class Weapon(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     min_qk: Small = 0
     min_level: Annotated[int, msgspec.Meta(ge=1, le=100)] = 1
     price: Price = 0
+    #: Whether a new character may buy it ("the player buys any standard issue weapon").
+    standard_issue: bool = False
 
 
 class Armor(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -51,6 +53,8 @@ class Armor(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     qk_penalty: Small = 0
     ma_penalty: Small = 0
     price: Price = 0
+    #: Whether a new character may buy it ("and, if desired, a standard issue armor").
+    standard_issue: bool = False
 
 
 class Heal(

@@ -9,10 +9,12 @@ import msgspec
 from fairroll.randomness import DiceSource
 from fairroll.rules.errors import RuleError
 from fairroll.rules.fast_battle.sheet import (
+    CURRENT,
     MAX_HP,
     MAX_LEVEL,
     MAX_SCORE,
     Attribute,
+    Revision,
     Sheet,
     XpText,
     _flip,
@@ -53,7 +55,7 @@ class LevelPlan(msgspec.Struct, frozen=True, kw_only=True):
     character: Sheet
 
 
-def plan_level_up(level_up: LevelUp) -> LevelPlan:
+def plan_level_up(level_up: LevelUp, *, revision: Revision = CURRENT) -> LevelPlan:
     """Check a level-up and lay out its levels; only the HP flips are left to chance."""
     sheet = level_up.character
     xp = _halves(sheet.xp) + _halves(level_up.xp_gained)
@@ -86,6 +88,18 @@ def plan_level_up(level_up: LevelUp) -> LevelPlan:
                     field="assign",
                 )
         levels.append((level, points, assigned, scores["st"]))
+    # "At each new level the character gains 3 more HP and flips equal to his ST": every
+    # outcome of those flips must fit the sheet's limit, which is fairroll's, not the
+    # rules'; a level-up that could pass it is refused before a coin, never cut short (the
+    # first revision cut it at the limit instead, ``resolve_level_up``).
+    most = sheet.max_hp + sum(3 + st for _, _, _, st in levels)
+    if most > MAX_HP and not revision.cut_to_fit:
+        raise RuleError(
+            f"the level-up could bring {sheet.name}'s max HP to {most} (3 a level plus a "
+            f"flip per ST), past {MAX_HP}, fairroll's limit on a sheet (the rules set none; "
+            "it bounds a battle's odds)",
+            field="character.max_hp",
+        )
     if queue:
         raise RuleError(
             f"{len(queue)} assignments are left over: the levels gained bring "
@@ -105,15 +119,18 @@ def plan_level_up(level_up: LevelUp) -> LevelPlan:
     return LevelPlan(levels=tuple(levels), character=character)
 
 
-def resolve_level_up(level_up: LevelUp, dice: DiceSource) -> LevelUpOutcome:
+def resolve_level_up(
+    level_up: LevelUp, dice: DiceSource, *, revision: Revision = CURRENT
+) -> LevelUpOutcome:
     """Level up while XP >= 3 (group ``hp``: one flip per ST at each new level)."""
-    plan = plan_level_up(level_up)
+    plan = plan_level_up(level_up, revision=revision)
     max_hp = plan.character.max_hp
     gained: list[LevelGained] = []
     for level, points, assigned, st in plan.levels:
         flips, heads = _flip(dice, "hp", st)
-        # Gains are never negative, so capping each level is capping the total.
-        max_hp = min(MAX_HP, max_hp + 3 + heads)
+        max_hp += 3 + heads
+        if revision.cut_to_fit:  # gains are never negative: capping each level caps the total
+            max_hp = min(MAX_HP, max_hp)
         gained.append(
             LevelGained(
                 level=level, points=points, assigned=assigned, hp_flips=flips, hp_gained=3 + heads

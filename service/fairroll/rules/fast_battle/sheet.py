@@ -21,8 +21,8 @@ from fairroll.rules.vocabulary import Name, check_unique_names
 HEADS = 2
 ItemT = TypeVar("ItemT")
 Attribute = Literal["st", "qk", "in", "ma", "mr"]
-#: fairroll's limits of a sheet (the seed sets none): potion boosts and HP gains stop at
-#: them, and a level-up past them is refused.
+#: fairroll's limits of a sheet (the seed sets none): a potion or a level-up that could
+#: pass them is refused (the first revision cut it to fit, ``Revision``).
 MAX_SCORE = 99
 MAX_LEVEL = 100
 MAX_HP = 999
@@ -37,6 +37,35 @@ Intelligence = Annotated[Score, msgspec.Meta(title="IN (intelligence)")]
 MagicalAbility = Annotated[Score, msgspec.Meta(title="MA (magical ability)")]
 MagicalResistance = Annotated[Score, msgspec.Meta(title="MR (magical resistance)")]
 Level = Annotated[int, msgspec.Meta(ge=1, le=MAX_LEVEL)]
+
+
+class Revision(msgspec.Struct, frozen=True, kw_only=True):
+    """A revision of fairroll's reading of these rules: what changed between them.
+
+    New rolls are always resolved under :data:`CURRENT`; an earlier revision is kept only
+    so that the entries it recorded still replay as they were recorded (the mechanics
+    declare it for the verifier). Every rules function whose answer differs between
+    revisions takes ``revision`` as a keyword, the current one by default, so the rules
+    stay one copy with the differences named where they act, rather than a second copy
+    of the battle that drifts.
+    """
+
+    name: str
+    #: "the player buys any standard issue weapon and, if desired, a standard issue
+    #: armor": a new character must buy one standard issue weapon, and only standard
+    #: issue armour. Before, any weapon or none, and any armour.
+    standard_issue: bool
+    #: Numbers cut to fit: max HP after a level-up stopped at fairroll's limit, a loser's
+    #: gold and armour-reduced QK and MA stopped at 0. Now a level-up that could pass the
+    #: limit is refused, and the rule's own numbers are kept. (A potion quaffed alone is a
+    #: calculation, never recorded, so it has no earlier revision to replay.)
+    cut_to_fit: bool
+
+
+#: The first revision: any weapon or none for a new character, numbers cut to fit.
+FIRST = Revision(name="first", standard_issue=False, cut_to_fit=True)
+#: The rules every new roll is resolved by.
+CURRENT = Revision(name="current", standard_issue=True, cut_to_fit=False)
 HP = Annotated[int, msgspec.Meta(ge=0, le=MAX_HP, title="HP now")]
 XpText = Annotated[
     str,
@@ -85,7 +114,7 @@ class Fighter(Sheet, frozen=True, kw_only=True, forbid_unknown_fields=True):
 
 
 class Effective(msgspec.Struct, frozen=True, kw_only=True):
-    """Scores in battle: armour penalties and items applied (never below 0)."""
+    """Scores in battle: armour penalties and items applied (below 0 if the armour says so)."""
 
     st: int
     qk: int
@@ -97,7 +126,7 @@ class Effective(msgspec.Struct, frozen=True, kw_only=True):
     free_hand: bool
 
 
-def effective(fighter: Fighter, at: str = "") -> Effective:
+def effective(fighter: Fighter, at: str = "", *, revision: Revision = CURRENT) -> Effective:
     """Check the equipment rules and return the fighter's battle scores."""
     weapon, armor = _weapon(fighter.weapon, at), _armor(fighter.armor, at)
     trinkets = [_trinket(t, f"{at}trinkets[{i}]") for i, t in enumerate(fighter.trinkets)]
@@ -112,8 +141,10 @@ def effective(fighter: Fighter, at: str = "") -> Effective:
     ma = fighter.ma - (armor.ma_penalty if armor else 0) + sum(t.ma_bonus for t in trinkets)
     scores = Effective(
         st=fighter.st,
-        qk=max(0, qk),
-        ma=max(0, ma),
+        # "a number by which is reduces QK": the text sets no floor, so none is put (the
+        # first revision put one at 0).
+        qk=max(0, qk) if revision.cut_to_fit else qk,
+        ma=max(0, ma) if revision.cut_to_fit else ma,
         mr=fighter.mr + sum(t.mr_bonus for t in trinkets),
         frw=(armor.frw if armor else 0) + sum(t.frw_bonus for t in trinkets),
         frm=(armor.frm if armor else 0) + sum(t.frm_bonus for t in trinkets),
