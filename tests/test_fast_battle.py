@@ -190,6 +190,10 @@ def test_armour_penalties_reduce_effective_qk_and_ma() -> None:
     # an unarmoured fighter of QK 0.
     slowed = fb.effective(fighter(qk=0, ma=0, armor="Chain Mail"))
     assert (slowed.qk, slowed.ma) == (-1, -2)
+    # "Most characters can wield most weapons, but some require a certain ST or QK
+    #  amount": a sword with no QK requirement stays in a hand slowed below 0.
+    armed = fb.effective(fighter(qk=0, weapon="Standard Issue Sword", armor="Chain Mail"))
+    assert (armed.qk, armed.af) == (-1, 2)
 
 
 def test_inline_items_work_like_store_items() -> None:

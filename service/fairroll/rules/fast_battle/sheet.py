@@ -152,12 +152,14 @@ def effective(fighter: Fighter, at: str = "", *, revision: Revision = CURRENT) -
         free_hand=weapon is None or weapon.hands < 2,
     )
     if weapon is not None:
+        # "some require a certain ST or QK amount": a requirement of 0 is none, so armour
+        # that takes QK below 0 leaves a weapon without a QK requirement in hand.
         for need, have, label in (
             (weapon.min_st, scores.st, "ST"),
             (weapon.min_qk, scores.qk, "QK"),
             (weapon.min_level, fighter.level, "level"),
         ):
-            if have < need:
+            if need > 0 and have < need:
                 raise RuleError(
                     f"{fighter.name} cannot wield the {weapon.name}: it needs {label} {need}, "
                     f"and {fighter.name} has {have}",
