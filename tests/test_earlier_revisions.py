@@ -29,6 +29,10 @@ ROLLS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "fixtures" / "earlier_revisions.json").read_text()
 )
 LABELS = [roll["label"] for roll in ROLLS]
+#: Rolls of the fixture today's rules give alike: armour taking QK below 0 changes
+#: nothing an attack reads (a weapon's requirement of 0 is none), so it replays as current.
+CURRENT_TOO = {"attack, QK below 0 in armour"}
+CHANGED = [label for label in LABELS if label not in CURRENT_TOO]
 TABLE = "old-campaign"
 TIME = "2026-01-01T00:00:00Z"
 SIGNER = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
@@ -66,7 +70,8 @@ def test_every_fixture_roll_is_one_the_current_rules_resolve_otherwise() -> None
             outcome = mechanic.resolve(request, SeededDice(roll["seed"]))
         except ValueError:
             continue
-        assert msgspec.json.encode(outcome) != msgspec.json.encode(roll["outcome"]), roll["label"]
+        today = json.loads(msgspec.json.encode(outcome))
+        assert (today == roll["outcome"]) == (roll["label"] in CURRENT_TOO), roll["label"]
 
 
 def test_a_log_recorded_by_the_first_revision_verifies_and_counts_its_entries() -> None:
@@ -76,7 +81,6 @@ def test_a_log_recorded_by_the_first_revision_verifies_and_counts_its_entries() 
     assert report.ok, report.reason
     assert report.outcomes_replayed
     assert tally.counts() == {
-        "fast-battle.attack": 1,
         "fast-battle.battle": 1,
         "fast-battle.character": 3,
         "fast-battle.initiative": 1,
@@ -86,7 +90,7 @@ def test_a_log_recorded_by_the_first_revision_verifies_and_counts_its_entries() 
     assert verify_entries(lines, Trust(keys=None), replay=replay_entry).ok
 
 
-@pytest.mark.parametrize("label", LABELS)
+@pytest.mark.parametrize("label", CHANGED)
 def test_each_first_revision_entry_replays_under_that_revision(label: str) -> None:
     """From its seed, and from its recorded dice (as supplied dice replay)."""
     roll = roll_of(label)
@@ -130,7 +134,11 @@ def test_a_first_revision_entry_with_its_outcome_altered_still_fails(label: str)
     assert not report.ok
     assert report.first_bad_seq == index + 1
     assert str(report.reason).startswith(
-        ("the recorded outcome does not follow from the dice", "the request does not replay")
+        (
+            "the recorded outcome does not follow from the dice",
+            "the request does not replay",
+            "replaying the request rolls different dice",
+        )
     )
     assert index + 1 not in tally.into
 
@@ -202,7 +210,6 @@ def test_fairroll_verify_accepts_a_first_revision_log_and_says_how_many_replayed
         fairroll_cli("verify", export, "--allow-unsigned", "--workers", workers, "--json").stdout
     )
     assert said["verification"]["earlier_revisions"] == {
-        "fast-battle.attack": 1,
         "fast-battle.battle": 1,
         "fast-battle.character": 3,
         "fast-battle.initiative": 1,
