@@ -276,7 +276,7 @@ def test_archived_entries_leave_their_bundles_and_keep_their_hash_tiles(
     assert len(client.get(f"{log}/tile/0/000.p/6").content) == 6 * 32
     copied = mirror(live_server, table, tmp_path / "mirror")
     assert copied.returncode == 0, copied.stdout + copied.stderr
-    assert "tile/entries/000.p/6 is not served (archived)" in copied.stdout
+    assert "tile/entries/000.p/6 is not served (archived" in copied.stdout
     assert (tmp_path / "mirror" / "tile" / "0" / "000.p" / "6").exists()
 
 
@@ -429,3 +429,24 @@ def test_the_tile_vector_is_what_its_script_makes_and_matches_the_signed_checkpo
     leaves = [merkle.leaf(i.to_bytes(4, "big")) for i in range(made["size"])]
     assert base64.b64decode(made["root"]) == merkle.tree_hash_of(leaves)
     assert vector["paths"]["1234067"] == "tile/0/x001/x234/067"
+
+
+def test_an_entry_too_long_for_a_frame_leaves_its_bundle_unserved_not_a_500(
+    client: httpx.Client, table: str
+) -> None:
+    """C2SP frames an entry by a 2-byte length; a long battle's entry outgrows it. Its
+    bundle answers 404 saying so and where to read the entries; its hash tile stands."""
+    fighter = {"st": 10, "qk": 10, "in": 10, "ma": 10, "mr": 10, "max_hp": 999}
+    battle = {
+        "table": table,
+        "fighters": [{"name": n, **fighter, "weapon": {"name": "W", "af": 1}} for n in "AB"],
+        "max_turns": 500,
+    }
+    fought = client.post("/v1/fast-battle/battles", json=battle)
+    assert fought.status_code == 200, fought.text
+    log = f"/v1/tables/{table}/log"
+    bundle = client.get(f"{log}/tile/entries/000.p/1")
+    assert bundle.status_code == 404, bundle.text
+    assert "2-byte length" in bundle.json()["detail"], bundle.text
+    assert f"/v1/tables/{table}/export?from_seq=1&to_seq=1" in bundle.json()["detail"]
+    assert len(client.get(f"{log}/tile/0/000.p/1").content) == 32

@@ -312,8 +312,9 @@ def _mirror(args: argparse.Namespace) -> int:
 def _mirror_bundles(
     fetch: Callable[[str], bytes], prefix: str, bundles: Iterable[Tile], hashes: TileHashes
 ) -> dict[Tile, bytes]:
-    """The entry bundles, each checked against its level-0 tile; one the server no
-    longer serves (its entries were archived; their hash tiles still are) is left out."""
+    """The entry bundles, each checked against its level-0 tile; one the server does not
+    serve (its entries were archived, or one is too long for a bundle's 2-byte frame;
+    their hash tiles still are) is left out."""
     import urllib.error  # noqa: PLC0415
 
     from fairroll.audit import tiles  # noqa: PLC0415
@@ -325,7 +326,10 @@ def _mirror_bundles(
         except urllib.error.HTTPError as missing:
             if missing.code != 404:
                 raise
-            print(f"note: {tiles.tile_path(bundle)} is not served (archived): left out")
+            print(
+                f"note: {tiles.tile_path(bundle)} is not served (archived, or an entry "
+                "longer than a frame holds): left out"
+            )
             continue
         tiles.check_bundle(bundle, got[bundle], hashes.tile(0, bundle.n))
     return got

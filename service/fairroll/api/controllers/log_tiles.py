@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.datastructures import ResponseHeader
-from litestar.exceptions import InternalServerException, NotFoundException
+from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 
 from fairroll.api.caching import IMMUTABLE, NOT_MODIFIED, cached
@@ -126,7 +126,14 @@ class LogTilesController(Controller):
         try:
             body = tiles.frame(entries)
         except TileError as exc:  # an entry over 65535 bytes: never a truncated one
-            raise InternalServerException(f"table {table!r}: {exc}") from None
+            # C2SP frames an entry by a 2-byte length, so this bundle has no tile form
+            # (a long battle's entry outgrows it); its hash tiles stand, and the entries
+            # are read one by one or from the export.
+            raise NotFoundException(
+                f"table {table!r}: {exc}; this bundle has no tile form (C2SP frames an "
+                f"entry by a 2-byte length): read its entries from "
+                f"/v1/tables/{table}/export?from_seq={seqs[0]}&to_seq={seqs[-1]}"
+            ) from None
         headers = {"Cache-Control": IMMUTABLE if tile.full else PARTIAL, "Vary": "Accept-Encoding"}
         if "gzip" in request.headers.get("accept-encoding", ""):
             body = gzip.compress(body, mtime=0)
