@@ -32,21 +32,35 @@ failover to another server), and in ``fsync-always`` ``CONFIG GET appendonly`` a
 to one without ``appendfsync always``, or reconfigured at run time, has no round
 acknowledged (503, "may have been recorded"); ``/readyz`` says which mode is in force.
 On Redis Cluster every primary is probed and the weakest answer counts, and only
-``fsync-always`` is durable there: WAITAOF and WAIT confirm the writes of the connection
-they are sent on, and the cluster client gives no way to send them on the connection
-that ran a table's script; so a cluster requires ``appendfsync always`` on every primary,
-and ``FAIRROLL_REQUIRE_REPLICAS`` is refused at startup on a cluster.
+``fsync-always`` is durable there (every primary ``appendfsync always``). The store
+sends a table's script on a connection of the node holding the table's slot
+(``connection.send_to_node``), followed on that connection by the round's checks, as
+on a single Redis: ``CONFIG GET appendonly`` and ``appendfsync`` (a shard reconfigured
+at run time acknowledges nothing) and, where replicas are required, ``WAIT`` for that
+shard's replicas.
+
+Every path that answers a roll as recorded waits for the same checks
+(``confirmations`` then ``verdict``): a round, and a retry answered from its
+Idempotency-Key's marker (``confirm_marker``): a marker read from another connection
+is written back unchanged first (``lua/touch.lua``), so the checks that follow on the
+same connection cover the roll it names. An entry of a round whose checks failed is
+never an *anchor* (``tips``): a failover may lose it without anything acknowledged
+being lost, and the table must go on.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 from redis.asyncio import RedisCluster
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
+
+from fairroll.audit.redis.connection import send_batch, send_to_node, wait_ms
+from fairroll.audit.redis.scripts import TOUCH
 
 __all__ = [
     "PROBE_SECONDS",
@@ -56,6 +70,7 @@ __all__ = [
     "Mode",
     "config_holds",
     "probe",
+    "watch_of",
 ]
 
 PROBE_SECONDS = 30.0
@@ -63,6 +78,9 @@ PROBE_SECONDS = 30.0
 REFUSING_PROBE_SECONDS = 0.5
 
 Mode = Literal["waitaof", "fsync-always", "unsafe"]
+
+#: The watch of each store's Redis client (``watch_of``).
+_WATCHES: weakref.WeakKeyDictionary[Any, DurabilityWatch] = weakref.WeakKeyDictionary()
 
 
 class Durability(msgspec.Struct, frozen=True, kw_only=True):
@@ -149,6 +167,7 @@ class DurabilityWatch:
         self.on_probe = on_probe
         self.current: Durability | None = None
         self._probed_at = -PROBE_SECONDS
+        _WATCHES[redis] = self
 
     def due(self) -> bool:
         """Whether the next round must probe first."""
@@ -169,6 +188,119 @@ class DurabilityWatch:
         if self.on_probe is not None:
             self.on_probe(self.current)
         return self.current
+
+    def confirmations(self) -> list[tuple[Any, ...]]:
+        """The checks sent after a round's writes on their connection (``verdict`` reads
+        their replies): ``WAITAOF 1 0`` or the ``CONFIG GET``s its mode rests on, then
+        ``WAIT`` for the required replicas."""
+        durability = self.current
+        mode = durability.mode if durability else "unsafe"
+        timeout_ms = wait_ms(self.redis)
+        checks: list[tuple[Any, ...]] = []
+        if mode == "waitaof":
+            checks.append(("WAITAOF", 1, 0, timeout_ms))
+        elif mode == "fsync-always":
+            # What the mode rests on, read after the round's writes in the same round
+            # trip: a Redis restarted, failed over or reconfigured without it acks nothing.
+            checks += [("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync")]
+        if self.replicas:
+            # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
+            # about once a second: WAITAOF's replica count would slow every round.
+            checks.append(("WAIT", self.replicas, timeout_ms))
+        return checks
+
+    def verdict(self, replies: list[Any]) -> str | None:
+        """None if the replies of ``confirmations`` (sent under the same durability)
+        confirm the writes before them, else why not (and the next round probes again)."""
+        durability = self.current
+        mode = durability.mode if durability else "unsafe"
+        replies = list(replies)
+        confirmed: str | None = None
+        if mode == "waitaof":
+            confirmed = _unconfirmed("waitaof", replies.pop(0), self.replicas)
+        elif mode == "fsync-always":
+            appendonly, appendfsync = replies.pop(0), replies.pop(0)
+            if isinstance(appendonly, BaseException) or isinstance(appendfsync, BaseException):
+                confirmed = (
+                    f"the round's durability was not confirmed: "
+                    f"{appendonly if isinstance(appendonly, BaseException) else appendfsync}; "
+                    "it may have been recorded"
+                )
+            elif not config_holds(appendonly, appendfsync):
+                confirmed = (
+                    "Redis no longer fsyncs every write (appendonly, appendfsync changed: "
+                    "a restart, a failover or a reconfiguration); the round may have been "
+                    "recorded, and rolls are refused until it is durable again"
+                )
+        if self.replicas:
+            confirmed = confirmed or _unconfirmed("wait", replies.pop(0), self.replicas)
+        if confirmed is not None:
+            self.forget()
+        return confirmed
+
+    async def confirm_marker(self, key: str) -> bytes | str | None:
+        """The value of an idempotency marker, once what the operator requires of an
+        acknowledgement holds for it: the marker is written back unchanged on one
+        connection and the round's checks follow on it (``lua/touch.lua``). Raises
+        ``UnconfirmedError`` (the roll may have been recorded) when they do not hold, and
+        ``RedisError`` when Redis did not answer."""
+        if self.due():
+            await self.probe()
+        durability = self.current
+        if durability is not None and not durability.accepted:
+            raise UnconfirmedError(
+                f"the audit store is not durable: {durability.detail}", durable=False
+            )
+        checks = self.confirmations()
+        replies = await self._send_on_key(key, [("EVALSHA", TOUCH.sha, 1, key), *checks])
+        if isinstance(replies[0], NoScriptError):
+            replies = await self._send_on_key(key, [("EVAL", TOUCH.text, 1, key), *checks])
+        value, rest = replies[0], replies[1:]
+        if isinstance(value, BaseException):
+            raise value
+        if value is None:
+            return None
+        why = self.verdict(rest)
+        if why is not None:
+            raise UnconfirmedError(why.replace("the round", "the roll this key recorded"))
+        return cast(bytes | str, value)
+
+    async def _send_on_key(self, key: str, calls: list[tuple[Any, ...]]) -> list[Any]:
+        if isinstance(self.redis, RedisCluster):
+            return await send_to_node(self.redis, key, calls)
+        return await send_batch(self.redis, calls)
+
+
+class UnconfirmedError(RedisError):
+    """What the operator requires of an acknowledgement did not hold (``durable``
+    False: the store is not durable at all, so nothing is appended either)."""
+
+    def __init__(self, message: str, *, durable: bool = True) -> None:
+        super().__init__(message)
+        self.durable = durable
+
+
+def watch_of(redis: Any) -> DurabilityWatch | None:
+    """The durability watch of the store whose Redis client is ``redis``."""
+    return _WATCHES.get(redis)
+
+
+def _unconfirmed(mode: str, reply: object, replicas: int) -> str | None:
+    """None if the WAITAOF / WAIT reply meets the requirement, else why not."""
+    if isinstance(reply, BaseException):
+        return f"the round's durability was not confirmed: {reply}; it may have been recorded"
+    if mode == "waitaof":
+        local = int(cast(list[Any], reply)[0])
+        if local >= 1:
+            return None
+        return "the round was not confirmed on disk in time; it may have been recorded"
+    acked = int(cast(int, reply))
+    if acked >= replicas:
+        return None
+    return (
+        f"only {acked} of {replicas} replicas acknowledged the round in time; "
+        "it may have been recorded"
+    )
 
 
 def config_holds(appendonly: object, appendfsync: object) -> bool:
