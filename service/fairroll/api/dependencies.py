@@ -9,6 +9,7 @@ from litestar import Request
 from litestar.datastructures import State
 from litestar.di import Provide
 
+from fairroll.api.request_headers import single
 from fairroll.audit import AuditStore
 from fairroll.audit.sessions import SeedSessions
 from fairroll.play.events import TableEvents
@@ -18,14 +19,15 @@ __all__ = ["DEPENDENCIES", "roller_of"]
 
 
 def roller_of(request: Request[Any, Any, Any]) -> Roller:
-    """The roller of one request, from the app's state and the request's headers."""
+    """The roller of one request, from the app's state and the request's headers (each
+    sent at most once: ``request_headers.single``)."""
     state = request.app.state
     headers = request.headers
     return Roller(
         state.store,
         state.sessions,
-        authorization=headers.get("authorization"),
-        idempotency_key=headers.get("idempotency-key"),
+        authorization=single(headers, "Authorization"),
+        idempotency_key=single(headers, "Idempotency-Key"),
         default_open=state.default_table_open,
         require_tables=state.require_tables,
     )
