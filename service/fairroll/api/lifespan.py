@@ -48,6 +48,7 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         state.events = events = _table_events(settings, store)
         state.default_table_open = settings.default_table_open
         state.require_tables = settings.require_tables
+        state.session_tokens = settings.session_tokens
         state.rate_limit = settings.rate_limit
         state.trusted_proxy_hops = settings.trusted_proxy_hops
         #: A table verification's share of the calculation deadline (then it answers
