@@ -17,12 +17,12 @@ from fairroll.api.compute.pool import ComputePool
 from fairroll.api.settings import Settings
 from fairroll.api.witnesses import parse_witnesses, witnessing
 from fairroll.audit import AuditStore, Signer, connect_redis
-from fairroll.audit.redis.durability import PROBE_SECONDS, Durability
-from fairroll.audit.sessions import SWEEP_BATCH, SeedSessions
+from fairroll.audit.redis.durability import PROBE_SECONDS, Durability, DurabilityWatch
+from fairroll.audit.sessions import IDLE_SECONDS, SWEEP_BATCH, SeedSessions
 from fairroll.play.events import BLOCK_MS, TableEvents
 from fairroll.play.metrics import DURABLE, FENCED_TABLES, HEAD_REGRESSIONS, REDIS_MEMORY
 
-__all__ = ["SWEEP_SECONDS", "lifespan"]
+__all__ = ["SWEEP_SECONDS", "lifespan", "sweep_once"]
 
 SWEEP_SECONDS = 60.0
 
@@ -55,7 +55,11 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         #: how far it got, and the next one goes on from there).
         state.verification_seconds = settings.compute_timeout_seconds / 2
         state.compute = pool = await _start_pool(settings)
-        sweeper = None if settings.compute_worker else asyncio.ensure_future(_sweep(sessions))
+        sweeper = (
+            None
+            if settings.compute_worker
+            else asyncio.ensure_future(_sweep(sessions, store.watch))
+        )
         prober = (
             None if settings.compute_worker else asyncio.ensure_future(_probe_durability(store))
         )
@@ -125,13 +129,27 @@ def _table_events(settings: Settings, store: AuditStore) -> TableEvents:
     )
 
 
-async def _sweep(sessions: SeedSessions) -> None:
+async def _sweep(sessions: SeedSessions, clock: DurabilityWatch) -> None:
     """Reveal seed sessions idle for a day, once a minute (every process: it is idempotent)."""
     while True:
         with suppress(RedisError):
-            while await sessions.sweep() >= SWEEP_BATCH:
-                pass
+            await sweep_once(sessions, clock)
         await asyncio.sleep(SWEEP_SECONDS)
+
+
+async def sweep_once(sessions: SeedSessions, clock: DurabilityWatch) -> int:
+    """Reveal the sessions idle for ``IDLE_SECONDS`` by Redis's clock, which stamps their
+    last use (``DurabilityWatch.redis_time``): a server whose own clock is a day fast
+    reveals nothing early. Nothing is swept until that clock was measured."""
+    if clock.clock_offset is None:
+        await clock.probe()
+    offset = clock.clock_offset or 0.0
+    revealed = 0
+    while True:
+        done = await sessions.sweep(idle_seconds=IDLE_SECONDS + offset)
+        revealed += done
+        if done < SWEEP_BATCH:
+            return revealed
 
 
 def _durability_metrics(durability: Durability) -> None:

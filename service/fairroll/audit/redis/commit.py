@@ -368,7 +368,8 @@ class GroupCommit:
             last,
             anchor,
             ttl=max((p.marker.ttl for p in batch if p.marker), default=0),
-            now_ms=int(time.time() * 1000),
+            # A session's last use, by Redis's clock: its expiry is decided by that clock.
+            now_ms=int(self.durability.redis_time() * 1000),
             before=chained.before,
             tree=chained.tree,
             publishes=self.signer.key_id if chained.publishes else "",

@@ -167,6 +167,9 @@ class DurabilityWatch:
         self.on_probe = on_probe
         self.current: Durability | None = None
         self._probed_at = -PROBE_SECONDS
+        #: How far this process's clock is ahead of Redis's (seconds), as last probed;
+        #: None until a probe measured it (``redis_time``).
+        self.clock_offset: float | None = None
         _WATCHES[redis] = self
 
     def due(self) -> bool:
@@ -184,10 +187,20 @@ class DurabilityWatch:
         self.current = await probe(
             self.redis, replicas=self.replicas, allow_unsafe=self.allow_unsafe
         )
+        before = time.time()
+        seconds, micros = await self.redis.time()
+        self.clock_offset = (before + time.time()) / 2 - (int(seconds) + int(micros) / 1e6)
         self._probed_at = time.monotonic()
         if self.on_probe is not None:
             self.on_probe(self.current)
         return self.current
+
+    def redis_time(self) -> float:
+        """Now by Redis's clock (as of the last probe; this process's until one measured
+        it). Time-dependent rules read it, so one server's clock, a day fast or ten
+        minutes slow, cannot expire sessions or refuse cosignatures on its own: every
+        process and Redis agree on one clock."""
+        return time.time() - (self.clock_offset or 0.0)
 
     def confirmations(self) -> list[tuple[Any, ...]]:
         """The checks sent after a round's writes on their connection (``verdict`` reads
