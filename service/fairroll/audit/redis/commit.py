@@ -595,11 +595,11 @@ class GroupCommit:
             return await self._send_by_node(self.redis, calls)
         checks = self.durability.confirmations()
         try:
-            replies = await send_batch(self.redis, [*calls, *checks])
+            replies = await send_batch(self.redis, [*calls, *checks.calls])
         except RedisError as exc:  # the connection failed: every batch failed
             self.durability.forget()
             return [exc] * len(calls), [None] * len(calls)
-        confirmed = self.durability.verdict(replies[len(calls) :])
+        confirmed = self.durability.verdict(checks, replies[len(calls) :])
         return replies[: len(calls)], [confirmed] * len(calls)
 
     async def _send_by_node(
@@ -624,12 +624,12 @@ class GroupCommit:
         async def send(indices: list[int]) -> None:
             batch = [calls[i] for i in indices]
             try:
-                replies = await send_to_node(redis, batch[0][3], [*batch, *checks])
+                replies = await send_to_node(redis, batch[0][3], [*batch, *checks.calls])
             except RedisError as exc:  # that node alone: the others' rounds stand
                 for i in indices:
                     results[i] = exc
                 return
-            why = self.durability.verdict(replies[len(batch) :])
+            why = self.durability.verdict(checks, replies[len(batch) :])
             for i, reply in zip(indices, replies, strict=False):
                 results[i], confirmed[i] = reply, why
 

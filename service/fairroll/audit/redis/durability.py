@@ -53,7 +53,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import msgspec
 from redis.asyncio import RedisCluster
@@ -66,6 +66,7 @@ __all__ = [
     "MIN_REDIS",
     "PROBE_SECONDS",
     "REFUSING_PROBE_SECONDS",
+    "Checks",
     "Durability",
     "DurabilityWatch",
     "Mode",
@@ -85,6 +86,14 @@ Mode = Literal["waitaof", "fsync-always", "unsafe"]
 
 #: The watch of each store's Redis client (``watch_of``).
 _WATCHES: weakref.WeakKeyDictionary[Any, DurabilityWatch] = weakref.WeakKeyDictionary()
+
+
+class Checks(NamedTuple):
+    """A round's durability checks: the commands, and the mode and replicas they check."""
+
+    mode: Mode
+    replicas: int
+    calls: list[tuple[Any, ...]]
 
 
 class Durability(msgspec.Struct, frozen=True, kw_only=True):
@@ -220,42 +229,42 @@ class DurabilityWatch:
         process and Redis agree on one clock."""
         return time.time() - (self.clock_offset or 0.0)
 
-    def confirmations(self) -> list[tuple[Any, ...]]:
+    def confirmations(self) -> Checks:
         """The checks sent after a round's writes on their connection (``verdict`` reads
         their replies): ``WAITAOF 1 0`` or the ``CONFIG GET``s its mode rests on, then
-        ``WAIT`` for the required replicas."""
+        ``WAIT`` for the required replicas; under the durability known now (a probe
+        meanwhile does not change what the replies are read as)."""
         durability = self.current
-        mode = durability.mode if durability else "unsafe"
+        mode: Mode = durability.mode if durability else "unsafe"
         timeout_ms = wait_ms(self.redis)
-        checks: list[tuple[Any, ...]] = []
+        calls: list[tuple[Any, ...]] = []
         if mode == "waitaof":
-            checks.append(("WAITAOF", 1, 0, timeout_ms))
+            calls.append(("WAITAOF", 1, 0, timeout_ms))
         elif mode == "fsync-always":
             # What the mode rests on, read after the round's writes in the same round
             # trip: a Redis restarted, failed over or reconfigured without it acks nothing.
-            checks += [("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync")]
+            calls += [("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync")]
         if self.replicas:
             # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
             # about once a second: WAITAOF's replica count would slow every round.
-            checks.append(("WAIT", self.replicas, timeout_ms))
-        return checks
+            calls.append(("WAIT", self.replicas, timeout_ms))
+        return Checks(mode, self.replicas, calls)
 
-    def verdict(self, replies: list[Any]) -> str | None:
-        """None if the replies of ``confirmations`` (sent under the same durability)
-        confirm the writes before them, else why not (and the next round probes again)."""
-        durability = self.current
-        mode = durability.mode if durability else "unsafe"
+    def verdict(self, checks: Checks, replies: list[Any]) -> str | None:
+        """None if the replies to ``checks`` confirm the writes before them, else why not
+        (and the next round probes again)."""
         replies = list(replies)
         confirmed: str | None = None
-        if mode == "waitaof":
-            confirmed = _unconfirmed("waitaof", replies.pop(0), self.replicas)
-        elif mode == "fsync-always":
+        if checks.mode == "waitaof":
+            confirmed = _unconfirmed("waitaof", replies.pop(0), checks.replicas)
+        elif checks.mode == "fsync-always":
             appendonly, appendfsync = replies.pop(0), replies.pop(0)
-            if isinstance(appendonly, BaseException) or isinstance(appendfsync, BaseException):
+            failed = next(
+                (r for r in (appendonly, appendfsync) if isinstance(r, BaseException)), None
+            )
+            if failed is not None:
                 confirmed = (
-                    f"the round's durability was not confirmed: "
-                    f"{appendonly if isinstance(appendonly, BaseException) else appendfsync}; "
-                    "it may have been recorded"
+                    f"the round's durability was not confirmed: {failed}; it may have been recorded"
                 )
             elif not config_holds(appendonly, appendfsync):
                 confirmed = (
@@ -263,8 +272,8 @@ class DurabilityWatch:
                     "a restart, a failover or a reconfiguration); the round may have been "
                     "recorded, and rolls are refused until it is durable again"
                 )
-        if self.replicas:
-            confirmed = confirmed or _unconfirmed("wait", replies.pop(0), self.replicas)
+        if checks.replicas:
+            confirmed = confirmed or _unconfirmed("wait", replies.pop(0), checks.replicas)
         if confirmed is not None:
             self.forget()
         return confirmed
@@ -283,15 +292,16 @@ class DurabilityWatch:
                 f"the audit store is not durable: {durability.detail}", durable=False
             )
         checks = self.confirmations()
-        replies = await self._send_on_key(key, [("EVALSHA", TOUCH.sha, 1, key), *checks])
+        calls = checks.calls
+        replies = await self._send_on_key(key, [("EVALSHA", TOUCH.sha, 1, key), *calls])
         if isinstance(replies[0], NoScriptError):
-            replies = await self._send_on_key(key, [("EVAL", TOUCH.text, 1, key), *checks])
+            replies = await self._send_on_key(key, [("EVAL", TOUCH.text, 1, key), *calls])
         value, rest = replies[0], replies[1:]
         if isinstance(value, BaseException):
             raise value
         if value is None:
             return None
-        why = self.verdict(rest)
+        why = self.verdict(checks, rest)
         if why is not None:
             raise UnconfirmedError(why.replace("the round", "the roll this key recorded"))
         return cast(bytes | str, value)
