@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fairroll.api.settings import Settings
@@ -355,6 +355,10 @@ def _run_verify(args: argparse.Namespace) -> int:
     (``fairroll verify export.ndjson | head``: ``_pipe_closed_quietly``)."""
     with _pipe_closed_quietly():
         return _verify_command(args)
+
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _StopsOnClosedPipe:

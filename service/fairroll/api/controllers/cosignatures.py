@@ -14,6 +14,7 @@ pool of its own (``redis.cosignatures``)."""
 from __future__ import annotations
 
 import base64
+import time
 from typing import Annotated, Any
 
 import msgspec
@@ -37,8 +38,7 @@ from fairroll.rules import RuleError
 
 __all__ = ["CosignaturesController", "CosignerSession", "NameTakenError", "NewCosignature"]
 
-#: How far ahead of Redis's clock a cosignature's time may be (the cosigner's clock
-#: may be a little ahead).
+#: How far in the future a cosignature's time may be (clocks disagree a little).
 SKEW_SECONDS = 300
 
 
@@ -163,7 +163,7 @@ class CosignaturesController(Controller):
             stamp = open_cosignature(data.note, data.vkey)
         except CosignatureError as exc:
             raise RuleError(str(exc), field="vkey" if "key" in str(exc) else "note") from None
-        if stamp > store.watch.redis_time() + SKEW_SECONDS:  # Redis's clock, not this server's
+        if stamp > time.time() + SKEW_SECONDS:
             raise RuleError("the cosignature's time is in the future", field="note")
         size, root = await self._signed_by_this_log(table, store, data.note)
         head = await store.head(table)
