@@ -687,19 +687,9 @@ def server_signer(settings: Settings) -> Signer | str:
     """The server's signer as its settings name it, or why it cannot be loaded (naming the
     variable to mend): every process of one server, and every operator command that
     writes to its log, signs with that one key."""
-    import msgspec  # noqa: PLC0415
-
     from fairroll.audit import load_signer  # noqa: PLC0415
-    from fairroll.audit.signing import KeyCertificate, KeyNotConfiguredError  # noqa: PLC0415
+    from fairroll.audit.signing import KeyNotConfiguredError  # noqa: PLC0415
 
-    if settings.key_certificate:  # its own variable's error, before the key is read
-        try:
-            msgspec.json.decode(settings.key_certificate, type=KeyCertificate)
-        except (msgspec.DecodeError, ValueError) as exc:
-            return (
-                "FAIRROLL_KEY_CERTIFICATE is not a key certificate (the JSON "
-                f"`fairroll certify-key` prints): {exc}"
-            )
     try:
         return load_signer(
             key=settings.signing_key,
