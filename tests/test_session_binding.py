@@ -87,5 +87,3 @@ def test_a_session_token_sent_twice_is_refused(strict: str, table: str) -> None:
         body = {**BODY, "table": table, "session": {"seed_id": seed_id, "client_seed": "c1"}}
         twice = [(HEADER.encode(), token.encode())] * 2
         assert client.post("/v1/tft/contests", json=body, headers=twice).status_code == 422
-
-
