@@ -126,14 +126,17 @@ def test_rotated_keys_keep_old_entries_verifying_and_retirement_is_enforced(
             export = client.get("/v1/tables/rot/export").content.splitlines()
     finally:
         new.stop()
-    # A replica still running the retired key appends nothing.
-    stale = serve(shared_redis, tmp_path, "stale", key(7))
-    try:
-        with httpx.Client(base_url=stale.url) as client:
-            refused = client.post("/v1/tft/contests", json={**BODY, "table": "rot"})
-            assert refused.status_code == 503 and "was retired" in refused.json()["detail"]
-    finally:
-        stale.stop()
+    # A replica started with the retired key refuses to start, and says why.
+    stale = subprocess.run(
+        [sys.executable, "-m", "fairroll", "serve", "--port", "1"],
+        env={**os.environ, "REDIS_URL": shared_redis.url, "FAIRROLL_SIGNING_KEY": key(7)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert stale.returncode == 2, stale.stderr
+    assert "was retired" in stale.stderr and "FAIRROLL_SIGNING_KEY" in stale.stderr
     # The operator, holding key 7, appends a back-dated entry at the tail: position, not
     # time, decides.
     last = json.loads(export[-1])

@@ -53,6 +53,7 @@ SERVE_ENVIRONMENT = {
     "FAIRROLL_FRAME_ANCESTORS": "who may frame the table page",
     "FAIRROLL_DEFAULT_TABLE_OPEN": "whether the default table takes rolls without a key",
     "FAIRROLL_REQUIRE_TABLES": "roll only on tables made with POST /v1/tables",
+    "FAIRROLL_SESSION_TOKENS": "required: a roll in a seed session shows its token (optional)",
     "FAIRROLL_SYSTEMS": "extra rule systems to load (comma-separated modules)",
     "FAIRROLL_COMPUTE_WORKERS": "calculation worker processes (odds, verification)",
     "FAIRROLL_COMPUTE_TIMEOUT": "seconds a calculation may take",
@@ -493,6 +494,63 @@ def _add_verify(add_parser: AddParser) -> None:
 
 
 def _run_verify(args: argparse.Namespace) -> int:
+    """``verify``, whose verdict is its exit status even when its reader stops early
+    (``fairroll verify export.ndjson | head``: ``_pipe_closed_quietly``)."""
+    with _pipe_closed_quietly():
+        return _verify_command(args)
+
+
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class _StopsOnClosedPipe:
+    """Standard output that, once its reader has gone, drops what is written instead of
+    raising ``BrokenPipeError`` in the middle of a verification."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.closed_pipe = False
+
+    def write(self, text: str) -> int:
+        if not self.closed_pipe:
+            try:
+                self.real.write(text)
+            except BrokenPipeError:
+                self.closed_pipe = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.closed_pipe:
+            try:
+                self.real.flush()
+            except BrokenPipeError:
+                self.closed_pipe = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+@contextmanager
+def _pipe_closed_quietly() -> Iterator[None]:
+    """A reader that closes the pipe early ends the output, not the command: no
+    traceback, and the exit status stays the verdict's. At the end, a closed standard
+    output is pointed at /dev/null so the interpreter's last flush is silent too."""
+    real = sys.stdout
+    guard = _StopsOnClosedPipe(real)
+    sys.stdout = guard
+    try:
+        yield
+        guard.flush()
+    finally:
+        sys.stdout = real
+        if guard.closed_pipe:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, real.fileno())
+            os.close(null)
+
+
+def _verify_command(args: argparse.Namespace) -> int:
     from fairroll import cli_evidence  # noqa: PLC0415
 
     alone = args.entry is not None or args.equivocation is not None or args.cosigned is not None
@@ -539,7 +597,7 @@ def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) 
     # Every setting and the key are read here, once, so that a typo stops the server in
     # one line naming the variable, before any worker starts (and fails 35 lines later).
     try:
-        root_key_id = _startup_check()
+        root_key_id = _startup_check(external=external)
     except ValueError as exc:
         print(f"fairroll: cannot start: {exc}", file=sys.stderr)
         return 2
@@ -562,15 +620,69 @@ def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) 
     return 0
 
 
-def _startup_check() -> str:
-    """The root key id players pin; a ValueError naming the variable at fault."""
+def _startup_check(*, external: bool = False) -> str:
+    """The root key id players pin; a ValueError naming the variable at fault. With an
+    external Redis, what ``REDIS_URL`` reaches is checked and said (``_redis_check``)."""
     from fairroll.api.settings import Settings  # noqa: PLC0415
 
     settings = Settings.from_env()  # a setting that does not parse names itself
     signer = server_signer(settings)
     if isinstance(signer, str):
         raise ValueError(signer)
+    if external:
+        print(f"fairroll: {_redis_check(settings, signer)}", file=sys.stderr)
     return settings.root_key_id or signer.certificate.certified_by
+
+
+def _redis_check(settings: Settings, signer: Signer) -> str:
+    """What the Redis ``REDIS_URL`` (or the Sentinels) names is, said before serving: a
+    ValueError if it is older than the store supports (naming the binary it reached, so
+    a ``redis-server`` found first on a PATH is seen) or if this server's signing key
+    was retired there; a warning if it does not answer (rolls then answer 503 until it
+    does: Redis may start after fairroll)."""
+    import asyncio  # noqa: PLC0415
+
+    from redis.exceptions import RedisError  # noqa: PLC0415
+
+    from fairroll.audit import connect_redis  # noqa: PLC0415
+    from fairroll.audit.redis.durability import MIN_REDIS, describe  # noqa: PLC0415
+    from fairroll.audit.redis.keyring import KeyRing  # noqa: PLC0415
+
+    variable = "FAIRROLL_SENTINELS" if os.environ.get("FAIRROLL_SENTINELS") else "REDIS_URL"
+
+    async def probe() -> tuple[list[tuple[tuple[int, ...], str]], bool]:
+        redis = connect_redis(settings.redis_url, settings.redis_timeout_seconds)
+        try:
+            found = await describe(redis)
+            keys = KeyRing(redis, signer)
+            await keys.refresh()
+            return found, keys.own_retired
+        finally:
+            await redis.aclose()
+
+    try:
+        found, retired = asyncio.run(probe())
+    except (RedisError, OSError, ValueError) as exc:
+        return (
+            f"warning: {variable} did not answer ({exc}); serving anyway, and every roll "
+            "answers 503 until Redis answers (/readyz says so too)"
+        )
+    shown = ", ".join(f"Redis {'.'.join(map(str, v))} ({binary})" for v, binary in found)
+    oldest = min(version for version, _ in found)
+    if oldest < MIN_REDIS:
+        raise ValueError(
+            f"{variable} reaches {shown}, older than fairroll supports "
+            f"({'.'.join(map(str, MIN_REDIS))}); point it at a newer redis-server (the "
+            "system's, e.g. /usr/bin/redis-server, not one found first on a venv's PATH)"
+        )
+    if retired:
+        where = "FAIRROLL_SIGNING_KEY" if settings.signing_key else "FAIRROLL_SIGNING_KEY_FILE"
+        raise ValueError(
+            f"{where}: this server's key {signer.key_id} was retired (fairroll retire-key): "
+            "it signs no more entries. Deploy the new key (FAIRROLL_SIGNING_KEY and "
+            "FAIRROLL_KEY_CERTIFICATE)"
+        )
+    return f"{variable} reaches {shown}"
 
 
 def run_server(factory: str, host: str, port: int, server: str, workers: int = 1) -> None:

@@ -17,12 +17,12 @@ from fairroll.api.compute.pool import ComputePool
 from fairroll.api.settings import Settings
 from fairroll.api.witnesses import parse_witnesses, witnessing
 from fairroll.audit import AuditStore, Signer, connect_redis
-from fairroll.audit.redis.durability import PROBE_SECONDS, Durability
-from fairroll.audit.sessions import SWEEP_BATCH, SeedSessions
+from fairroll.audit.redis.durability import PROBE_SECONDS, Durability, DurabilityWatch
+from fairroll.audit.sessions import IDLE_SECONDS, SWEEP_BATCH, SeedSessions
 from fairroll.play.events import BLOCK_MS, TableEvents
 from fairroll.play.metrics import DURABLE, FENCED_TABLES, HEAD_REGRESSIONS, REDIS_MEMORY
 
-__all__ = ["SWEEP_SECONDS", "lifespan"]
+__all__ = ["SWEEP_SECONDS", "lifespan", "sweep_once"]
 
 SWEEP_SECONDS = 60.0
 
@@ -48,13 +48,18 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         state.events = events = _table_events(settings, store)
         state.default_table_open = settings.default_table_open
         state.require_tables = settings.require_tables
+        state.session_tokens = settings.session_tokens
         state.rate_limit = settings.rate_limit
         state.trusted_proxy_hops = settings.trusted_proxy_hops
         #: A table verification's share of the calculation deadline (then it answers
         #: how far it got, and the next one goes on from there).
         state.verification_seconds = settings.compute_timeout_seconds / 2
         state.compute = pool = await _start_pool(settings)
-        sweeper = None if settings.compute_worker else asyncio.ensure_future(_sweep(sessions))
+        sweeper = (
+            None
+            if settings.compute_worker
+            else asyncio.ensure_future(_sweep(sessions, store.watch))
+        )
         prober = (
             None if settings.compute_worker else asyncio.ensure_future(_probe_durability(store))
         )
@@ -93,10 +98,27 @@ async def _open_store(settings: Settings, signer: Signer) -> AuditStore:
         root_key_id=settings.root_key_id,
         on_durability=_durability_metrics,
     )
-    with suppress(RedisError):  # else published on the first append; /readyz tells
+    try:  # else published on the first append; /readyz tells
         if not settings.compute_worker:  # a worker signs nothing: its key is no key
             await store.publish_key()
-        await store.probe_durability()
+        durability = await store.probe_durability()
+        await store.keyring.refresh()
+    except RedisError as unreachable:
+        _log.warning(
+            "the audit store (Redis) did not answer at startup: %s; rolls answer 503 "
+            "until it does (/readyz says so)",
+            unreachable,
+        )
+    else:
+        _log.info("the audit store (Redis) answered: %s", durability.detail)
+        if not durability.accepted:
+            _log.error("rolls are refused: %s", durability.detail)
+        if store.keyring.own_retired:
+            _log.error(
+                "this server's signing key %s was retired: it signs no more entries; "
+                "deploy the new key (FAIRROLL_SIGNING_KEY and FAIRROLL_KEY_CERTIFICATE)",
+                signer.key_id,
+            )
     return store
 
 
@@ -124,13 +146,27 @@ def _table_events(settings: Settings, store: AuditStore) -> TableEvents:
     )
 
 
-async def _sweep(sessions: SeedSessions) -> None:
+async def _sweep(sessions: SeedSessions, clock: DurabilityWatch) -> None:
     """Reveal seed sessions idle for a day, once a minute (every process: it is idempotent)."""
     while True:
         with suppress(RedisError):
-            while await sessions.sweep() >= SWEEP_BATCH:
-                pass
+            await sweep_once(sessions, clock)
         await asyncio.sleep(SWEEP_SECONDS)
+
+
+async def sweep_once(sessions: SeedSessions, clock: DurabilityWatch) -> int:
+    """Reveal the sessions idle for ``IDLE_SECONDS`` by Redis's clock, which stamps their
+    last use (``DurabilityWatch.redis_time``): a server whose own clock is a day fast
+    reveals nothing early. Nothing is swept until that clock was measured."""
+    if clock.clock_offset is None:
+        await clock.probe()
+    offset = clock.clock_offset or 0.0
+    revealed = 0
+    while True:
+        done = await sessions.sweep(idle_seconds=IDLE_SECONDS + offset)
+        revealed += done
+        if done < SWEEP_BATCH:
+            return revealed
 
 
 def _durability_metrics(durability: Durability) -> None:

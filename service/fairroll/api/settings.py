@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 __all__ = ["Settings"]
 
@@ -44,6 +44,8 @@ class Settings:
     ``compute_timeout_seconds``: such a request is stopped (its worker killed) after this.
     ``compute_worker``: this process is a compute worker (it never appends).
     ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
+    ``session_tokens``: ``required``: a roll in a seed session, and its reveal, must show
+    the session's token (``play.sessions``); ``optional``: only once it was shown.
     ``require_tables``: rolls only on tables created with ``POST /v1/tables`` (and on
     ``default`` while it is open): an unknown table name is a 404, not a new open table.
     ``log_name``: the signed-note key name of checkpoints, and their origins' prefix
@@ -82,6 +84,7 @@ class Settings:
     compute_worker: bool = False
     frame_ancestors: str = "'none'"
     require_tables: bool = False
+    session_tokens: Literal["required", "optional"] = "optional"
     compute_timeout_seconds: float = 5.0
     log_name: str = "fairroll"
     key_certificate: str | None = None
@@ -98,7 +101,8 @@ class Settings:
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
         ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
-        ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_LOG_NAME``, ``FAIRROLL_KEY_CERTIFICATE``,
+        ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_SESSION_TOKENS``, ``FAIRROLL_LOG_NAME``,
+        ``FAIRROLL_KEY_CERTIFICATE``,
         ``FAIRROLL_ROOT_KEY_ID``, ``FAIRROLL_SYSTEMS`` (comma-separated modules),
         ``FAIRROLL_MAX_SUBSCRIBERS``, ``FAIRROLL_EVENTS_HEARTBEAT``."""
         env = os.environ if env is None else env
@@ -134,6 +138,7 @@ class Settings:
             frame_ancestors=env.get("FAIRROLL_FRAME_ANCESTORS", "").strip() or "'none'",
             require_tables=env.get("FAIRROLL_REQUIRE_TABLES", "false").lower()
             in ("1", "true", "yes"),
+            session_tokens=_session_tokens(env),
             compute_timeout_seconds=_number(env, "FAIRROLL_COMPUTE_TIMEOUT", "5", float),
             log_name=log_name,
             witnesses=env.get("FAIRROLL_WITNESSES", ""),
@@ -163,6 +168,15 @@ def _number(env: Mapping[str, str], name: str, default: str | int, kind: Callabl
     if value < 0:
         raise ValueError(f"{name} must not be negative, not {text!r}")
     return value
+
+
+def _session_tokens(env: Mapping[str, str]) -> Literal["required", "optional"]:
+    text = env.get("FAIRROLL_SESSION_TOKENS", "optional").strip().lower()
+    if text == "required":
+        return "required"
+    if text == "optional":
+        return "optional"
+    raise ValueError(f"FAIRROLL_SESSION_TOKENS must be required or optional, not {text!r}")
 
 
 def _listed(text: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from litestar.response import ServerSentEventMessage, Stream
 from litestar.response.streaming import ASGIStreamingResponse
 
+from fairroll.api import request_headers
 from fairroll.play.events import Message, Subscription, stream
 
 if TYPE_CHECKING:
@@ -118,7 +119,6 @@ def _bytes(message: Message) -> bytes:
 
 
 def last_event_id(header: str | None, after: int | None) -> int:
-    """Where a stream resumes: ``Last-Event-ID`` (a seq) wins over ``?after=``."""
-    if header is not None and header.strip().isdigit():
-        return int(header.strip())
-    return after or 0
+    """Where a stream resumes: ``Last-Event-ID`` (a seq) wins over ``?after=``; a header
+    that is not a seq is refused (``request_headers.last_event_id``)."""
+    return request_headers.last_event_id(header, after)

@@ -80,10 +80,6 @@ class AuditStore(LogReader):
         on_durability: Callable[[Durability], None] | None = None,
     ) -> None:
         cluster = isinstance(redis, RedisCluster)
-        if cluster and replicas:
-            raise ValueError(
-                "FAIRROLL_REQUIRE_REPLICAS is not supported on Redis Cluster (see durability)"
-            )
         self.redis = redis
         self.signer = signer
         self.log_name = log_name

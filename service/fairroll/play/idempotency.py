@@ -18,8 +18,13 @@ done. There is no "pending" state to get stuck, to expire or to release:
   every duplicate answers with that one (the others' dice are never shown or kept);
 - the same key with another request is a 409.
 
-A retry first looks the key up, so a repeated request costs one read and rolls
-nothing.
+A retry first looks the key up, so a repeated request costs one round trip and rolls
+nothing. A retry is an acknowledgement like the first answer, so it waits for what the
+operator required of one: the marker is read and written back unchanged on one
+connection, followed there by the checks a round of appends gets (``WAITAOF``, the
+``CONFIG GET``s, ``WAIT`` for the replicas: ``durability.confirm_marker``). A retry
+whose roll the replicas do not hold yet is answered 503 "may have been recorded", as
+the first attempt was, never 200.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import hashlib
 import msgspec
 
 from fairroll.audit.keyspace import idempotency_key
+from fairroll.audit.redis.durability import UnconfirmedError, watch_of
+from fairroll.audit.redis.errors import NotDurableError, StoreUnavailableError
 from fairroll.audit.store import AnyRedis, Marker
 from fairroll.play.errors import ConflictError
 from fairroll.rules import RuleError
@@ -55,8 +62,19 @@ class Idempotency:
         self.marker = Marker(idempotency_key(table, key), print_, WINDOW_SECONDS)
 
     async def earlier(self) -> int | None:
-        """The seq this request already recorded, or None if it has not been recorded."""
-        value = await self.redis.get(self.marker.key)
+        """The seq this request already recorded, or None if it has not been recorded;
+        a recorded roll only once it is as durable as the operator requires (else
+        ``StoreUnavailableError``: it may have been recorded)."""
+        watch = watch_of(self.redis)
+        try:
+            if watch is None:  # a client no store watches: nothing is required of it
+                value = await self.redis.get(self.marker.key)
+            else:
+                value = await watch.confirm_marker(self.marker.key)
+        except UnconfirmedError as exc:
+            if not exc.durable:
+                raise NotDurableError(str(exc)) from None
+            raise StoreUnavailableError(str(exc), recorded=None) from None
         return None if value is None else self.seq_of(value)
 
     def seq_of(self, marker: bytes | str) -> int:

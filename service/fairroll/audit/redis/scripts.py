@@ -26,6 +26,7 @@ __all__ = [
     "SET_TREE",
     "SIGNED",
     "TIP",
+    "TOUCH",
     "TRIM_TREE",
     "Script",
     "load",
@@ -64,3 +65,4 @@ SIGNED = load(_HERE, "signed")
 ARCHIVE = load(_HERE, "archive")
 HASHES = load(_HERE, "hashes")
 COSIGN = load(_HERE, "cosign")
+TOUCH = load(_HERE, "touch")

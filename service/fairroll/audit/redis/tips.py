@@ -3,7 +3,8 @@
 Per table, a process keeps the head it last saw, its Merkle tree's *frontier* (so an
 append computes the tree's new hashes without reading the tree), the state of each
 signing key in the table's log, and an *anchor*: the last entry it acknowledged or
-read. Redis must still hold the anchor (same seq, same hash) for the table to take
+read (only acknowledged where replicas are required: ``read_anchors``). Redis must
+still hold the anchor (same seq, same hash) for the table to take
 appends from this process. A head read behind the anchor, or at its seq with another
 hash, *fences* the table: every later append answers 503, an alarm metric counts it
 (``on_fence``) and a log line names the seqs, because chaining on that head would
@@ -58,6 +59,10 @@ class Tips:
         self.anchors: dict[str, Head] = {}
         #: Tables whose log went back or forked: (anchor seq, head seq Redis showed).
         self.fenced: dict[str, tuple[int, int]] = {}
+        #: Whether a head read is an anchor. Not where replicas are required: a read can
+        #: see a round they do not hold (answered "may have been recorded"), which a
+        #: failover may lose without losing anything acknowledged.
+        self.read_anchors = True
 
     async def tip(self, table: str) -> tuple[Head, Frontier]:
         """The table's head and its tree's frontier, read together (a table from before
@@ -72,7 +77,7 @@ class Tips:
             if table not in self.heads:
                 continue  # older news than an append answered meanwhile: read again
             head, frontier = self.heads[table], self.frontiers.get(table)
-            if head.seq:
+            if head.seq and self.read_anchors:
                 self.anchor(table, head)
             if frontier is not None:
                 return head, frontier
@@ -91,7 +96,7 @@ class Tips:
         newer = self.anchors.get(table)
         if newer is not None and newer.seq > head.seq:
             return newer  # an append answered while the read was on its way: Redis has it
-        if head.seq:
+        if head.seq and self.read_anchors:
             self.anchor(table, head)
         return head
 

@@ -82,7 +82,11 @@ for i = 11, #ARGV, 8 do
   local marker = tonumber(ARGV[i + 3])
   if marker > 0 then
     local done = redis.call('GET', KEYS[marker])
-    if done then return {3, n, done} end
+    if done then
+      -- written back unchanged: the round's WAIT / WAITAOF then covers the roll it names
+      redis.call('SET', KEYS[marker], done, 'KEEPTTL')
+      return {3, n, done}
+    end
   end
   local s = tonumber(ARGV[i + 5])
   local kind = ARGV[i + 6]
