@@ -94,12 +94,9 @@ def test_rotated_keys_keep_old_entries_verifying_and_retirement_is_enforced(
     key, which writes a key.retire entry in every table. A replica left on key 7 appends
     nothing more; an entry key 7 signs after that position, even back-dated, fails."""
     old = serve(shared_redis, tmp_path, "old", key(7))
-    try:
-        with httpx.Client(base_url=old.url) as client:
-            client.post("/v1/tft/contests", json={**BODY, "table": "rot"})
-            old_key_id = client.get("/v1/keys").json()["keys"][0]["key_id"]
-    finally:
-        old.stop()
+    with httpx.Client(base_url=old.url) as client:
+        client.post("/v1/tft/contests", json={**BODY, "table": "rot"})
+        old_key_id = client.get("/v1/keys").json()["keys"][0]["key_id"]
     new_env = {"FAIRROLL_SIGNING_KEY": key(8), "FAIRROLL_KEY_CERTIFICATE": certificate(7, 8)}
     new = serve(shared_redis, tmp_path, "new", key(8), certificate(7, 8))
     try:
@@ -116,6 +113,14 @@ def test_rotated_keys_keep_old_entries_verifying_and_retirement_is_enforced(
             )
             assert retired.returncode == 0, retired.stderr
             assert "a key.retire entry in 1 table(s)" in retired.stdout
+            # The replica still running on key 7 says so: not ready, and a roll is refused
+            # as retired, not as "Redis did not answer".
+            with httpx.Client(base_url=old.url) as stale_replica:
+                ready = stale_replica.get("/readyz")
+                assert ready.status_code == 503 and "was retired" in ready.text, ready.text
+                refused = stale_replica.post("/v1/tft/contests", json={**BODY, "table": "rot"})
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["type"].endswith("signing-key-retired"), refused.text
             keys = {k["key_id"]: k for k in client.get("/v1/keys").json()["keys"]}
             assert keys[old_key_id]["not_after"] is not None
             entries = client.get("/v1/tables/rot/entries").json()["entries"]
@@ -126,6 +131,7 @@ def test_rotated_keys_keep_old_entries_verifying_and_retirement_is_enforced(
             export = client.get("/v1/tables/rot/export").content.splitlines()
     finally:
         new.stop()
+        old.stop()
     # A replica started with the retired key refuses to start, and says why.
     stale = subprocess.run(
         [sys.executable, "-m", "fairroll", "serve", "--port", "1"],

@@ -13,6 +13,7 @@ from litestar.types import ExceptionHandlersMap
 from redis.exceptions import RedisError
 
 from fairroll.audit import StoreUnavailableError
+from fairroll.audit.redis.errors import KeyRetiredError
 from fairroll.audit.store import NotDurableError, StoreFullError, TableFencedError
 from fairroll.play.errors import (
     ConflictError,
@@ -172,6 +173,18 @@ def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
             title="The audit store is nearly full; nothing was recorded",
             detail=str(exc),
             headers={"Retry-After": "60"},
+        )
+    if isinstance(exc, KeyRetiredError):
+        logger.error("roll refused: %s", exc)
+        return _respond(
+            request,
+            status=503,
+            slug="signing-key-retired",
+            title="This server's signing key was retired; nothing was recorded",
+            detail=(
+                f"{exc}. Redis answered; a retry cannot help until the operator deploys the "
+                "new key (docs/operations.md, key rotation)."
+            ),
         )
     if isinstance(exc, TableFencedError):
         return _respond(

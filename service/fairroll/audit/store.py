@@ -108,6 +108,16 @@ class AuditStore(LogReader):
         """What Redis guaranteed when last asked (None: not asked yet)."""
         return self.watch.current
 
+    async def key_retired(self) -> bool:
+        """Whether this server's signing key was retired, by any process (asks Redis)."""
+        await self.keyring.refresh()
+        return self.keyring.own_retired
+
+    def now(self) -> float:
+        """Now by Redis's clock (POSIX seconds): the one clock every process shares, so
+        a time-dependent rule does not follow one server's clock."""
+        return self.watch.redis_time()
+
     @property
     def fenced(self) -> dict[str, tuple[int, int]]:
         """Stopped tables: (the seq this process holds, the seq Redis showed)."""

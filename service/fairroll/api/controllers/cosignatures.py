@@ -14,7 +14,6 @@ pool of its own (``redis.cosignatures``)."""
 from __future__ import annotations
 
 import base64
-import time
 from typing import Annotated, Any
 
 import msgspec
@@ -169,7 +168,7 @@ class CosignaturesController(Controller):
         except CosignatureError as exc:
             field = "vkey" if isinstance(exc, VerifierKeyError) else "note"
             raise RuleError(str(exc), field=field) from None
-        if stamp > time.time() + SKEW_SECONDS:
+        if stamp > store.now() + SKEW_SECONDS:  # Redis's clock, not this server's
             raise RuleError("the cosignature's time is in the future", field="note")
         size, root = await self._signed_by_this_log(table, store, data.note)
         head = await store.head(table)

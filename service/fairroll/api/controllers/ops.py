@@ -70,6 +70,11 @@ class HealthController(Controller):
             raise ServiceUnavailableException(
                 f"the audit store is not durable: {durability.detail}"
             )
+        if await store.key_retired():
+            raise ServiceUnavailableException(
+                "this server's signing key was retired (fairroll retire-key): it appends "
+                "nothing until the operator deploys the new key"
+            )
         ratio = durability.memory_ratio
         if ratio is not None and ratio >= FULL_RATIO - READY_MARGIN:
             raise ServiceUnavailableException(
