@@ -200,6 +200,7 @@ def _cors(settings: Settings) -> CORSConfig | None:
         allow_headers=[
             "Authorization",
             "Content-Type",
+            "Fairroll-Session-Token",
             "Idempotency-Key",
             "If-None-Match",
             "Last-Event-ID",

@@ -113,6 +113,9 @@ class SessionState:
     pending: tuple[int, str, str] | None = None
     commit_seq: int = 0
     last_seq: int = 0
+    #: The session's token (its opening shows it once): sent with each roll as
+    #: ``Fairroll-Session-Token``, it binds the session to this player.
+    token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +177,7 @@ class SessionRolls:
                 length=made["length"],
                 commit_seq=seq,
                 last_seq=seq,
+                token=made.get("token") if isinstance(made.get("token"), str) else None,
             ),
             root,
             kept,
@@ -257,6 +261,8 @@ class SessionRolls:
                 yield from self._renew()
             nonce, key, sent = self.request(body, idempotency_key)
             headers = {"Idempotency-Key": key}
+            if self.state.token:
+                headers["Fairroll-Session-Token"] = self.state.token
             try:
                 answer = yield Call("POST", path, {"json": sent, "headers": headers})
             except FairrollError as refused:

@@ -216,7 +216,10 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
     s.pending = { nonce, idempotencyKey: key, asked };
     const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
-    const [status, answer] = await call("POST", path, { ...body, table: s.table, session }, { "Idempotency-Key": key });
+    // The session's token binds the session to this player: a stranger who read its
+    // seed_id in the log cannot roll in it once the server has seen the token.
+    const headers = { "Idempotency-Key": key, ...(s.token ? { "Fairroll-Session-Token": s.token } : {}) };
+    const [status, answer] = await call("POST", path, { ...body, table: s.table, session }, headers);
     let made = null;
     if (status === 200) {
       const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries/${answer?.receipt?.seq}`);
@@ -306,7 +309,8 @@ export async function openSession(call, table, keys, { player = null, length = n
   return Object.assign(s, {
     seedId: made.seed_id, clientSeed: freshClientSeed(), nonce: 1, anchor: made.commitment,
     length: made.length, firstNonce: 1, after: made.commit_seq,
-    // The player's credential for posting cosignatures with this session (shown once).
+    // The player's credential (shown once): sent with each roll in the session, and for
+    // posting cosignatures with it.
     token: made.token ?? null,
   });
 }
