@@ -342,7 +342,8 @@ def _across(log: list[Entry], corpus: Corpus, rng: random.Random) -> tuple[str, 
     name, seq = rng.choice(sorted(corpus.boundaries.items()))
     at = next(i for i, e in enumerate(log) if e["seq"] == seq)
     statements = [i for i, e in enumerate(log) if e["source"] == "statement" and i != at]
-    pool = statements if statements and rng.random() < 0.8 else list(range(len(log)))
+    others = [i for i in range(len(log)) if i != at]
+    pool = statements if statements and rng.random() < 0.8 else others
     index = rng.choice(pool)
     moved = log.pop(index)
     target = next(i for i, e in enumerate(log) if e["seq"] == seq)

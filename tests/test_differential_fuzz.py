@@ -121,6 +121,15 @@ KNOWN_DISAGREEMENTS: list[Known] = [
     Known(
         "verify.js-node",
         FIELDS,
+        r"^DataError: Zero-length key is not supported",
+        r"has no seed",
+        "a drawn or chosen roll whose seed is the empty string throws out of the dice "
+        "derivation (WebCrypto refuses an empty HMAC key) instead of a verdict naming the seq",
+        "verify.js (the seed check before deriving: a non-empty string)",
+    ),
+    Known(
+        "verify.js-node",
+        FIELDS,
         r"^RangeError: Division by zero|Cannot convert .* to a BigInt",
         r"",
         "a die with 0, null or {} sides throws out of deriveFace (division by zero, BigInt "
@@ -141,7 +150,7 @@ KNOWN_DISAGREEMENTS: list[Known] = [
         FIELDS,
         r"",
         r"is missing or not a|is not a key certificate|names (its seed_id|the key_id)|"
-        r"a reveal names",
+        r"a reveal names|has no valid session",
         "the JavaScript core does not check field types (docs/audit.md says so): a time, "
         "mechanic or certificate of the wrong type, a key.retire's key_id or a commit's or "
         "reveal's seed_id that is not a string passes, or fails later at another seq",
@@ -179,9 +188,10 @@ KNOWN_DISAGREEMENTS: list[Known] = [
         FIELDS,
         r"^$",
         r"is not certified by the pinned root",
-        "a certificate whose root_public_key is the root's key in base64 without its padding "
-        "is accepted by verify.js (its base64 decoding is lenient) and refused by the Python "
-        "core (strict base64): one certificate, two verdicts",
+        "a certificate whose root_public_key (or signature) is written in base64 without its "
+        "padding is accepted by verify.js (its base64 decoding is lenient) and refused by "
+        "the Python core (strict base64): one certificate, two verdicts; an entry's own "
+        "signature unpadded is the same (two encodings of one entry, two Merkle leaves)",
         "verify.js (strict, canonical base64 wherever a key or signature is decoded), or "
         "the Python core if the lead decides lenient is right",
     ),
