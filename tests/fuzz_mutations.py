@@ -59,7 +59,7 @@ LOG_KINDS: dict[str, int] = {
     "delete": 1,
     "duplicate": 1,
     "source": 2,
-    "client_seed": 3,
+    "client_seed": 5,
     "nonce": 1,
     "seq": 1,
     "key": 2,
