@@ -224,7 +224,7 @@ def _roller(
     receipts: list[tuple[Entry, dict[str, Any]]],
 ) -> Any:
     def roll(**extra: Any) -> dict[str, Any]:
-        answer = _ok(
+        answer: dict[str, Any] = _ok(
             http.post("/v1/tft/contests", json={**BODY, "table": table, **extra}, headers=headers)
         )
         seq = answer["receipt"]["seq"]

@@ -276,10 +276,10 @@ def _edited(old: Any, path: tuple[Any, ...], log: list[Entry], rng: random.Rando
     if isinstance(old, bool):
         return not old
     if isinstance(old, int):
-        choices = [old + 1, old - 1, 0, -1, old + 2, 2**53 - 1, 2**53]
+        numbers = [old + 1, old - 1, 0, -1, old + 2, 2**53 - 1, 2**53]
         if path == ("seq",) and not FAR_SEQS:
-            choices.remove(2**53 - 1)  # verify.js hangs on it (KNOWN_DISAGREEMENTS)
-        return rng.choice(choices)
+            numbers.remove(2**53 - 1)  # verify.js hangs on it (KNOWN_DISAGREEMENTS)
+        return rng.choice(numbers)
     if isinstance(old, str):
         same = sorted(
             {str(v) for e in log if _has(e, path) and isinstance(v := _get(e, path), str)} - {old}
@@ -399,9 +399,10 @@ def _resigned(log: list[Entry], start: int, base: dict[str, Any] | None) -> list
         try:
             entry["entry_hash"] = chain_hash(entry["prev_hash"], body)
         except (ValueError, TypeError):
-            # Not canonical (a float, an integer past 2**53): hashed as the bytes say.
+            # No canonical form (a float, an integer past 2**53), so no true hash: any will
+            # do, every verifier refuses the entry's form first.
             entry["entry_hash"] = hashlib.sha256(repr(body).encode()).hexdigest()
-        signer = keys.get(entry.get("key_id"), ROOT_SIGNER)  # type: ignore[arg-type]
+        signer = keys.get(str(entry.get("key_id")), ROOT_SIGNER)
         entry["signature"] = signer.sign(str(entry["entry_hash"]))
     return log
 

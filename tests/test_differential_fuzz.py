@@ -93,8 +93,9 @@ class Known:
 
 
 Answer = dict[str, Any]
-FIELDS = ("field-int", "field-str", "field-null", "field-bool", "type-int", "type-str")
-FIELDS += ("type-null", "type-bool", "type-dict", "type-list", "field-dict", "field-list")
+FIELDS: tuple[str, ...] = ("field-int", "field-str", "field-null", "field-bool", "type-int")
+FIELDS += ("type-str", "type-null", "type-bool", "type-dict", "type-list", "field-dict")
+FIELDS += ("field-list",)
 
 KNOWN_DISAGREEMENTS: list[Known] = [
     Known(
@@ -284,7 +285,7 @@ def write_batch(folder: Path, cases: list[Case], corpus: Corpus) -> None:
 
 
 def verdicts(
-    folder: Path, python: Path, url: str, spent: Counter[str]
+    folder: Path, python: Path, url: str, spent: dict[str, float]
 ) -> dict[str, dict[str, Any]]:
     """Each verifier's verdicts on the batch, one process each, three at a time
     (``spent``: seconds each took, summed)."""
@@ -308,7 +309,7 @@ def verdicts(
             said[verifier] = run(commands[verifier], BATCH_TIMEOUT)
         except subprocess.TimeoutExpired:
             said[verifier] = one_by_one(folder, commands[verifier])
-        spent[verifier] += time.monotonic() - started
+        spent[verifier] = spent.get(verifier, 0.0) + time.monotonic() - started
 
     # Side by side: the endpoint waits on its server, the others on their own process.
     with ThreadPoolExecutor(3) as pool:
@@ -376,7 +377,7 @@ def test_every_verifier_gives_one_verdict_on_mutated_real_logs_of_every_statemen
     ran: Counter[str] = Counter()
     disagreements: list[dict[str, Any]] = []
     tolerated: Counter[tuple[str, str]] = Counter()
-    spent: Counter[str] = Counter()
+    spent: dict[str, float] = {}
     batch_number = 0
     first = list(originals(corpus))
     while batch_number == 0 or time.monotonic() < deadline:
@@ -428,7 +429,7 @@ def test_every_verifier_gives_one_verdict_on_mutated_real_logs_of_every_statemen
             if findings:
                 found["saved"] = str(save_finding(Path(findings), folder, name, answers))
             disagreements.append(found)
-    report = {
+    report: dict[str, Any] = {
         "seed": seed,
         "mutations": sum(n for k, n in ran.items() if not k.startswith(("none", "("))),
         "per_kind": dict(sorted(ran.items())),
