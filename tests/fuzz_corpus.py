@@ -18,8 +18,9 @@ every table. Two tables:
 
 Besides the logs: receipts of rolls on both sides of the rotation and of the epoch, and
 a checkpoint note cosigned by a player (C2SP tlog-cosignature) and kept by the server.
-The corpus is built once per test run (a minute of the CI budget would otherwise go to
-it) and each mutation works on a deep copy.
+The corpus is built once per module (three server starts are most of the fuzzer's
+setup) and each mutation works on a deep copy. The keys are fixed test keys, so a saved
+finding replays against the same root.
 """
 
 from __future__ import annotations
