@@ -32,6 +32,17 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
             reason=reason,
         )
     bad = copy.deepcopy(log)
+    bad[1].update(v=1, source="seeded")
+    case(
+        "version-goes-down",
+        "sources",
+        "a chosen-seed roll re-signed as a version-1 'seeded' entry in a version-2 log: "
+        "version 1 has no policy and no seed provenance, so the roll would escape both",
+        rechained(bad, 1),
+        seq=2,
+        reason="a log's version never goes down",
+    )
+    bad = copy.deepcopy(log)
     bad[1]["source"] = "drawn"
     case(
         "chosen-relabelled-drawn",

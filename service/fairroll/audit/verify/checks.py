@@ -126,6 +126,14 @@ class EntryChecker:
                 raise BadEntryError(seq, "prev_hash does not match the previous entry's entry_hash")
             if entry["table"] != prev["table"]:
                 raise BadEntryError(seq, "the entry belongs to another table")
+            if entry["v"] < prev["v"]:
+                # A version-1 entry is checked by the rules of version 1 (a key list, no
+                # policy, no seed provenance): one slipped in later would escape them.
+                raise BadEntryError(
+                    seq,
+                    f"the entry's version {entry['v']} is below the previous entry's "
+                    f"{prev['v']}: a log's version never goes down",
+                )
         if self.table is not None and entry["table"] != self.table:
             raise BadEntryError(
                 seq, f"the entry belongs to table {entry['table']!r}, not {self.table!r}"

@@ -14,19 +14,18 @@ export function bytesToHex(bytes) {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Base64 as Python's `b64decode(..., validate=True)` reads it: the alphabet only and
+ * whole padded quads (atob would take a missing padding, or spaces: two spellings of one
+ * signature would make two leaves of one entry); throws otherwise. */
 export function base64ToBytes(text) {
+  if (typeof text !== "string" || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) {
+    throw new Error("not base64");
+  }
   const binary = atob(text);
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
-/** Base64 as Python's `b64decode(..., validate=True)` reads it: the alphabet only and
- * whole padded quads (atob would take a missing padding, or spaces); throws otherwise. */
-export function strictBase64ToBytes(text) {
-  if (typeof text !== "string" || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) {
-    throw new Error("not base64");
-  }
-  return base64ToBytes(text);
-}
+export const strictBase64ToBytes = base64ToBytes;
 
 export function bytesToBase64(bytes) {
   return btoa(String.fromCharCode(...bytes));

@@ -115,6 +115,12 @@ export class LogVerifier {
       const at = result.problems.indexOf("prev_hash does not match the previous entry's entry_hash");
       if (at >= 0) result.problems[at] = "the first entry does not chain on the genesis hash";
     }
+    if (this.version !== undefined && entry.v < this.version) {
+      // The Python core's words: a version-1 entry slipped in later would escape the
+      // rules of version 2 (the policy, the sources, the pinned root).
+      result.problems.push(`the entry's version ${entry.v} is below the previous entry's ${this.version}: a log's version never goes down`);
+    }
+    this.version = entry.v;
     const gap = this.seq !== null && entry.seq > this.seq + 1 && declaresGap(entry, this.seq);
     if (this.seq !== null && entry.seq !== this.seq + 1 && !gap) {
       result.problems.push(`seq ${this.seq + 1} is missing: found seq ${entry.seq}`);
@@ -140,6 +146,9 @@ export class LogVerifier {
       this.sources[entry.source] = (this.sources[entry.source] ?? 0) + 1;
     }
     if (gap) this.#lost(entry, result);
+    // A gap no epoch declares is already the verdict: the tree stops there (filling it
+    // with lost leaves up to a seq of 2^53 would never end).
+    if (this.seq !== null && entry.seq > this.seq + 1 && !gap) this.tree = null;
     await this.#grow(entry, result);
     if (this.expected.has(entry.seq) && entry.entry_hash !== this.expected.get(entry.seq)) {
       result.problems.push("this entry differs from an earlier checkpoint or receipt: rewritten or forked");
