@@ -34,6 +34,19 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
         seq=2,
         reason="does not derive",
     )
+    truthy = copy.deepcopy(log)
+    if truthy[1]["dice"][0]["face"] != 1:
+        raise ValueError("the vector needs a face of 1 to write as true")
+    truthy[1]["dice"][0]["face"] = True  # Python's True == 1; JSON's true is no number
+    case(
+        "die-face-true",
+        "edits",
+        "a die whose face 1 is written as JSON true, the log re-chained and re-signed: "
+        "one roll, two spellings, two leaves",
+        rechained(truthy, 1),
+        seq=2,
+        reason="derive",
+    )
     zeroed = copy.deepcopy(log)
     zeroed[2]["signature"] = base64.b64encode(bytes(64)).decode()
     case(

@@ -126,7 +126,8 @@ class EntryChecker:
                 raise BadEntryError(seq, "prev_hash does not match the previous entry's entry_hash")
             if entry["table"] != prev["table"]:
                 raise BadEntryError(seq, "the entry belongs to another table")
-            if entry["v"] < prev["v"]:
+            # (A base or a resumed state stands in for the previous entry without one.)
+            if entry["v"] < prev.get("v", entry["v"]):
                 # A version-1 entry is checked by the rules of version 1 (a key list, no
                 # policy, no seed provenance): one slipped in later would escape them.
                 raise BadEntryError(

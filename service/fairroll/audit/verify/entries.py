@@ -263,9 +263,10 @@ def check_seeded_dice(seq: int, seed: str, dice: list[Any]) -> None:
     for position, die in enumerate(dice):
         sides = die.get("sides") if isinstance(die, dict) else None
         face = die.get("face") if isinstance(die, dict) else None
-        if not isinstance(sides, int) or not 1 <= sides <= MAX_SIDES:
+        # JSON true is no number, though Python's True == 1 (a face of true is not 1).
+        if not isinstance(sides, int) or isinstance(sides, bool) or not 1 <= sides <= MAX_SIDES:
             raise BadEntryError(seq, f"die {position} has no valid sides")
-        if face != derive_face(key, position, sides):
+        if isinstance(face, bool) or face != derive_face(key, position, sides):
             raise BadEntryError(seq, f"die {position} does not derive from the seed")
 
 
