@@ -144,6 +144,8 @@ def forwarding(change: Callable[[dict[str, Any]], None]) -> Rewrite:
         change(body)
         headers = dict(request.headers)
         headers.pop("content-length", None)
+        # The operator writes to its own store: the session's token binds nothing it does.
+        headers.pop("fairroll-session-token", None)
         forged = httpx.Request("POST", request.url, headers=headers, content=json.dumps(body))
         with httpx.Client() as http:
             real = http.send(forged)

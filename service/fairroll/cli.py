@@ -1272,7 +1272,7 @@ def _print_ok(
             print(f"{fair} {source} roll(s): {report.proves.get(source, source)}")
     for roll in report.not_fair:
         print(f"seq {roll.seq}: NOT FAIR: {roll.why}")
-    for mechanic, count in (report.earlier_revisions or {}).items():
+    for mechanic, count in report.earlier_revisions.items():
         print(f"{count} {mechanic} entr{'y' if count == 1 else 'ies'}: {EARLIER_REVISION}")
     if report.refusals:
         print(f"refusals: {report.refusals}")

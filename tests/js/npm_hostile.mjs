@@ -68,7 +68,10 @@ const nextNonce = await before;
 // The operator puts another roll (its own request) at nonce N with the player's client
 // seed, then answers 409 naming N+1.
 await attempt("nonce-holds-another-roll", async (sent, _forward, init) => {
-  const headers = { "content-type": "application/json" };
+  // The operator writes to its own store: the session's token binds nothing it does
+  // (here it passes on the one the player sent, as its own server would take its roll).
+  const token = new Headers(init?.headers).get("fairroll-session-token");
+  const headers = { "content-type": "application/json", ...(token ? { "fairroll-session-token": token } : {}) };
   await fetch(`${url}/v1/dice/rolls`, { method: "POST", headers, body: JSON.stringify({ ...sent, formula: "1d20+10" }) });
   return json({ title: "Conflict", detail: "the session is at another nonce", nonce: sent.session.nonce + 1 }, 409);
 });

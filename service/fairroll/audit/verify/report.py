@@ -93,9 +93,10 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: whose client seed the log showed before its chain was committed.
     not_fair: list[NotFair] = msgspec.field(default_factory=list)
     #: Entries that replayed only under an earlier revision of their rules, by mechanic
-    #: (``mechanics.RevisionTally``; what they prove: ``EARLIER_REVISION``); None: this
-    #: verifier did not count them.
-    earlier_revisions: dict[str, int] | None = None
+    #: (``mechanics.RevisionTally``; what they prove: ``EARLIER_REVISION``). Counted by
+    #: ``fairroll verify``; the server's verifications leave it empty (an object, never
+    #: null, so a generated client reads one type).
+    earlier_revisions: dict[str, int] = msgspec.field(default_factory=dict)
     #: Every range of seqs an epoch declared lost, with its reason.
     lost: list[LostRange] = msgspec.field(default_factory=list)
     #: The size of the signed checkpoint that stood in for the signatures of the entries
