@@ -121,18 +121,6 @@ KNOWN_DISAGREEMENTS: list[Known] = [
         "verify.js (strict, canonical base64 wherever a key or signature is decoded), or "
         "the Python core if the lead decides lenient is right",
     ),
-    Known(
-        "cli-parallel",
-        ("cosig-resigned", "cosig-lines"),
-        r"not signed by a key the pinned root certifies",
-        r"^$",
-        "a note whose body the operator changed (the log's own line no longer verifies) and "
-        "that the player's real key cosigned, or a note with the log's line dropped: "
-        "open_cosignature and verifyCosignature check the cosigner's line alone and accept "
-        "it, fairroll verify --cosigned checks the log's line too and refuses it",
-        "both cores' cosignature API (open_cosignature, verifyCosignature), or the inputs "
-        "the conformance harness gives them (no log key)",
-    ),
 ]
 
 
