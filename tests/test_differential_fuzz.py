@@ -101,43 +101,6 @@ KNOWN_DISAGREEMENTS: list[Known] = [
     Known(
         "verify.js-node",
         FIELDS,
-        r"^Error: not an integer: ",
-        r"",
-        "an integer beyond +-(2**53 - 1) anywhere in an entry throws out of LogVerifier.add "
-        "(canonicalJson) instead of a verdict naming the entry's seq: the page shows an "
-        "exception, the Python core says FAIL at that seq",
-        "verify.js (canonicalJson's refusal is not turned into the entry's problem)",
-    ),
-    Known(
-        "verify.js-node",
-        FIELDS,
-        r"^DataError: Zero-length key is not supported",
-        r"has no seed",
-        "a drawn or chosen roll whose seed is the empty string throws out of the dice "
-        "derivation (WebCrypto refuses an empty HMAC key) instead of a verdict naming the seq",
-        "verify.js (the seed check before deriving: a non-empty string)",
-    ),
-    Known(
-        "verify.js-node",
-        FIELDS,
-        r"^RangeError: Division by zero|Cannot convert .* to a BigInt",
-        r"",
-        "a die with 0, null or {} sides throws out of deriveFace (division by zero, BigInt "
-        "of a non-number) instead of a verdict naming the seq",
-        "verify.js (the dice check: sides not validated before deriving)",
-    ),
-    Known(
-        "verify.js-node",
-        FIELDS,
-        r"^$",
-        r"has no valid sides",
-        'a die\'s sides of -1 or "6" (a string) is accepted: the JavaScript core does not '
-        "check that sides is a positive integer; the Python core says FAIL",
-        "verify.js (the dice check)",
-    ),
-    Known(
-        "verify.js-node",
-        FIELDS,
         r"",
         r"is missing or not a|is not a key certificate|names (its seed_id|the key_id)|"
         r"a reveal names|has no valid session",
@@ -145,33 +108,6 @@ KNOWN_DISAGREEMENTS: list[Known] = [
         "mechanic or certificate of the wrong type, a key.retire's key_id or a commit's or "
         "reveal's seed_id that is not a string passes, or fails later at another seq",
         "verify.js (field types, the row docs/audit.md lists as not checked yet)",
-    ),
-    Known(
-        "library",
-        ("base",),
-        r"a tree of \d+ leaves has \d+ frontier hashes",
-        r"",
-        "an archive base, signed by the real key, whose frontier does not fit its size "
-        "raises ValueError out of the Python core (fairroll verify --base crashes) instead "
-        "of refusing the base with words",
-        "Python core (audit/verify/trust or run: the base's frontier is not checked)",
-    ),
-    Known(
-        "cli-parallel",
-        ("base",),
-        r"a tree of \d+ leaves has \d+ frontier hashes",
-        r"",
-        "the same crash through fairroll verify --base",
-        "Python core (as above)",
-    ),
-    Known(
-        "verify.js-node",
-        ("base",),
-        r"a tree of \d+ has \d+ frontier hashes",
-        r"",
-        "the same crash in new LogVerifier (Frontier.of) with a base whose frontier does "
-        "not fit its size",
-        "verify.js (LogVerifier's base)",
     ),
     Known(
         "verify.js-node",
@@ -184,18 +120,6 @@ KNOWN_DISAGREEMENTS: list[Known] = [
         "signature unpadded is the same (two encodings of one entry, two Merkle leaves)",
         "verify.js (strict, canonical base64 wherever a key or signature is decoded), or "
         "the Python core if the lead decides lenient is right",
-    ),
-    Known(
-        "cli-parallel",
-        ("cosig-resigned", "cosig-lines"),
-        r"not signed by a key the pinned root certifies",
-        r"^$",
-        "a note whose body the operator changed (the log's own line no longer verifies) and "
-        "that the player's real key cosigned, or a note with the log's line dropped: "
-        "open_cosignature and verifyCosignature check the cosigner's line alone and accept "
-        "it, fairroll verify --cosigned checks the log's line too and refuses it",
-        "both cores' cosignature API (open_cosignature, verifyCosignature), or the inputs "
-        "the conformance harness gives them (no log key)",
     ),
 ]
 

@@ -83,11 +83,16 @@ def library(case: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
             CosignatureError,
             open_cosignature,
         )
+        from fairroll.audit.note import NoteError  # noqa: PLC0415
+        from fairroll.audit.receipts import open_checkpoint, trusted_keys  # noqa: PLC0415
 
         note = path_of(args, inputs["note"]).read_text()
+        served_keys = json.loads(path_of(args, inputs["keys"]).read_text())
         try:
+            # A cosigned note holds only if the log signed it too (as --cosigned checks).
+            open_checkpoint(note, trusted_keys(served_keys, inputs["root"]))
             open_cosignature(note, inputs["vkey"])
-        except CosignatureError as exc:
+        except (CosignatureError, NoteError) as exc:
             return verdict(False, None, str(exc), [])
         return verdict(True, None, None, [])
     served = json.loads(path_of(args, inputs["keys"]).read_text())

@@ -29,7 +29,14 @@ async function runCase(v, files, c) {
   const keys = await v.importKeys(served);
   if (c.kind === "cosignature") {
     try {
-      await v.verifyCosignature(files[inputs.note], inputs.vkey);
+      // A cosigned note holds only if the log signed it too (as `fairroll verify
+      // --cosigned` checks): opened with the log's keys, then the cosigner's line.
+      const note = files[inputs.note];
+      const origin = note.slice(0, note.indexOf("\n"));
+      const name = origin.slice(0, origin.lastIndexOf("/"));
+      const logKeys = await Promise.all([...keys.values()].map((k) => v.signerVerifier(name, k.raw, k.key)));
+      await v.openNote(note, logKeys);
+      await v.verifyCosignature(note, inputs.vkey);
       return verdict(true, null, "");
     } catch (error) {
       return verdict(false, null, error.message);

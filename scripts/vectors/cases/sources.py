@@ -32,6 +32,16 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
             reason=reason,
         )
     bad = copy.deepcopy(log)
+    bad[1]["seed"] = ""
+    case(
+        "chosen-seed-empty",
+        "sources",
+        "a chosen-seed roll whose seed is the empty string (no key to derive dice with)",
+        rechained(bad, 1),
+        seq=2,
+        reason="has no seed",
+    )
+    bad = copy.deepcopy(log)
     bad[1].update(v=1, source="seeded")
     case(
         "version-goes-down",

@@ -164,10 +164,16 @@ class _Run:
         self.prev: dict[str, Any] | None = None
         self.frontier: Frontier | None = None
         base = trust.base
+        #: Why the archive base cannot be built on (its frontier does not fit its size):
+        #: the first entry after it is named bad with these words.
+        self.base_problem: str | None = None
         if base is None:
             self.frontier = Frontier.empty()
         elif trust.base_frontier is not None:
-            self.frontier = Frontier.of(base[0], trust.base_frontier)
+            try:
+                self.frontier = Frontier.of(base[0], trust.base_frontier)
+            except ValueError as exc:
+                self.base_problem = f"the archive base's frontier does not fit its size: {exc}"
         if resume is not None:
             self._resume(resume)
 
@@ -226,6 +232,8 @@ class _Run:
     def entry(self, line: bytes | str) -> None:
         base, prev = self.trust.base, self.prev
         expected_seq = prev["seq"] + 1 if prev else (base[0] + 1 if base else None)
+        if self.base_problem is not None and base is not None:
+            raise BadEntryError(base[0] + 1, self.base_problem)
         entry, raw = parse(line, expected_seq, trusting=self.sink is not None)
         seq: int = entry["seq"]
         if self.check is None:

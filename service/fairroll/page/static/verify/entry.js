@@ -57,7 +57,8 @@ export async function verifyEntry(entry, keys, previousHash = null, { signature 
   if (entry.v >= 2 && entry.source === "supplied" && entry.seed !== null && entry.seed !== undefined) {
     problems.push("a supplied roll has no seed");
   }
-  if (seeded && typeof entry.seed === "string") {
+  // An empty seed is no key (WebCrypto refuses it): "has no seed" above, nothing to derive.
+  if (seeded && typeof entry.seed === "string" && entry.seed) {
     checks.dice = "re-derived";
     const wrong = await wrongDie(entry.seed, entry.dice);
     if (wrong) {

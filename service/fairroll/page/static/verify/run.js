@@ -44,9 +44,15 @@ export class LogVerifier {
     this.previous = previousHash;
     this.seq = previousSeq;
     this.partial = previousSeq !== null && previousSeq > 0;
-    this.tree = previousSeq === null || previousSeq === 0
-      ? new Frontier()
-      : frontier ? Frontier.of(previousSeq, frontier.map(base64ToBytes)) : null;
+    this.baseProblem = null;  // an archive base whose frontier does not fit its size
+    try {
+      this.tree = previousSeq === null || previousSeq === 0
+        ? new Frontier()
+        : frontier ? Frontier.of(previousSeq, frontier.map(base64ToBytes)) : null;
+    } catch (error) {
+      this.tree = null;
+      this.baseProblem = `the archive base's frontier does not fit its size: ${error.message}`;
+    }
     this.sessions = null;  // Sessions, from the first entry read (partial or not)
     this.policy = {};
     this.pinnedTable = table;
@@ -92,6 +98,12 @@ export class LogVerifier {
 
   async #one(entry, revised) {
     const expectedSeq = this.seq !== null ? this.seq + 1 : null;
+    if (this.baseProblem) {
+      // The Python core's verdict: the first entry after the base, in the same words.
+      const [why, at] = [this.baseProblem, expectedSeq];
+      this.baseProblem = null;
+      return { seq: at, ok: false, problems: [why], checks: {}, proves: null };
+    }
     const malformed = fieldProblem(entry, expectedSeq);
     if (malformed) {
       // Nothing else of it can be read: the verdict stops here, as the Python core's.
@@ -300,7 +312,7 @@ export class LogVerifier {
 
   #v1Checks(entry, result) {
     if (entry.mechanic === EPOCH_MECHANIC) return;
-    if (entry.source === "seeded" && typeof entry.seed !== "string") result.problems.push("a seeded entry has no seed");
+    if (entry.source === "seeded" && (typeof entry.seed !== "string" || !entry.seed)) result.problems.push("a seeded entry has no seed");
     else if (entry.source === "committed") this.sessions.committedV1(entry, result.problems);
   }
 }
