@@ -140,7 +140,8 @@ export async function startRollPanel({ table, onRolled, trust }) {
         drawCharts(oddsPanel, charts(answer));
         oddsNote.textContent = answer.exact
           ? "Exact odds of the input as it stands; hover or read out a bar for its fraction."
-          : `Estimated odds of the input as it stands, from ${answer.estimate.battles} seeded battles (standard error ${answer.estimate.standard_error.toFixed(3)}).`;
+          // The standard error is the first fighter's 95 % interval half-width / 1.96.
+          : `Estimated odds of the input as it stands, from ${answer.estimate.battles} seeded battles (95 % interval ±${(196 * answer.estimate.standard_error).toFixed(1)} points for the first fighter; the same request gives the same estimate).`;
       } catch (error) {
         if (error.name !== "AbortError") oddsNote.textContent = `Cannot read the odds: ${error.message}`;
       }
