@@ -9,13 +9,14 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import httpx
 import pytest
 from redis import Redis
 
 from fairroll.redis_server import RedisServer, free_port
-from support import LiveServer
+from support import CLIENTS, LiveServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,3 +84,26 @@ def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     return python
+
+
+@pytest.fixture(scope="module")
+def fc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """``fairroll_client`` as pip builds it from ``clients/python``, imported (a module
+    of the tests that play its user)."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target,
+         CLIENTS / "python"],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )  # fmt: skip
+    sys.path.insert(0, str(target))
+    import fairroll_client  # noqa: PLC0415
+
+    try:
+        yield fairroll_client
+    finally:
+        sys.path.remove(str(target))
+        for name in [m for m in sys.modules if m.split(".")[0] == "fairroll_client"]:
+            del sys.modules[name]

@@ -220,3 +220,23 @@ def typescript_client_lock() -> Iterator[Path]:
     with (folder / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield folder
+
+
+@contextlib.contextmanager
+def built_typescript_client() -> Iterator[Path]:
+    """The npm package built (``npm ci`` once, then ``npm run build``: tsc --strict) and
+    held while the caller uses its ``dist/index.js``."""
+    npm = shutil.which("npm")
+    assert npm is not None, "npm is needed (Debian: nodejs npm)"
+    with typescript_client_lock() as folder:
+
+        def run(*args: str) -> None:
+            done = subprocess.run(
+                [npm, *args], cwd=folder, capture_output=True, text=True, timeout=600, check=False
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+
+        if not (folder / "node_modules" / ".package-lock.json").exists():
+            run("ci", "--no-audit", "--no-fund")
+        run("run", "build")
+        yield folder / "dist" / "index.js"

@@ -9,8 +9,6 @@ to a server-drawn seed, returned unchecked (tests/js/npm_routing.mjs).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,32 +16,19 @@ from typing import Any
 import pytest
 
 from fairroll.audit import load_signer
-from support import TEST_SIGNING_KEY, LiveServer, run_node, typescript_client_lock
+from support import TEST_SIGNING_KEY, LiveServer, built_typescript_client, run_node
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT = ROOT / "clients" / "typescript"
 PINNED = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).key_id
 
 
-def npm(*args: str) -> subprocess.CompletedProcess[str]:
-    npm_path = shutil.which("npm")
-    assert npm_path is not None, "npm is needed (Debian: nodejs npm)"
-    return subprocess.run(
-        [npm_path, *args], cwd=CLIENT, capture_output=True, text=True, timeout=600, check=False
-    )
-
-
 @pytest.fixture(scope="module")
 def seen(live_server: LiveServer) -> Iterator[Any]:
-    with typescript_client_lock():
-        if not (CLIENT / "node_modules" / ".package-lock.json").exists():
-            installed = npm("ci", "--no-audit", "--no-fund")
-            assert installed.returncode == 0, installed.stderr
-        build = npm("run", "build")
-        assert build.returncode == 0, build.stdout + build.stderr
+    with built_typescript_client() as index:
         yield run_node(
             ROOT / "tests" / "js" / "npm_routing.mjs",
-            CLIENT / "dist" / "index.js",
+            index,
             live_server.url,
             PINNED,
             "t-npm-routing",

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -27,32 +25,10 @@ import pytest
 from fairroll.audit import load_signer
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.audit.signing import Signer
-from support import CLIENTS, TEST_ROOT, TEST_SIGNING_KEY, LiveServer
+from support import TEST_ROOT, TEST_SIGNING_KEY, LiveServer
 
 ROLLS = "/v1/dice/rolls"
 Rewrite = Callable[[httpx.Request, httpx.Response | None], httpx.Response | None]
-
-
-@pytest.fixture(scope="module")
-def fc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    """``fairroll_client`` as pip builds it from ``clients/python``."""
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target,
-         CLIENTS / "python"],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )  # fmt: skip
-    sys.path.insert(0, str(target))
-    import fairroll_client  # noqa: PLC0415
-
-    try:
-        yield fairroll_client
-    finally:
-        sys.path.remove(str(target))
-        for name in [m for m in sys.modules if m.split(".")[0] == "fairroll_client"]:
-            del sys.modules[name]
 
 
 class Operator(httpx.BaseTransport):

@@ -37,7 +37,6 @@ SPEC = json.loads((ROOT / "openapi" / "openapi.json").read_text())
 Rewrite = live.Rewrite
 answering, operator, said = live.answering, live.operator, live.said
 pass_through, roll_answer = live.pass_through, live.roll_answer
-fc = live.fc  # the client as pip builds it (a fixture)
 VERIFIED = f"verified under root {TEST_ROOT}"
 _players: list[Any] = []
 

@@ -8,8 +8,6 @@ credential (``Fairroll-Session-Token``); a stranger is refused 403.
 from __future__ import annotations
 
 import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -18,7 +16,7 @@ import httpx
 import pytest
 
 from fairroll.redis_server import RedisServer
-from support import CLIENTS, LiveServer
+from support import LiveServer
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 HEADER = "Fairroll-Session-Token"
@@ -90,28 +88,6 @@ def test_a_session_token_sent_twice_is_refused(strict: str, table: str) -> None:
         body = {**BODY, "table": table, "session": {"seed_id": seed_id, "client_seed": "c1"}}
         twice = [(HEADER.encode(), token.encode())] * 2
         assert client.post("/v1/tft/contests", json=body, headers=twice).status_code == 422
-
-
-@pytest.fixture(scope="module")
-def fc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    """``fairroll_client`` as pip builds it from ``clients/python``."""
-    target = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target,
-         CLIENTS / "python"],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )  # fmt: skip
-    sys.path.insert(0, str(target))
-    import fairroll_client  # noqa: PLC0415
-
-    try:
-        yield fairroll_client
-    finally:
-        sys.path.remove(str(target))
-        for name in [m for m in sys.modules if m.split(".")[0] == "fairroll_client"]:
-            del sys.modules[name]
 
 
 def test_the_python_client_sends_its_sessions_token_with_every_roll(
