@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from enumerate_dice import every_outcome
-from fairroll.mechanics.fast_battle import CHARACTER, LEVEL_UP
+from fairroll.mechanics.fast_battle import BATTLE, CHARACTER, LEVEL_UP
+from fairroll.odds import Odds
 from fairroll.odds import fast_battle_estimate as estimate
 from fairroll.odds.fast_battle import (
     battle_odds,
@@ -595,6 +596,29 @@ def test_large_battles_are_estimated_with_interval_and_seed() -> None:
     assert not odds.exact
     assert odds.battles and odds.standard_error and odds.seed and odds.intervals
     assert odds.turn_cap == 1  # 400 HP cannot fall in 20 turns of at most 2 damage
+
+
+def test_a_served_estimate_states_an_interval_for_every_outcome() -> None:
+    """The served answer of an estimate carries its confidence and, for every outcome of
+    every distribution, the bounds of its interval as fields a program (or a generated
+    SDK) reads, holding the estimated chance: never only a standard error."""
+    big = fb.Battle(
+        fighters=[combatant(n, max_hp=400, weapon="Standard Issue Sword") for n in "ABC"],
+        max_turns=20,
+    )
+    served = BATTLE.odds_of(big)
+    assert isinstance(served, Odds) and not served.exact and served.estimate is not None
+    assert served.estimate.confidence == 0.95
+    chances = {
+        (d.name, c.outcome): c.probability.value for d in served.distributions for c in d.chances
+    }
+    bounds = {(i.distribution, i.outcome): (i.low, i.high) for i in served.estimate.intervals}
+    assert list(bounds) == list(chances)
+    for key, (low, high) in bounds.items():
+        assert 0 <= low <= chances[key] <= high <= 1
+    assert bounds["winner", ""] == pytest.approx(estimate.wilson(200, 200))
+    exact = BATTLE.odds_of(small_duel(3))
+    assert isinstance(exact, Odds) and exact.exact and exact.estimate is None
 
 
 def heavy_duel(af: int) -> fb.Battle:

@@ -76,6 +76,28 @@ def test_nothing_to_convert_without_successes() -> None:
     assert (outcome.converted, outcome.facts) == (0, 0)
 
 
+def test_a_conversion_the_seed_does_not_allow_is_said_in_words() -> None:
+    """Fewer successes converted than the player asked for is the seed's limit ("At least
+    one Success must be used for narrating a fact"), never a quiet change: the words say
+    how many were asked, how many could be, and why."""
+    from fairroll.mechanics import MECHANICS  # noqa: PLC0415
+
+    read = MECHANICS["fbc.roll"].read
+    asked = Roll(pool=10, risk=5, convert=5)
+    outcome = score_roll(asked, (3, 4, 1, 1, 1), ())
+    assert read(asked, outcome).text == (
+        "2 successes, 1 converted of 5 asked (one success always stays a fact); Pool 8"
+    )
+    none = Roll(pool=10, risk=2, convert=3)
+    assert read(none, score_roll(none, (1, 2), ())).text == (
+        "0 successes, 0 converted of 3 asked (one success always stays a fact); Pool 8"
+    )
+    granted = Roll(pool=10, risk=5, convert=1)
+    assert read(granted, score_roll(granted, (3, 4, 1, 1, 1), ())).text == (
+        "2 successes, 1 converted; Pool 8"
+    )
+
+
 @pytest.mark.parametrize(("faster", "gain"), [(0, 1), (1, 2), (2, 3)])
 def test_each_natural_six_adds_one_plus_faster(faster: int, gain: int) -> None:
     # "on a roll of 6 the pool is increased by two instead of one for a Faster character"

@@ -19,7 +19,7 @@ from fairroll.mechanics.declare import (
     faces_meta,
     plural,
 )
-from fairroll.odds import Distribution, Estimate, Odds, Outcome, distribution
+from fairroll.odds import Distribution, Estimate, Interval, Odds, Outcome, distribution
 from fairroll.odds.fast_battle import (
     attack_odds,
     battle_odds,
@@ -28,6 +28,7 @@ from fairroll.odds.fast_battle import (
     level_up_odds,
     spell_odds,
 )
+from fairroll.odds.fast_battle_estimate import CONFIDENCE
 from fairroll.randomness import DiceSource
 from fairroll.rules import fast_battle as fb
 from fairroll.rules.fast_battle import catalogue
@@ -218,7 +219,14 @@ def odds_of_battle(battle: fb.Battle) -> Odds:
         mechanic=BATTLE.name,
         exact=False,
         estimate=Estimate(
-            battles=odds.battles, standard_error=odds.standard_error or 0.0, seed=odds.seed
+            battles=odds.battles,
+            seed=odds.seed,
+            confidence=CONFIDENCE,
+            intervals=[
+                Interval(distribution="winner", outcome=k, low=low, high=high)
+                for k, (low, high) in interval.items()
+            ],
+            standard_error=odds.standard_error or 0.0,
         ),
         distributions=[distribution("winner", title, chances, label=estimated)],
     )

@@ -72,9 +72,16 @@ class ConflictDice(DiceGroups, frozen=True, kw_only=True, forbid_unknown_fields=
         return group
 
 
-def _roll_text(outcome: fbc.RollOutcome) -> str:
+def _roll_text(roll: fbc.Roll, outcome: fbc.RollOutcome) -> str:
     parts = [plural(outcome.successes, "success", "successes")]
-    if outcome.converted:
+    if outcome.converted < roll.convert:
+        # The seed's limit, said rather than applied quietly: "At least one Success must be
+        # used for narrating a fact", so no more than the successes but one convert.
+        parts.append(
+            f"{outcome.converted} converted of {roll.convert} asked "
+            "(one success always stays a fact)"
+        )
+    elif outcome.converted:
         parts.append(f"{outcome.converted} converted")
     return f"{', '.join(parts)}; Pool {outcome.new_pool}"
 
@@ -98,7 +105,7 @@ def _asked(roll: fbc.Roll) -> str:
 def read_roll(roll: fbc.Roll, outcome: fbc.RollOutcome) -> Words:
     return Words(
         asked=_asked(roll),
-        text=_roll_text(outcome),
+        text=_roll_text(roll, outcome),
         success=outcome.successes > 0,
     )
 

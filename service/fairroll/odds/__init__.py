@@ -24,6 +24,7 @@ __all__ = [
     "Chance",
     "Distribution",
     "Estimate",
+    "Interval",
     "Odds",
     "Outcome",
     "Probability",
@@ -61,13 +62,43 @@ class Distribution(msgspec.Struct, frozen=True, kw_only=True):
     chances: list[Chance]
 
 
-class Estimate(msgspec.Struct, frozen=True, kw_only=True):
-    """How an estimate was made: ``battles`` seeded runs, the standard error of the first
-    probability, and the seed the runs derive from (so the estimate replays)."""
+class Interval(msgspec.Struct, frozen=True, kw_only=True):
+    """Where one estimated chance lies: an outcome of a distribution and the bounds of its
+    interval at the estimate's ``confidence`` (probabilities, ``low`` <= ``high``)."""
 
-    battles: int
-    standard_error: float
-    seed: str
+    distribution: Annotated[
+        str, msgspec.Meta(description="The `name` of the distribution the outcome is in.")
+    ]
+    outcome: Outcome
+    low: Annotated[float, msgspec.Meta(ge=0, le=1)]
+    high: Annotated[float, msgspec.Meta(ge=0, le=1)]
+
+
+class Estimate(msgspec.Struct, frozen=True, kw_only=True):
+    """How an estimate was made and how far to trust it: ``battles`` seeded runs, the seed
+    they derive from (so the estimate replays), and an interval at ``confidence`` for every
+    outcome of every distribution (a program reads the bounds, not a standard error)."""
+
+    battles: Annotated[int, msgspec.Meta(ge=1, description="Seeded runs counted.")]
+    seed: Annotated[str, msgspec.Meta(description="The hex seed the runs derive from.")]
+    confidence: Annotated[
+        float,
+        msgspec.Meta(gt=0, lt=1, description="The confidence level of every interval: 0.95."),
+    ]
+    intervals: Annotated[
+        list[Interval],
+        msgspec.Meta(description="One interval per outcome of every distribution, in their order."),
+    ]
+    standard_error: Annotated[
+        float,
+        msgspec.Meta(
+            ge=0,
+            description=(
+                "The first outcome's interval half-width over 1.96; kept for older "
+                "clients: read `intervals`."
+            ),
+        ),
+    ]
 
 
 class Odds(msgspec.Struct, frozen=True, kw_only=True):

@@ -48,6 +48,7 @@ from fairroll.rules.fast_battle import (
 from fairroll.rules.fast_battle.items import Heal
 
 __all__ = [
+    "CONFIDENCE",
     "MAX_BATTLES",
     "PRECISION",
     "ROUND",
@@ -63,6 +64,8 @@ __all__ = [
 
 #: The half-width of the 95 % interval every estimated chance reaches (2 points).
 PRECISION = 0.02
+#: The confidence level of every interval, and the normal quantile it takes.
+CONFIDENCE = 0.95
 Z95 = 1.959963984540054
 #: Enough battles for ``PRECISION`` at any chance (one half is the worst): 2,401.
 MAX_BATTLES = math.ceil(Z95**2 * 0.25 / PRECISION**2)
@@ -199,7 +202,11 @@ def wilson(count: int, n: int) -> tuple[float, float]:
     z2 = Z95 * Z95
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # None (or all) counted: the interval starts at 0 (or ends at 1) exactly; rounding
+    # would leave a speck inside.
+    low = 0.0 if count == 0 else max(0.0, centre - half)
+    high = 1.0 if count == n else min(1.0, centre + half)
+    return low, high
 
 
 def fight(setup: Setup, coins: Coins) -> int | None:

@@ -325,7 +325,18 @@ class ComplexCheck(_Ratings, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     ] = 10
     fate_dice: Annotated[int, msgspec.Meta(ge=0, le=10, description="Fate dice available.")] = 0
     activate_threat: Policy = "never"
-    fate_per_critical: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
+    fate_per_critical: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=10,
+            description=(
+                "Fate dice to spend on each critical success, at most: fewer are spent when "
+                "fewer are left (a die not held cannot be spent); each period's "
+                "`successes_gained` and `fate_dice_left` say what was."
+            ),
+        ),
+    ] = 1
 
 
 class Period(msgspec.Struct, frozen=True, kw_only=True):

@@ -6,6 +6,21 @@ import { charts, drawCharts } from "./odds.js";
 import { describe, dieInWords } from "./words.js";
 import { openSession, rollInSession, UnfairRollError } from "./verify.js";
 
+// An estimate's odds note: its sample and how far each chance may be off, from the
+// intervals the server states (`estimate.intervals`, at `estimate.confidence`).
+function estimateNote({ estimate, distributions }) {
+  const chance = new Map(
+    distributions.flatMap((d) => d.chances.map((c) => [`${d.name}\n${c.outcome}`, c.probability.value])),
+  );
+  const widest = Math.max(
+    ...estimate.intervals.map(({ distribution, outcome, low, high }) => {
+      const value = chance.get(`${distribution}\n${outcome}`);
+      return Math.max(high - value, value - low);
+    }),
+  );
+  return `Estimated odds of the input as it stands, from ${estimate.battles} seeded battles (each chance within ±${(100 * widest).toFixed(1)} points at ${Math.round(100 * estimate.confidence)} %; the same request gives the same estimate).`;
+}
+
 /** `trust()` answers {root, keys}: the pinned root (null: none) and the signing keys it
  * certifies, which every answer's receipt is checked under. */
 export async function startRollPanel({ table, onRolled, trust }) {
@@ -140,8 +155,7 @@ export async function startRollPanel({ table, onRolled, trust }) {
         drawCharts(oddsPanel, charts(answer));
         oddsNote.textContent = answer.exact
           ? "Exact odds of the input as it stands; hover or read out a bar for its fraction."
-          // The standard error is the first fighter's 95 % interval half-width / 1.96.
-          : `Estimated odds of the input as it stands, from ${answer.estimate.battles} seeded battles (95 % interval ±${(196 * answer.estimate.standard_error).toFixed(1)} points for the first fighter; the same request gives the same estimate).`;
+          : estimateNote(answer);
       } catch (error) {
         if (error.name !== "AbortError") oddsNote.textContent = `Cannot read the odds: ${error.message}`;
       }
