@@ -372,7 +372,7 @@ def level_up_odds(level_up: LevelUp) -> LevelUpOdds:
 def _dyadic(count: int, bits: int) -> Fraction:
     """``count / 2**bits``, its powers of two struck out first: all the reduction such a
     fraction needs, so ``Fraction``'s own gcd runs on an odd number and a power of two
-    (a quarter faster at 9,801 flips than on the unreduced pair).
+    (docs/rules/fast-battle.md measures it against the unreduced pair).
 
     >>> _dyadic(12, 4)
     Fraction(3, 4)
