@@ -285,6 +285,45 @@ def test_effect_rank_after_profit_and_waste_stays_within_0_to_5(
     assert outcome.actor_effect.rank_after == rank_after
 
 
+@pytest.mark.parametrize(
+    ("effect_rank", "focus", "burden", "said"),
+    [
+        (5, [1, 4, 5, 6], [1], "Effect rank 5 to 5 (not 8: Profit can't raise an Effect beyond 5)"),
+        (1, [6], [1, 2, 3, 4], "Effect rank 1 to 0 (not -2: Waste can't lower an Effect below 0)"),
+    ],
+)
+def test_an_effect_rank_held_at_the_seeds_bound_is_said_in_words(
+    effect_rank: int, focus: list[int], burden: list[int], said: str
+) -> None:
+    """A rank the dice would push past the seed's bounds is held there ("Profit can't raise
+    an Effect or Feature of an Effect's final Rank beyond 5"; "Waste can't lower an
+    Effect or Feature of an Effect's final Rank below 0"), never quietly: the answer's
+    words give the rank the dice asked for and the sentence that holds it."""
+    from fairroll.mechanics import MECHANICS  # noqa: PLC0415
+
+    test = a_test(
+        focus=len(focus),
+        burden=len(burden),
+        difficulty=-20,
+        effect_rank=effect_rank,
+        choice=tribute.ExplicitChoice(focus=min(focus), burden=min(burden)),
+    )
+    outcome = resolve_test(test, supplied(focus=focus, burden=burden))
+    text = MECHANICS["tribute.test"].read(test, outcome).text
+    assert text.endswith(said)
+    within = a_test(
+        focus=2,
+        burden=2,
+        difficulty=-20,
+        effect_rank=3,
+        choice=tribute.ExplicitChoice(focus=2, burden=1),
+    )
+    plain = MECHANICS["tribute.test"].read(
+        within, resolve_test(within, supplied(focus=[2, 5], burden=[1, 3]))
+    )
+    assert plain.text.endswith("Effect rank 3 to 3")
+
+
 def test_failure_gives_no_effect_and_no_profit_without_option_1a() -> None:
     # Classic: "If you Fail a Test, Waste is irrelevant- nothing happens."
     outcome = resolve_test(a_test(difficulty=9, effect_rank=3), supplied(focus=[2], burden=[5]))

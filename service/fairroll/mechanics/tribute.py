@@ -83,6 +83,16 @@ def read_test(test: tribute.Test, outcome: tribute.TestOutcome) -> Words:
         f"({_signed(chosen.result)} against {_signed(outcome.opposition_result)}; "
         f"rank {test.rank}, dice {_signed(chosen.test)})"
     )
+    effect = outcome.actor_effect
+    if effect.applies and effect.rank is not None and effect.rank_after is not None:
+        text += f"; Effect rank {effect.rank} to {effect.rank_after}"
+        asked_for = effect.rank + effect.profit - effect.waste
+        # The seed's bounds, said where they change the number: "Profit can't raise an
+        # Effect ... beyond 5", "Waste can't lower ... below 0".
+        if asked_for > effect.rank_after:
+            text += f" (not {asked_for}: Profit can't raise an Effect beyond 5)"
+        elif asked_for < effect.rank_after:
+            text += f" (not {asked_for}: Waste can't lower an Effect below 0)"
     # "When you Win, only you apply your Effect, and when you Match, both parties get to
     # apply their Effects": a Match succeeds in part.
     return Words(
