@@ -112,7 +112,7 @@ class Odds(msgspec.Struct, frozen=True, kw_only=True):
 
 def probability_of(value: Fraction, denominators: dict[int, str] | None = None) -> Probability:
     """``denominators`` memoises the decimal text of denominators across a distribution:
-    they repeat (a level-up's 693 values share 10 powers of two of ~3,000 digits each),
+    they repeat (a level-up's many values share a few large powers of two),
     and writing a big integer in decimal is the costly step (``benchmarks/more_odds.py``)."""
     den = value.denominator
     text = denominators.get(den) if denominators is not None else None
