@@ -388,7 +388,9 @@ def _add_certify_key(add_parser: AddParser) -> None:
 
 
 def _add_verify(add_parser: AddParser) -> None:
-    verify = add_parser("verify", help="verify an NDJSON export offline")
+    verify = add_parser(
+        "verify", help="verify a table's log offline: an NDJSON export, or its tiles (--tiles)"
+    )
     verify.add_argument(
         "--root",
         help="the pinned root key id (its fingerprint, published out of band): keys are "
@@ -399,6 +401,14 @@ def _add_verify(add_parser: AddParser) -> None:
         type=Path,
         nargs="?",
         help="export of one table (NDJSON), or - for stdin (not with --entry or --equivocation)",
+    )
+    verify.add_argument(
+        "--tiles",
+        metavar="URL",
+        help="read the log from its tiles (C2SP tlog-tiles) instead of an export: the "
+        "server's https://HOST/v1/tables/TABLE/log, a mirror's URL on any static host, "
+        "or a mirror's directory; its checkpoint must be signed under --root (with --keys) "
+        "and is kept as a --checkpoint",
     )
     verify.add_argument(
         "--entry",
@@ -569,6 +579,8 @@ def _verify_command(args: argparse.Namespace) -> int:
             print("error: --entry checks exactly one --receipt", file=sys.stderr)
             return 2
         return cli_evidence.check_receipt(args.entry, args.receipt[0], args.keys, args.root)
+    if args.tiles is not None:
+        return _verify_tiles(args)
     if args.file is None:
         print("error: give an export to verify (or --entry, or --equivocation)", file=sys.stderr)
         return 2
@@ -585,6 +597,34 @@ def _verify_command(args: argparse.Namespace) -> int:
         allow_unsigned=args.allow_unsigned,
         as_json=args.json,
     )
+
+
+def _verify_tiles(args: argparse.Namespace) -> int:
+    """``verify --tiles``: the log read from its tiles (``audit.verify.tiles_source``),
+    then verified as its export is, with the checkpoint read kept as a ``--checkpoint``."""
+    import tempfile  # noqa: PLC0415
+
+    from fairroll.audit.receipts import trusted_keys  # noqa: PLC0415
+    from fairroll.audit.verify import tiles_source  # noqa: PLC0415
+
+    try:
+        published = json.loads(args.keys.read_bytes()) if args.keys else None
+        keys = trusted_keys(published, args.root) if published and args.root else None
+        log = tiles_source.read_log(tiles_source.loader(args.tiles), keys)
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a tile, a bundle or the checkpoint is not the log's
+        print(f"FAIL: the tiles at {args.tiles}: {exc}")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="fairroll-tiles-") as folder:
+        args.file = Path(folder) / "tiles.ndjson"
+        args.file.write_bytes(log.ndjson())
+        if args.keys is not None:  # a signed note is kept only where it can be opened
+            (Path(folder) / "checkpoint").write_text(log.note, encoding="utf-8")
+            args.checkpoint.append(Path(folder) / "checkpoint")
+        args.tiles = None
+        return _verify_command(args)
 
 
 def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) -> int:

@@ -1,0 +1,109 @@
+"""Verify a table's log from its tiles (C2SP tlog-tiles) as from its export: a mirror that
+``fairroll mirror`` wrote, served by a plain static web server, verifies the same as the
+export of its table; a tile tampered with on the way is named, and a checkpoint kept
+earlier that the tiles' tree does not hold fails the verification."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from fairroll.audit import load_signer
+from fairroll.audit.checkpoint import sign_checkpoint
+from support import TEST_ROOT, TEST_SIGNING_KEY, fairroll_cli
+from test_tiles import mirror, roll, static_server
+
+
+@pytest.fixture
+def mirrored(
+    live_server: Any, client: httpx.Client, table: str, tmp_path: Path
+) -> Iterator[dict[str, Any]]:
+    """A table of 258 entries (a full level-0 tile and a partial one) mirrored to a
+    directory served by Python's http.server, its export and the server's keys."""
+    roll(client, table, 258)
+    folder = tmp_path / "mirror"
+    copied = mirror(live_server, table, folder)
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    (tmp_path / "keys.json").write_bytes(client.get("/v1/keys").content)
+    (tmp_path / "export.ndjson").write_bytes(client.get(f"/v1/tables/{table}/export").content)
+    with static_server(folder) as url:
+        yield {"url": url, "folder": folder, "dir": tmp_path}
+
+
+def verify(source: list[str | Path], at: Path, *extra: str | Path) -> Any:
+    keys = ("--keys", at / "keys.json", "--root", TEST_ROOT, "--no-replay")
+    return fairroll_cli("verify", *source, *keys, *extra, timeout=120)
+
+
+def verdict(done: Any) -> dict[str, Any]:
+    assert done.returncode == 0, done.stdout + done.stderr
+    said: dict[str, Any] = json.loads(done.stdout)
+    return said
+
+
+def test_a_mirror_on_a_static_host_verifies_as_the_export_of_its_table(
+    live_server: Any, table: str, mirrored: dict[str, Any]
+) -> None:
+    at = mirrored["dir"]
+    # The export with the mirror's checkpoint kept, as --tiles keeps the one it read.
+    kept = mirrored["folder"] / "checkpoint"
+    exported = verdict(verify([at / "export.ndjson"], at, "--json", "--checkpoint", kept))
+    from_mirror = verdict(verify(["--tiles", mirrored["url"]], at, "--json"))
+    served = f"{live_server.url}/v1/tables/{table}/log"
+    from_server = verdict(verify(["--tiles", served], at, "--json"))
+    from_folder = verdict(verify(["--tiles", mirrored["folder"]], at, "--json"))
+    assert exported["verdict"] == "OK" and exported["verification"]["entries"] == 258
+    assert from_mirror == from_server == from_folder == exported
+    said = verify(["--tiles", mirrored["url"]], at)
+    assert said.returncode == 0 and "258" in said.stdout, said.stdout
+
+
+@pytest.mark.parametrize(
+    ("path", "at", "reason"),
+    [
+        ("tile/entries/000", 1000, "of tile/entries/000 is not its leaf"),
+        ("tile/entries/001.p/2", 40, "is not its leaf"),
+        ("tile/0/000", 100, "tile/0/000 is not the tile its parent tile hashes"),
+        ("tile/0/001.p/2", 40, "do not give its root"),
+        ("tile/1/000.p/1", 5, "tile/0/000 is not the tile its parent tile hashes"),
+    ],
+)
+def test_a_flipped_byte_in_a_bundle_or_a_hash_tile_is_caught_and_named(
+    mirrored: dict[str, Any], path: str, at: int, reason: str
+) -> None:
+    tile = mirrored["folder"] / path
+    data = bytearray(tile.read_bytes())
+    data[at] ^= 0x01
+    tile.write_bytes(bytes(data))
+    for source in (mirrored["url"], str(mirrored["folder"])):
+        done = verify(["--tiles", source], mirrored["dir"])
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert reason in done.stdout, done.stdout
+
+
+def test_a_missing_tile_or_an_unsigned_checkpoint_is_not_the_log(
+    mirrored: dict[str, Any],
+) -> None:
+    (mirrored["folder"] / "tile" / "entries" / "001.p" / "2").unlink()
+    gone = verify(["--tiles", mirrored["url"]], mirrored["dir"])
+    assert gone.returncode == 1 and "tile/entries/001.p/2 is not served (404" in gone.stdout
+    stranger = verify(["--tiles", mirrored["url"]], mirrored["dir"], "--root", "ed25519:00")
+    assert stranger.returncode == 1 and "no signature" in stranger.stdout, stranger.stdout
+
+
+def test_tiles_not_consistent_with_a_kept_checkpoint_fail_the_verification(
+    table: str, mirrored: dict[str, Any]
+) -> None:
+    """A checkpoint of size 3 the operator signed for another tree (shown to this player
+    earlier): the tiles' tree does not hold it (checks table, row 14)."""
+    operator = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    kept = mirrored["dir"] / "kept.txt"
+    kept.write_text(sign_checkpoint(operator, table, 3, b"\x05" * 32, "ab" * 32).text)
+    done = verify(["--tiles", mirrored["url"]], mirrored["dir"], "--since", kept)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "kept checkpoint" in done.stdout, done.stdout
