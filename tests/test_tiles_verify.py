@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import httpx
 import pytest
 
 from fairroll.audit import load_signer
-from fairroll.audit.checkpoint import sign_checkpoint
+from fairroll.audit.checkpoint import parse_body, sign_checkpoint
 from support import TEST_ROOT, TEST_SIGNING_KEY, fairroll_cli
 from test_tiles import mirror, roll, static_server
 
@@ -107,3 +108,32 @@ def test_tiles_not_consistent_with_a_kept_checkpoint_fail_the_verification(
     done = verify(["--tiles", mirrored["url"]], mirrored["dir"], "--since", kept)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "kept checkpoint" in done.stdout, done.stdout
+
+
+# --- the Python client ----------------------------------------------------------------
+
+
+def test_the_python_client_verifies_a_mirror_as_the_export_of_its_table(
+    fc: ModuleType, table: str, mirrored: dict[str, Any]
+) -> None:
+    """``fairroll_client.verify_tiles`` (the service's reading, vendored) gives the
+    verdict ``verify_export`` gives on the export with the mirror's checkpoint kept; a
+    flipped byte in a bundle, or a kept checkpoint of another tree, fails it."""
+    keys = json.loads((mirrored["dir"] / "keys.json").read_text())
+    note = (mirrored["folder"] / "checkpoint").read_text()
+    size, root, _ = parse_body(note[: note.rfind("\n\n") + 1])
+    exported = (mirrored["dir"] / "export.ndjson").read_bytes()
+    kept = fc.Kept(size=size, root=root, note=note)
+    from_export = fc.verify_export(exported, keys, root=TEST_ROOT, kept=[kept])
+    assert from_export.ok and from_export.entries == 258, from_export
+    assert fc.verify_tiles(mirrored["url"], keys, root=TEST_ROOT) == from_export
+    assert fc.verify_tiles(str(mirrored["folder"]), keys, root=TEST_ROOT) == from_export
+    unpinned = fc.verify_tiles(mirrored["url"], keys)
+    assert not unpinned.ok and "NOT VERIFIED" in unpinned.problems[0]
+    other = fc.Kept(size=3, root=b"\x05" * 32, note="")
+    forked = fc.verify_tiles(mirrored["url"], keys, root=TEST_ROOT, kept=[other])
+    assert not forked.ok and "kept checkpoint" in forked.problems[0], forked
+    bundle = mirrored["folder"] / "tile" / "entries" / "001.p" / "2"
+    bundle.write_bytes(bundle.read_bytes()[:-1] + b"!")
+    flipped = fc.verify_tiles(mirrored["url"], keys, root=TEST_ROOT)
+    assert not flipped.ok and "tile/entries/001.p/2 is not its leaf" in flipped.problems[0]
