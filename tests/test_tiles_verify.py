@@ -16,8 +16,8 @@ import pytest
 
 from fairroll.audit import load_signer
 from fairroll.audit.checkpoint import parse_body, sign_checkpoint
-from support import TEST_ROOT, TEST_SIGNING_KEY, fairroll_cli
-from test_tiles import mirror, roll, static_server
+from support import TEST_ROOT, TEST_SIGNING_KEY, fairroll_cli, run_node
+from test_tiles import ROOT, mirror, roll, static_server
 
 
 @pytest.fixture
@@ -137,3 +137,56 @@ def test_the_python_client_verifies_a_mirror_as_the_export_of_its_table(
     bundle.write_bytes(bundle.read_bytes()[:-1] + b"!")
     flipped = fc.verify_tiles(mirrored["url"], keys, root=TEST_ROOT)
     assert not flipped.ok and "tile/entries/001.p/2 is not its leaf" in flipped.problems[0]
+
+
+# --- the JavaScript core ----------------------------------------------------------------
+
+STATIC = ROOT / "service" / "fairroll" / "page" / "static"
+
+
+def js_verify(mirrored: dict[str, Any], url: str, *extra: str | Path) -> Any:
+    keys = mirrored["dir"] / "keys.json"
+    core = (STATIC / "verify" / "tiles.js", STATIC / "verify.js")
+    return run_node(ROOT / "tests" / "js" / "verify_tiles.mjs", *core, keys, TEST_ROOT, url, *extra)
+
+
+def test_the_javascript_core_verifies_a_mirror_as_the_export_of_its_table(
+    live_server: Any, table: str, mirrored: dict[str, Any]
+) -> None:
+    """``verify/tiles.js`` (what the page and the npm client run) reads the mirror on a
+    static host and the server's tiles into the verdict ``verifyLog`` gives the export."""
+    said = js_verify(mirrored, mirrored["url"], mirrored["dir"] / "export.ndjson")
+    assert said["fromExport"]["ok"] and said["fromExport"]["entries"] == 258, said
+    assert said["fromTiles"] == said["fromExport"]
+    served = js_verify(mirrored, f"{live_server.url}/v1/tables/{table}/log")
+    assert served["fromTiles"] == said["fromExport"]
+
+
+@pytest.mark.parametrize(
+    ("path", "at", "reason"),
+    [
+        ("tile/entries/000", 1000, "of tile/entries/000 is not its leaf"),
+        ("tile/0/000", 100, "tile/0/000 is not the tile its parent tile hashes"),
+        ("tile/0/001.p/2", 40, "do not give its root"),
+        ("checkpoint", -3, "does not verify"),
+    ],
+)
+def test_the_javascript_core_names_a_flipped_byte_in_a_tile(
+    mirrored: dict[str, Any], path: str, at: int, reason: str
+) -> None:
+    tile = mirrored["folder"] / path
+    data = bytearray(tile.read_bytes())
+    data[at] ^= 0x01
+    tile.write_bytes(bytes(data))
+    said = js_verify(mirrored, mirrored["url"])["fromTiles"]
+    assert not said["ok"] and reason in said["reason"], said
+
+
+def test_the_javascript_core_holds_the_tiles_to_a_kept_checkpoint(
+    table: str, mirrored: dict[str, Any]
+) -> None:
+    operator = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None)
+    kept = mirrored["dir"] / "kept.txt"
+    kept.write_text(sign_checkpoint(operator, table, 3, b"\x05" * 32, "ab" * 32).text)
+    said = js_verify(mirrored, mirrored["url"], "", kept)["fromTiles"]
+    assert not said["ok"] and "kept checkpoint" in said["reason"], said
