@@ -16,7 +16,7 @@ import pytest
 
 from fairroll.audit import load_signer
 from fairroll.audit.checkpoint import parse_body, sign_checkpoint
-from support import TEST_ROOT, TEST_SIGNING_KEY, fairroll_cli, run_node
+from support import TEST_ROOT, TEST_SIGNING_KEY, built_typescript_client, fairroll_cli, run_node
 from test_tiles import ROOT, mirror, roll, static_server
 
 
@@ -190,3 +190,28 @@ def test_the_javascript_core_holds_the_tiles_to_a_kept_checkpoint(
     kept.write_text(sign_checkpoint(operator, table, 3, b"\x05" * 32, "ab" * 32).text)
     said = js_verify(mirrored, mirrored["url"], "", kept)["fromTiles"]
     assert not said["ok"] and "kept checkpoint" in said["reason"], said
+
+
+def test_the_npm_client_verifies_a_mirror_as_the_export_of_its_table(
+    live_server: Any, mirrored: dict[str, Any]
+) -> None:
+    """``createFairroll(...).verifyTiles(url)`` (the vendored ``verify/tiles.js``) gives
+    ``verifyExport``'s verdict; a flipped byte in a bundle makes it fail, naming it."""
+    script = ROOT / "tests" / "js" / "npm_tiles.mjs"
+    with built_typescript_client() as index:
+        said = run_node(
+            script,
+            index,
+            live_server.url,
+            TEST_ROOT,
+            mirrored["url"],
+            mirrored["dir"] / "export.ndjson",
+        )
+        bundle = mirrored["folder"] / "tile" / "entries" / "001.p" / "2"
+        bundle.write_bytes(bundle.read_bytes()[:-1] + b"!")
+        flipped = run_node(script, index, live_server.url, TEST_ROOT, mirrored["url"])
+    assert said["fromExport"]["ok"] and said["fromExport"]["entries"] == 258, said
+    assert said["fromTiles"] == said["fromExport"]
+    assert not said["unpinned"]["ok"] and "NOT VERIFIED" in said["unpinned"]["problems"][0]
+    assert not flipped["fromTiles"]["ok"], flipped
+    assert "tile/entries/001.p/2 is not its leaf" in flipped["fromTiles"]["problems"][0]
