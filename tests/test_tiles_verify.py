@@ -16,7 +16,14 @@ import pytest
 
 from fairroll.audit import load_signer
 from fairroll.audit.checkpoint import parse_body, sign_checkpoint
-from support import TEST_ROOT, TEST_SIGNING_KEY, built_typescript_client, fairroll_cli, run_node
+from support import (
+    TEST_ROOT,
+    TEST_SIGNING_KEY,
+    browser_ready,
+    built_typescript_client,
+    fairroll_cli,
+    run_node,
+)
 from test_tiles import ROOT, mirror, roll, static_server
 
 
@@ -215,3 +222,26 @@ def test_the_npm_client_verifies_a_mirror_as_the_export_of_its_table(
     assert not said["unpinned"]["ok"] and "NOT VERIFIED" in said["unpinned"]["problems"][0]
     assert not flipped["fromTiles"]["ok"], flipped
     assert "tile/entries/001.p/2 is not its leaf" in flipped["fromTiles"]["problems"][0]
+
+
+# --- the table page -------------------------------------------------------------------
+
+
+def test_the_table_page_verifies_its_tiles_and_a_mirror_and_names_a_flipped_tile(
+    live_server: Any, table: str, mirrored: dict[str, Any]
+) -> None:
+    """The page (``mirror.js`` over ``verify/tiles.js``, in Debian's chromium) opened with
+    ``?tiles=<a mirror>``: the mirror verifies, as the table's own tiles do; with a byte
+    of a bundle flipped, the page names that bundle."""
+    script = browser_ready() / "tiles.mjs"
+    page = f"{live_server.url}/tables/{table}?root={TEST_ROOT}"
+    seen = run_node(script, page, mirrored["folder"], timeout=120)
+    assert seen["errors"] == []
+    assert seen["mirror"].startswith("✓ 258 entries verified from the tiles"), seen
+    assert seen["own"].startswith("✓ 258 entries verified from the tiles"), seen
+    bundle = mirrored["folder"] / "tile" / "entries" / "000"
+    bundle.write_bytes(bundle.read_bytes()[:-1] + b"!")
+    flipped = run_node(script, page, mirrored["folder"], timeout=120)
+    assert flipped["mirror"].startswith("✗"), flipped
+    assert "entry 256 of tile/entries/000 is not its leaf" in flipped["mirror"], flipped
+    assert flipped["own"].startswith("✓"), flipped
