@@ -226,15 +226,18 @@ def _witness(args: argparse.Namespace) -> int:
 def _add_mirror(add_parser: AddParser) -> None:
     mirror = add_parser(
         "mirror",
-        help="copy a table's log (C2SP tlog-tiles) to a directory a static web server serves",
+        help="copy a table's log (C2SP tlog-tiles) to a directory a static web server serves, "
+        "or to an S3-compatible bucket",
         description="Copy TABLE's checkpoint, hash tiles and entry bundles from a fairroll "
-        "server into DIR, fetching only the tiles the mirror lacks. Each new checkpoint "
+        "server into DIR (a directory, or s3://bucket/prefix: endpoint and credentials from "
+        "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, "
+        "AWS_REGION), fetching only the tiles the mirror lacks. Each new checkpoint "
         "must be signed by a key the pinned root certifies, its tiles must give its root, "
         "and the tree the mirror held must be a prefix of it; only then are the new files "
         "written and the checkpoint replaced (last). Run it again to follow the table.",
     )
     mirror.add_argument("table")
-    mirror.add_argument("dir", type=Path)
+    mirror.add_argument("dir", help="a directory, or s3://bucket/prefix")
     mirror.add_argument(
         "--server", default="http://127.0.0.1:8000", help="the fairroll server's base URL"
     )
@@ -251,28 +254,29 @@ def _mirror(args: argparse.Namespace) -> int:
 
     from fairroll.audit import merkle, note, tiles  # noqa: PLC0415
     from fairroll.audit.receipts import trusted_keys  # noqa: PLC0415
+    from fairroll.mirror_target import open_target  # noqa: PLC0415
 
     server = args.server.rstrip("/")
     prefix = f"{server}/v1/tables/{args.table}/log"
 
     def fetch(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - operator's URL
-            data: bytes = answer.read()
-            return data
+            return answer.read()  # type: ignore[no-any-return]
 
     try:
         published = json.loads(args.keys.read_bytes() if args.keys else fetch(f"{server}/v1/keys"))
         keys = trusted_keys(published, args.root)
         fresh_note = fetch(f"{prefix}/checkpoint").decode()
+        target = open_target(args.dir)
+        kept = target.read("checkpoint")
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    kept = args.dir / "checkpoint"
     try:
         size, root = _mirror_note(fresh_note, args.table, keys)
         old_size, old_root = (
-            _mirror_note(kept.read_text(), args.table, keys)
-            if kept.exists()
+            _mirror_note(kept.decode(), args.table, keys)
+            if kept is not None
             else (0, merkle.EMPTY_ROOT)
         )
     except (note.NoteError, ValueError) as exc:
@@ -290,8 +294,10 @@ def _mirror(args: argparse.Namespace) -> int:
     by_key = {(t.level, t.n): data for t, data in got.items()}
 
     def load(tile: tiles.Tile) -> bytes:
-        data = by_key.get((tile.level, tile.n))
-        return data if data is not None else (args.dir / tiles.tile_path(tile)).read_bytes()
+        data = by_key.get((tile.level, tile.n)) or target.read(tiles.tile_path(tile))
+        if data is None:
+            raise tiles.TileError(f"the mirror lacks {tiles.tile_path(tile)}")
+        return data
 
     hashes = tiles.TileHashes(size, load)
     bundles = [tiles.Tile(tiles.ENTRIES, t.n, t.width) for t in wanted if t.level == 0]
@@ -305,7 +311,11 @@ def _mirror(args: argparse.Namespace) -> int:
         print(f"FAIL: the server's tiles of {args.table} at size {size}: {exc}")
         return 1
     files = [(tiles.tile_path(tile), data) for tile, data in got.items()]
-    _write_files(args.dir, [*files, ("checkpoint", fresh_note.encode())])
+    try:
+        target.write([*files, ("checkpoint", fresh_note.encode())])
+    except OSError as exc:
+        print(f"error: writing the mirror {args.dir}: {exc}", file=sys.stderr)
+        return 2
     print(f"mirrored {args.table}: size {old_size} -> {size}, {len(got)} new files in {args.dir}")
     return 0
 
@@ -351,17 +361,6 @@ def _mirror_note(text: str, table: str, keys: Mapping[str, str]) -> tuple[int, b
     verifiers = [note.SignerVerifier(name, base64.b64decode(k)) for k in keys.values()]
     size, root, _ = parse_body(note.open_note(text, verifiers).text)
     return size, root
-
-
-def _write_files(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
-    """Each file written whole, in order, under ``folder``: a reader never sees half a
-    file, and what comes last (the checkpoint) is written after what it needs."""
-    for name, data in files:
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(path.name + ".part")
-        part.write_bytes(data)
-        part.replace(path)
 
 
 def _add_new_key(add_parser: AddParser) -> None:
