@@ -6,11 +6,17 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
+// A checkpoint kept as its note, in the shape verifyLog keeps one (GET .../checkpoint).
+const kept = (text, keyId) => {
+  const [, size, root] = text.split("\n");
+  return { text, key_id: keyId, size: Number(size), root_hash: root };
+};
+
 const [tilesFile, coreFile, keysFile, root, url, exportFile, keptFile] = process.argv.slice(2);
 const tiles = await import(pathToFileURL(tilesFile).href);
 const core = await import(pathToFileURL(coreFile).href);
 const keys = await core.trustedKeys(JSON.parse(readFileSync(keysFile, "utf8")), root);
-const checkpoints = keptFile ? [{ text: readFileSync(keptFile, "utf8"), key_id: [...keys.keys()][0] }] : [];
+const checkpoints = keptFile ? [kept(readFileSync(keptFile, "utf8"), [...keys.keys()][0])] : [];
 const strip = ({ results, log, ...verdict }) => ({ ...verdict, checked: results.filter((r) => r.ok).length });
 const fromTiles = strip(await tiles.verifyTiles(url, keys, { root, checkpoints }));
 let fromExport = null;
