@@ -1,6 +1,9 @@
-"""A table's mirror read by an independent C2SP tlog-tiles implementation from PyPI:
-``tlog-scales`` (its ``TilesReader`` over HTTP, its RFC 9162 proof checks), none of
-fairroll's code on the reading side.
+"""fairroll and an independent C2SP tlog-tiles implementation from PyPI, ``tlog-scales``
+(its ``TilesReader``, ``TilesWriter``, signed notes and RFC 9162 proof checks), none of
+fairroll's code on its side: it reads a table's mirror; and a log it writes and signs is
+witnessed by ``fairroll witness``, whose cosignatures its own verifier accepts.
+(tlog-scales has no witness of its own, so fairroll's log submitting to a third-party
+witness is not tested here: no tlog-witness implementation is on the package index.)
 
 What it reads agrees byte for byte: the tiles give the signed root, the bundles give the
 exported entries, its inclusion and consistency proofs built from the tiles are the
@@ -15,12 +18,15 @@ note's own lines, and the note's signature is left to Go's ``sumdb/note`` (test_
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tlog_scales.backend import HttpBackend
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from tlog_scales.backend import HttpBackend, LocalBackend
 from tlog_scales.reader import TilesReader
+from tlog_scales.signing import NoteSignature, PlainEd25519Signer, Vkey
 from tlog_scales.tiles import leaf_hash
 from tlog_scales.tlog import (
     Checkpoint,
@@ -29,12 +35,14 @@ from tlog_scales.tlog import (
     InclusionProof,
     InclusionProofInvalid,
 )
+from tlog_scales.writer import TilesWriter
 
 from test_tiles import mirror, roll, static_server
+from test_witness_spec import Witness
 
 
 def test_tlog_scales_reads_a_mirror_and_checks_an_inclusion_and_a_consistency_proof(
-    live_server: Any, client: httpx.Client, table: str, tmp_path: Any
+    live_server: Any, client: httpx.Client, table: str, tmp_path: Path
 ) -> None:
     roll(client, table, 3)
     three = client.get(f"/v1/tables/{table}/log/checkpoint").text.split("\n")
@@ -76,3 +84,47 @@ def test_tlog_scales_reads_a_mirror_and_checks_an_inclusion_and_a_consistency_pr
     # The gap: a checkpoint with an extension line (C2SP allows them) is not one to it.
     with pytest.raises((IndexError, ValueError)):
         Checkpoint.from_text(note)
+
+
+def test_a_log_tlog_scales_builds_is_witnessed_by_fairroll_witness(tmp_path: Path) -> None:
+    """tlog-scales writes a log (its tiles and checkpoints signed by its own signer) and
+    submits each checkpoint to ``fairroll witness`` with the consistency proofs its reader
+    builds: 200 and a cosignature line its own verifier accepts; a stale old size 409 with
+    the size held (``text/x.tlog.size``); a proof that does not hold, and another tree of
+    a size the witness holds, 422."""
+    origin = "scales.example/log"
+    signer = PlainEd25519Signer(origin, Ed25519PrivateKey.generate())
+    writer = TilesWriter.create(tmp_path / "log", origin)
+    notes = []
+    for count in (3, 300, 7):
+        for i in range(count):
+            writer.add_leaf(f"entry {len(notes)}/{i}".encode())
+        writer.commit([signer])
+        notes.append((tmp_path / "log" / "checkpoint").read_text())
+    sizes = [Checkpoint.from_text(n).size for n in notes]
+    assert sizes == [3, 303, 310]
+    reader = TilesReader(LocalBackend(tmp_path / "log"))
+    reader.set_size(310)
+    witness = Witness(tmp_path / "w", [f"{origin}={signer.vkey.serialize()}"])
+    try:
+        verifier = Vkey.from_string(witness.vkey).get_verifier()
+        first = witness.add(0, [], notes[0])
+        assert first.status_code == 200, first.text
+        grown = witness.add(3, reader.get_consistency_proof(3, 303).node_hashes, notes[1])
+        assert grown.status_code == 200, grown.text
+        for answer, text in ((first, notes[0]), (grown, notes[1])):
+            line = NoteSignature.from_line(answer.text.strip())
+            verifier.verify_note(line, Checkpoint.from_text(text))
+        stale = witness.add(3, reader.get_consistency_proof(3, 310).node_hashes, notes[2])
+        assert stale.status_code == 409 and stale.text == "303\n", stale.text
+        assert stale.headers["content-type"] == "text/x.tlog.size"
+        bad = [b"\x07" * 32 for _ in reader.get_consistency_proof(303, 310).node_hashes]
+        refused = witness.add(303, bad, notes[2])
+        assert refused.status_code == 422, refused.text
+        fork = Checkpoint.make_signed(origin, 303, b"\x09" * 32, [signer]).serialize()
+        forked = witness.add(303, [], fork)
+        assert forked.status_code == 422, forked.text
+        ok = witness.add(303, reader.get_consistency_proof(303, 310).node_hashes, notes[2])
+        assert ok.status_code == 200, ok.text
+    finally:
+        witness.stop()
