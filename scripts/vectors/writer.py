@@ -17,6 +17,7 @@ from vectors.cases import cases
 from vectors.fixed import OUT, TABLE, VECTOR_KEY
 from vectors.formats import cosignatures, receipts, tampered, witness_steps
 from vectors.logs import build
+from vectors.tile_sets import write_tile_sets
 
 
 def main() -> None:
@@ -93,6 +94,7 @@ def main() -> None:
         expected[name] = {"first_bad_seq": seq, "reason": reason}
     write(OUT / "bad" / "expected.json", json.dumps(expected, indent=2) + "\n")
     write_cases(entries, signer, checkpoint)
+    write_tile_sets(OUT, signer, entries)
 
 
 def write(path: Path, text: str) -> None:

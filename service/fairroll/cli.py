@@ -226,15 +226,18 @@ def _witness(args: argparse.Namespace) -> int:
 def _add_mirror(add_parser: AddParser) -> None:
     mirror = add_parser(
         "mirror",
-        help="copy a table's log (C2SP tlog-tiles) to a directory a static web server serves",
+        help="copy a table's log (C2SP tlog-tiles) to a directory a static web server serves, "
+        "or to an S3-compatible bucket",
         description="Copy TABLE's checkpoint, hash tiles and entry bundles from a fairroll "
-        "server into DIR, fetching only the tiles the mirror lacks. Each new checkpoint "
+        "server into DIR (a directory, or s3://bucket/prefix: endpoint and credentials from "
+        "AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, "
+        "AWS_REGION), fetching only the tiles the mirror lacks. Each new checkpoint "
         "must be signed by a key the pinned root certifies, its tiles must give its root, "
         "and the tree the mirror held must be a prefix of it; only then are the new files "
         "written and the checkpoint replaced (last). Run it again to follow the table.",
     )
     mirror.add_argument("table")
-    mirror.add_argument("dir", type=Path)
+    mirror.add_argument("dir", help="a directory, or s3://bucket/prefix")
     mirror.add_argument(
         "--server", default="http://127.0.0.1:8000", help="the fairroll server's base URL"
     )
@@ -251,28 +254,29 @@ def _mirror(args: argparse.Namespace) -> int:
 
     from fairroll.audit import merkle, note, tiles  # noqa: PLC0415
     from fairroll.audit.receipts import trusted_keys  # noqa: PLC0415
+    from fairroll.mirror_target import open_target  # noqa: PLC0415
 
     server = args.server.rstrip("/")
     prefix = f"{server}/v1/tables/{args.table}/log"
 
     def fetch(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - operator's URL
-            data: bytes = answer.read()
-            return data
+            return answer.read()  # type: ignore[no-any-return]
 
     try:
         published = json.loads(args.keys.read_bytes() if args.keys else fetch(f"{server}/v1/keys"))
         keys = trusted_keys(published, args.root)
         fresh_note = fetch(f"{prefix}/checkpoint").decode()
+        target = open_target(args.dir)
+        kept = target.read("checkpoint")
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    kept = args.dir / "checkpoint"
     try:
         size, root = _mirror_note(fresh_note, args.table, keys)
         old_size, old_root = (
-            _mirror_note(kept.read_text(), args.table, keys)
-            if kept.exists()
+            _mirror_note(kept.decode(), args.table, keys)
+            if kept is not None
             else (0, merkle.EMPTY_ROOT)
         )
     except (note.NoteError, ValueError) as exc:
@@ -290,8 +294,10 @@ def _mirror(args: argparse.Namespace) -> int:
     by_key = {(t.level, t.n): data for t, data in got.items()}
 
     def load(tile: tiles.Tile) -> bytes:
-        data = by_key.get((tile.level, tile.n))
-        return data if data is not None else (args.dir / tiles.tile_path(tile)).read_bytes()
+        data = by_key.get((tile.level, tile.n)) or target.read(tiles.tile_path(tile))
+        if data is None:
+            raise tiles.TileError(f"the mirror lacks {tiles.tile_path(tile)}")
+        return data
 
     hashes = tiles.TileHashes(size, load)
     bundles = [tiles.Tile(tiles.ENTRIES, t.n, t.width) for t in wanted if t.level == 0]
@@ -305,7 +311,11 @@ def _mirror(args: argparse.Namespace) -> int:
         print(f"FAIL: the server's tiles of {args.table} at size {size}: {exc}")
         return 1
     files = [(tiles.tile_path(tile), data) for tile, data in got.items()]
-    _write_files(args.dir, [*files, ("checkpoint", fresh_note.encode())])
+    try:
+        target.write([*files, ("checkpoint", fresh_note.encode())])
+    except OSError as exc:
+        print(f"error: writing the mirror {args.dir}: {exc}", file=sys.stderr)
+        return 2
     print(f"mirrored {args.table}: size {old_size} -> {size}, {len(got)} new files in {args.dir}")
     return 0
 
@@ -353,17 +363,6 @@ def _mirror_note(text: str, table: str, keys: Mapping[str, str]) -> tuple[int, b
     return size, root
 
 
-def _write_files(folder: Path, files: Iterable[tuple[str, bytes]]) -> None:
-    """Each file written whole, in order, under ``folder``: a reader never sees half a
-    file, and what comes last (the checkpoint) is written after what it needs."""
-    for name, data in files:
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(path.name + ".part")
-        part.write_bytes(data)
-        part.replace(path)
-
-
 def _add_new_key(add_parser: AddParser) -> None:
     new = add_parser(
         "keygen",
@@ -388,7 +387,9 @@ def _add_certify_key(add_parser: AddParser) -> None:
 
 
 def _add_verify(add_parser: AddParser) -> None:
-    verify = add_parser("verify", help="verify an NDJSON export offline")
+    verify = add_parser(
+        "verify", help="verify a table's log offline: an NDJSON export, or its tiles (--tiles)"
+    )
     verify.add_argument(
         "--root",
         help="the pinned root key id (its fingerprint, published out of band): keys are "
@@ -399,6 +400,14 @@ def _add_verify(add_parser: AddParser) -> None:
         type=Path,
         nargs="?",
         help="export of one table (NDJSON), or - for stdin (not with --entry or --equivocation)",
+    )
+    verify.add_argument(
+        "--tiles",
+        metavar="URL",
+        help="read the log from its tiles (C2SP tlog-tiles) instead of an export: the "
+        "server's https://HOST/v1/tables/TABLE/log, a mirror's URL on any static host, "
+        "or a mirror's directory; its checkpoint must be signed under --root (with --keys) "
+        "and is kept as a --checkpoint",
     )
     verify.add_argument(
         "--entry",
@@ -569,6 +578,8 @@ def _verify_command(args: argparse.Namespace) -> int:
             print("error: --entry checks exactly one --receipt", file=sys.stderr)
             return 2
         return cli_evidence.check_receipt(args.entry, args.receipt[0], args.keys, args.root)
+    if args.tiles is not None:
+        return _verify_tiles(args)
     if args.file is None:
         print("error: give an export to verify (or --entry, or --equivocation)", file=sys.stderr)
         return 2
@@ -585,6 +596,34 @@ def _verify_command(args: argparse.Namespace) -> int:
         allow_unsigned=args.allow_unsigned,
         as_json=args.json,
     )
+
+
+def _verify_tiles(args: argparse.Namespace) -> int:
+    """``verify --tiles``: the log read from its tiles (``audit.verify.tiles_source``),
+    then verified as its export is, with the checkpoint read kept as a ``--checkpoint``."""
+    import tempfile  # noqa: PLC0415
+
+    from fairroll.audit.receipts import trusted_keys  # noqa: PLC0415
+    from fairroll.audit.verify import tiles_source  # noqa: PLC0415
+
+    try:
+        published = json.loads(args.keys.read_bytes()) if args.keys else None
+        keys = trusted_keys(published, args.root) if published and args.root else None
+        log = tiles_source.read_log(tiles_source.loader(args.tiles), keys)
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a tile, a bundle or the checkpoint is not the log's
+        print(f"FAIL: the tiles at {args.tiles}: {exc}")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="fairroll-tiles-") as folder:
+        args.file = Path(folder) / "tiles.ndjson"
+        args.file.write_bytes(log.ndjson())
+        if args.keys is not None:  # a signed note is kept only where it can be opened
+            (Path(folder) / "checkpoint").write_text(log.note, encoding="utf-8")
+            args.checkpoint.append(Path(folder) / "checkpoint")
+        args.tiles = None
+        return _verify_command(args)
 
 
 def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) -> int:

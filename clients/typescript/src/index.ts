@@ -14,6 +14,7 @@
 import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/fairroll.js";
 import { NOT_VERIFIED, trustedKeys, UnfairRollError, verifyLog } from "./vendor/verify.js";
+import { verifyTilesLog } from "./tiles.js";
 
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
@@ -44,6 +45,7 @@ import { PlayerSession, type Call, type SessionState } from "./session.js";
 export { PlayerSession, type SessionState, UnfairRollError } from "./session.js";
 import { TableWitness, type WitnessState } from "./witness.js";
 export { type Checked, Equivocation, TableWitness, type WitnessState } from "./witness.js";
+export { verifyTilesLog } from "./tiles.js";
 
 /** A path whose request takes a `seed` and supplied `dice`: a roll, in the spec. */
 type RollPath = {
@@ -322,6 +324,13 @@ export function createFairroll(options: FairrollOptions) {
         signatures_checked: verdict.results.filter((r: any) => r.checks?.signature).length,
         reports,
       };
+    },
+    /** Check the table's log from its tiles at `location` (the server's
+     * /v1/tables/{table}/log, or a mirror's URL on any static host) as `verifyExport`
+     * checks its export, with the checkpoint it read kept: see `verifyTilesLog`. */
+    async verifyTiles(location: string, keys?: Schemas["KeyList"], root?: string): Promise<VerifiedLog> {
+      const served = keys ?? (await this.keys());
+      return verifyTilesLog(location, served, root ?? options.root, options.fetch ? { fetch: options.fetch } : {});
     },
   };
 }

@@ -10,7 +10,8 @@
 
 It needs no part of the service: ``httpx`` for HTTP and ``cryptography`` for the
 Ed25519 signatures it checks. ``verify_export`` checks a table's log here, trusting
-nothing the server says about it.
+nothing the server says about it; ``verify_tiles`` checks it from its tiles (the server's
+or a mirror's).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from fairroll_client.errors import (
 )
 from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import NOT_VERIFIED, PlayerSession, SessionState
+from fairroll_client.tiles import verify_tiles
 from fairroll_client.verify import Verified, verify_export
 from fairroll_client.witness import (
     Checked,
@@ -58,6 +60,7 @@ __all__ = [
     "ViewError",
     "parse_events",
     "verify_export",
+    "verify_tiles",
 ]
 
 #: The version of the fairroll API spec this client follows (and its own version).

@@ -8,6 +8,7 @@ import { startRollPanel } from "./roll.js";
 import { describe, dieInWords } from "./words.js";
 import { drawCharts } from "./odds.js";
 import { fitInWords, goodnessOfFit } from "./stats.js";
+import { startTilesCheck } from "./mirror.js";
 
 const PIPS = ["⚀", "⚁", "⚂", "⚃", "⚄", "⚅"];
 const main = document.querySelector("main[data-table]");
@@ -478,6 +479,7 @@ function follow() {  // after the first read: the events start where the page is
 }
 
 const keysReady = readKeys();
+startTilesCheck({ table, trust: async () => ({ root, keys: await keysReady.then(() => trusted) }) });
 [keys] = await Promise.all([keysReady, readTitles().catch(() => {})]);
 for (let round = 0; ; round++) {  // one read at a time: a slow answer never overlaps the next
   const before = after;
