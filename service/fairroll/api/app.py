@@ -17,6 +17,7 @@ from litestar.types import ASGIApp, ControllerRouterHandler, Message, Scope
 import fairroll
 from fairroll.api.compute.pool import ComputePool, compute_middleware
 from fairroll.api.controllers.cosignatures import CosignaturesController
+from fairroll.api.controllers.integrations import IntegrationsController, integration_headers
 from fairroll.api.controllers.log_tiles import LogTilesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import DocsController, PageController
@@ -27,6 +28,7 @@ from fairroll.api.controllers.tables import (
     TablesController,
     VerifyController,
 )
+from fairroll.api.controllers.verify_page import VerifyPageController
 from fairroll.api.dependencies import DEPENDENCIES
 from fairroll.api.direct import DirectRoutes
 from fairroll.api.headers import DocsPage, security_headers
@@ -60,6 +62,7 @@ SERVICE_TAGS = [
     Tag(name="systems", description="The rule systems and mechanics this server resolves."),
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
     Tag(name="operations", description="Health probes for orchestrators."),
+    Tag(name="integrations", description="The VTT integrations this server ships."),
 ]
 
 
@@ -158,8 +161,13 @@ def create_app(settings: Settings) -> Litestar:
     )
     # A compute worker's answers are relayed by the service, which adds the headers once.
     app.headers_for = (
-        _no_headers if settings.compute_worker else security_headers(settings.frame_ancestors)
+        _no_headers
+        if settings.compute_worker
+        else integration_headers(
+            security_headers(settings.frame_ancestors), settings.frame_ancestors
+        )
     )
+    app.state.public_url = settings.public_url
     app.state.decoders = StrictDecoders(app)
     app.direct = DirectRoutes(app)
     app.learn_allows()
@@ -181,6 +189,8 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         MetricsController,
         PageController,
         DocsController,
+        IntegrationsController,
+        VerifyPageController,
         # The in-page verifier (verify.js): VTT plugins and pages import it from here.
         create_static_files_router(
             path="/static",
