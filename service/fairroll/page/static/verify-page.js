@@ -92,7 +92,7 @@ export async function check(evidence, root, server) {
 
 function show({ ok, said, problem }) {
   const verdict = $("verdict");
-  verdict.className = ok ? "ok" : "bad";
+  verdict.className = ok ? "mark ok" : "mark bad";
   verdict.textContent = ok ? "✓ Verified: everything below holds." : `✗ Not verified: ${problem}`;
   const list = $("holds");
   list.replaceChildren(...said.map((line) => Object.assign(document.createElement("li"), { textContent: line })));
