@@ -222,11 +222,15 @@ def _cors(settings: Settings) -> CORSConfig | None:
 
 def _openapi(systems: list[System]) -> OpenAPIConfig:
     return OpenAPIConfig(
-        title="fairroll",
+        # Generators name a client after the title (openapi-python-client: "<title> client"):
+        # "fairroll HTTP" gives fairroll-http-client, never the official fairroll-client.
+        title="fairroll HTTP",
         version=fairroll.__version__,
         description=(
             "Verifiable dice for tabletop systems. Every roll is replayable from its seed "
-            "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered."
+            "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered. "
+            "Official clients: fairroll-client (PyPI) and @fairroll/client (npm); a client "
+            "generated from this document takes another name (docs/openapi.md)."
         ),
         tags=[*system_tags(systems), *SERVICE_TAGS],
         license=License(name="MIT", identifier="MIT"),
