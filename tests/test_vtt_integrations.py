@@ -378,3 +378,21 @@ def test_owlbear_views_are_confirmed_by_cosigners_announced_over_its_broadcast(
     assert "confirmed by Roth.owlbear" in seen["gmConfirmed"], seen
     assert "confirmed by Gamemaster.owlbear" in seen["playerConfirmed"], seen
     assert seen["gmConfirmedAfterMallory"] == "", seen
+
+
+def test_the_wheel_packages_the_built_integrations(built: Path, tmp_path: Path) -> None:
+    """``pip install .`` after ``npm run build`` serves them: the build hook
+    (``hatch_build.py``) puts each integration's files in the wheel, where the server
+    looks first (``fairroll/integrations/``)."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path, ROOT],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = tmp_path.glob("fairroll-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for file in integrations.FOUNDRY_FILES:
+        assert f"fairroll/integrations/foundry/{file}" in names, file
+    site = {p.name for p in (built / "owlbear" / "dist").iterdir()}
+    assert {f"fairroll/integrations/owlbear/{name}" for name in site} <= names

@@ -37,6 +37,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Controller, Request, Response, get
 from litestar.datastructures import ResponseHeader
 from litestar.exceptions import NotFoundException
@@ -45,7 +46,14 @@ from litestar.params import Parameter
 from fairroll.api.caching import CACHE_HEADERS, NOT_MODIFIED, cached
 from fairroll.api.problems import problem_responses
 
-__all__ = ["IntegrationsController", "foundry_folder", "integration_headers", "owlbear_folder"]
+__all__ = [
+    "FoundryManifest",
+    "IntegrationsController",
+    "OwlbearManifest",
+    "foundry_folder",
+    "integration_headers",
+    "owlbear_folder",
+]
 
 #: Owlbear Rodeo's origins, which frame an extension's popover.
 OWLBEAR_ORIGINS = "https://www.owlbear.rodeo https://*.owlbear.rodeo"
@@ -80,6 +88,67 @@ _HEADERS = [*CACHE_HEADERS, _ANY_ORIGIN]
 _RESPONSES = {**problem_responses(404), **NOT_MODIFIED}
 
 
+class FoundryCompatibility(msgspec.Struct):
+    """The Foundry VTT generations the module runs on, and the one it was verified on."""
+
+    minimum: str
+    verified: str
+
+
+class FoundryAuthor(msgspec.Struct):
+    name: str
+
+
+class FoundryServer(msgspec.Struct):
+    """The fairroll server the module was installed from: its default server."""
+
+    server: str
+
+
+class FoundryFlags(msgspec.Struct):
+    fairroll: FoundryServer
+
+
+class FoundryManifest(msgspec.Struct, kw_only=True):
+    """The Foundry VTT module's manifest (``module.json``), as this server serves it."""
+
+    id: str
+    title: str
+    description: str
+    version: str
+    compatibility: FoundryCompatibility
+    authors: list[FoundryAuthor]
+    esmodules: list[str]
+    styles: list[str]
+    socket: bool
+    manifest: str
+    download: str
+    url: str
+    flags: FoundryFlags
+
+
+class OwlbearAction(msgspec.Struct):
+    """The extension's toolbar action: its popover page and size."""
+
+    title: str
+    icon: str
+    popover: str
+    height: int
+    width: int
+
+
+class OwlbearManifest(msgspec.Struct, kw_only=True):
+    """The Owlbear Rodeo extension's manifest, as this server serves it."""
+
+    name: str
+    version: str
+    manifest_version: int
+    author: str
+    description: str
+    icon: str
+    action: OwlbearAction
+
+
 class IntegrationsController(Controller):
     path = "/integrations"
     tags = ("integrations",)
@@ -97,9 +166,8 @@ class IntegrationsController(Controller):
     )
     async def foundry_manifest(
         self, request: Request[Any, Any, Any]
-    ) -> Response[dict[str, Any]]:  # sent as the bytes it hashed for its entity tag
-        body = json.dumps(_foundry_manifest(_server(request)), indent=2).encode() + b"\n"
-        return _served(request, body, "application/json")
+    ) -> Response[FoundryManifest]:  # sent as the bytes it hashed for its entity tag
+        return _served(request, _foundry_manifest(_server(request)), "application/json")
 
     @get(
         "/foundry/fairroll.zip",
@@ -130,9 +198,8 @@ class IntegrationsController(Controller):
     )
     async def owlbear_manifest(
         self, request: Request[Any, Any, Any]
-    ) -> Response[dict[str, Any]]:  # sent as the bytes it hashed for its entity tag
-        body = json.dumps(_owlbear_manifest(_server(request)), indent=2).encode() + b"\n"
-        return _served(request, body, "application/json")
+    ) -> Response[OwlbearManifest]:  # sent as the bytes it hashed for its entity tag
+        return _served(request, _owlbear_manifest(_server(request)), "application/json")
 
     @get(
         "/owlbear/{name:str}",
@@ -141,7 +208,7 @@ class IntegrationsController(Controller):
         description='`popover.html` names this server (`<meta name="fairroll-server">`): '
         "the GM's default fairroll server for the room.",
         media_type="application/octet-stream",
-        responses=_RESPONSES,
+        responses={**problem_responses(400), **_RESPONSES},
         response_headers=_HEADERS,
     )
     async def owlbear_file(
@@ -213,13 +280,20 @@ def _served(request: Request[Any, Any, Any], body: bytes, media_type: str) -> Re
     return response
 
 
-def _foundry_manifest(server: str) -> dict[str, Any]:
+def _foundry_manifest(server: str) -> bytes:
+    """The module's manifest, pointing at ``server``, as it is served and zipped."""
     manifest: dict[str, Any] = json.loads((foundry_folder() / "module.json").read_text())
     manifest["manifest"] = f"{server}/integrations/foundry/module.json"
     manifest["download"] = f"{server}/integrations/foundry/fairroll.zip"
     manifest["url"] = server
-    manifest["flags"] = {**manifest.get("flags", {}), "fairroll": {"server": server}}
-    return manifest
+    manifest["flags"] = {"fairroll": {"server": server}}
+    return _encoded(manifest, FoundryManifest)
+
+
+def _encoded(value: dict[str, Any], kind: type[msgspec.Struct]) -> bytes:
+    """``value`` as the schema ``kind`` says it (a field the spec does not name is left
+    out), indented for the people who read a manifest."""
+    return msgspec.json.format(msgspec.json.encode(msgspec.convert(value, kind)), indent=2)
 
 
 @cache
@@ -234,7 +308,7 @@ def _foundry_zip(server: str, stamp: tuple[tuple[str, int, int], ...]) -> bytes:
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             if name == "module.json":
-                data = json.dumps(_foundry_manifest(server), indent=2).encode() + b"\n"
+                data = _foundry_manifest(server)
             else:
                 data = (folder / name).read_bytes()
             archive.writestr(info, data)
@@ -265,7 +339,7 @@ def _naming_server(page: bytes, server: str) -> bytes:
     return page.replace(b"<head>", b"<head>\n    " + meta.encode(), 1)
 
 
-def _owlbear_manifest(server: str) -> dict[str, Any]:
+def _owlbear_manifest(server: str) -> bytes:
     manifest: dict[str, Any] = json.loads((owlbear_folder() / "manifest.json").read_text())
     base = f"{server}/integrations/owlbear"
     manifest["icon"] = base + manifest["icon"]
@@ -273,4 +347,4 @@ def _owlbear_manifest(server: str) -> dict[str, Any]:
     for key in ("icon", "popover"):
         if key in action:
             action[key] = base + action[key]
-    return manifest
+    return _encoded(manifest, OwlbearManifest)
