@@ -208,7 +208,7 @@ class IntegrationsController(Controller):
         description='`popover.html` names this server (`<meta name="fairroll-server">`): '
         "the GM's default fairroll server for the room.",
         media_type="application/octet-stream",
-        responses={**problem_responses(400), **_RESPONSES},
+        responses={**problem_responses(400, 422), **_RESPONSES},
         response_headers=_HEADERS,
     )
     async def owlbear_file(
