@@ -49,6 +49,7 @@ def seen(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> Any:
         http.post("/v1/dice/rolls", json={"table": table, "formula": "1d20+5"})
         root = http.get("/v1/keys").json()["root"]
         export = http.get(f"/v1/tables/{table}/export").text
+        entry = http.get(f"/v1/tables/{table}/entries/{answer['receipt']['seq']}").json()
         offline = http.get("/verify/offline.html")
     assert offline.headers["content-disposition"].startswith("attachment")
     (folder / "verify.html").write_bytes(offline.content)
@@ -60,6 +61,7 @@ def seen(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> Any:
         {"name": "tampered", "text": json.dumps(tampered), "root": root},
         {"name": "receipt", "text": json.dumps(answer["receipt"]), "root": root},
         {"name": "otherRoot", "text": json.dumps(answer), "root": other_root},
+        {"name": "entry", "text": json.dumps(entry), "root": root},
         {"name": "export", "text": export, "root": root, "server": ""},
     ]
     (folder / "cases.json").write_text(json.dumps(cases))
@@ -100,6 +102,15 @@ def test_an_answer_with_a_die_changed_is_refused(seen: Any, where: str) -> None:
 @pytest.mark.parametrize("where", ["served", "offline"])
 def test_a_receipt_alone_is_verified_against_its_entry(seen: Any, where: str) -> None:
     assert seen[where]["receipt"]["verdict"].startswith("✓ Verified"), seen[where]["receipt"]
+
+
+@pytest.mark.parametrize("where", ["served", "offline"])
+def test_an_entry_alone_is_verified_and_its_place_in_the_log_said_unchecked(
+    seen: Any, where: str
+) -> None:
+    said = seen[where]["entry"]
+    assert said["verdict"].startswith("✓ Verified"), said
+    assert any("not checked here: paste its receipt" in line for line in said["holds"]), said
 
 
 @pytest.mark.parametrize("where", ["served", "offline"])

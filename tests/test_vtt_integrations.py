@@ -173,6 +173,14 @@ def forged_table(server: LiveServer, folder: Path) -> tuple[dict[str, Any], Path
 
 
 def test_the_integrations_type_check_against_their_hosts_and_bundle(built: Path) -> None:
+    # The build type-checked the Foundry module against Foundry 12's types and 13's.
+    scripts = json.loads((built / "package.json").read_text())["scripts"]
+    assert "typecheck:foundry12" in scripts["typecheck"]
+    assert "typecheck:foundry13" in scripts["typecheck"]
+    types = built / "node_modules" / "@league-of-foundry-developers" / "foundry-vtt-types"
+    assert json.loads((types / "package.json").read_text())["version"].startswith("12.")
+    types13 = json.loads((built / "node_modules" / "fvtt-types" / "package.json").read_text())
+    assert types13["version"].startswith("13.")
     assert (built / "foundry" / "dist" / "fairroll.js").stat().st_size > 10_000
     manifest = json.loads((built / "foundry" / "module.json").read_text())
     assert manifest["esmodules"] == ["dist/fairroll.js"] and manifest["socket"] is True
