@@ -1,14 +1,20 @@
 """The reference integrations (``clients/vtt``), built and run in Debian's chromium.
 
 Each is type-checked against its host's own types (``npm run typecheck``: the Foundry
-module against ``@league-of-foundry-developers/foundry-vtt-types`` 12, the Owlbear
-popover against ``@owlbear-rodeo/sdk``) and bundled with esbuild. The VTTs themselves
-cannot run here (Foundry ships inside a licensed application; Owlbear Rodeo is a hosted
-service), so each runs against a stand-in for the host API surface it calls:
+module against ``@league-of-foundry-developers/foundry-vtt-types`` 12 and 13, the Owlbear
+popover against ``@owlbear-rodeo/sdk``) and bundled with esbuild. A live fairroll server
+serves both (``/integrations/...``): the Foundry module is installed from the manifest
+URL a GM pastes, as Foundry's installer does (manifest, download, unzip, the unpacked
+manifest and every file it loads), and the Owlbear popover is loaded from the server.
+The VTTs themselves cannot run here (Foundry ships inside a licensed application;
+Owlbear Rodeo is a hosted service), so each runs against a stand-in for the host API
+surface it calls:
 
-- Foundry (``tests/vtt/foundry-host.html``): Hooks, game.settings, game.socket between
-  two players' pages, CONFIG.Dice.fulfillment, ui.notifications, ChatMessage, and a Roll
-  whose evaluation asks the fulfillment method for each die in Foundry's order;
+- Foundry (``tests/vtt/foundry-host.html``, as 12 and as 13): Hooks, game.settings,
+  game.modules (the installed manifest), game.socket between two players' pages,
+  CONFIG.Dice.fulfillment, ui.notifications, ChatMessage (rendered through
+  renderChatMessage in 12, renderChatMessageHTML in 13), and a Roll whose evaluation
+  asks the fulfillment method for each die in Foundry's order;
 - Owlbear (``tests/vtt/owlbear-host.html``): the host side of the SDK's message bus, for
   a GM's and a player's popover in two iframes, each running the real SDK.
 
