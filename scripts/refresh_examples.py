@@ -36,7 +36,13 @@ EXAMPLE_SIGNING_KEY = base64.b64encode(b"fairroll openapi examples key 01").deco
 
 def start(redis_url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url, "FAIRROLL_SIGNING_KEY": EXAMPLE_SIGNING_KEY}
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "FAIRROLL_SIGNING_KEY": EXAMPLE_SIGNING_KEY,
+        # The integrations' manifests name the server as the VTTs reach it.
+        "FAIRROLL_PUBLIC_URL": "https://dice.example",
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)],
         env=env,
@@ -96,7 +102,7 @@ def send(http: httpx.Client, method: str, path: str, example: dict[str, Any]) ->
     kind = response.headers["content-type"]
     if kind.startswith(("application/x-ndjson", "text/plain")):
         return response.text
-    if kind.startswith("application/octet-stream"):  # a tile: shown in base64
+    if not kind.startswith("application/json"):  # a tile, a zip, an icon: in base64
         return base64.b64encode(response.content).decode()
     return response.json()
 

@@ -1,4 +1,5 @@
-"""Refresh the table page's screenshots in docs/ (the README shows them).
+"""Refresh the table page's and the verify page's screenshots in docs/ (the README shows
+them).
 
     python scripts/screenshots.py [--out docs]
 
@@ -7,7 +8,9 @@ rolls a few of the seeds' examples on a table (a formula with a dropped die, Rot
 against Sheena, a battle of Zippy against Grub, ...), and opens the table page in
 Debian's chromium (playwright-core, as tests/browser installs it) at a desktop width
 and at a phone's, then prints what each showed: the status and checkpoint lines, the
-entries' headings and where the latest roll stands on the first screen.
+entries' headings and where the latest roll stands on the first screen. Then the last
+roll's answer is pasted into the verify page (``GET /verify``) with the server's root
+key id, and the page is shot with what it says holds (``docs/verify-page.png``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -101,9 +105,11 @@ def main() -> int:
                     "nonce": 1,
                 }
                 body = {"formula": fair, "table": TABLE, "session": session}
-                answer = http.post("/v1/dice/rolls", json=body)
+                token = {"Fairroll-Session-Token": opened.json()["token"]}
+                answer = http.post("/v1/dice/rolls", json=body, headers=token)
                 answer.raise_for_status()
                 last = answer.json()["receipt"]["seq"]
+                root = http.get("/v1/keys").json()["root"]
             args.out.mkdir(parents=True, exist_ok=True)
             for name, (width, height, extent) in SIZES.items():
                 shot = args.out / name
@@ -118,10 +124,31 @@ def main() -> int:
                 )
                 where = shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot
                 print(f"{where}: {seen.stdout.strip()}")
+            verify_page(url, Path(data), answer.json(), root, args.out / "verify-page.png")
         finally:
             server.terminate()
             server.wait(timeout=30)
     return 0
+
+
+def verify_page(url: str, data: Path, answer: dict[str, Any], root: str, shot: Path) -> None:
+    """The verify page with ``answer`` pasted and checked under ``root``, shot whole (the
+    script checks the offline copy too, as the test does)."""
+    offline = data / "verify.html"
+    offline.write_bytes(httpx.get(f"{url}/verify/offline.html").content)
+    cases = data / "cases.json"
+    pasted = json.dumps(answer, indent=1)
+    cases.write_text(json.dumps([{"name": "answer", "text": pasted, "root": root}]))
+    check = [BROWSER / "verify_page.mjs", f"{url}/verify", offline.as_uri(), cases, shot]
+    seen = subprocess.run(
+        [shutil.which("node") or "node", *map(str, check)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    where = shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot
+    print(f"{where}: {seen.stdout.strip()}")
 
 
 if __name__ == "__main__":

@@ -11,11 +11,13 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from fairroll.mechanics import MECHANICS
+from support import built_typescript_client
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "openapi" / "openapi.json"
@@ -144,3 +146,92 @@ def test_the_spec_lints_clean_and_each_warning_is_reasoned(hey_api: Path, tool: 
     assert [rule for rule, severity in findings if severity == "error"] == []
     reasons = (ROOT / "docs" / "openapi.md").read_text()
     assert sorted({rule for rule, _ in findings if f"`{rule}`" not in reasons}) == []
+
+
+def python_client_config() -> str:
+    """The openapi-python-client config file docs/openapi.md gives (its yaml block)."""
+    docs = (ROOT / "docs" / "openapi.md").read_text()
+    found = re.search(r"```yaml\n( *project_name_override:.*?)```", docs, re.S)
+    assert found, "docs/openapi.md shows the openapi-python-client config"
+    return textwrap.dedent(found[1])
+
+
+def test_openapi_python_client_never_names_its_client_as_the_official_one(
+    tmp_path: Path,
+) -> None:
+    """The spec's title makes the generator's default ``fairroll-http-client`` /
+    ``fairroll_http_client``; the config docs/openapi.md shows names it as one chooses.
+    Neither is ``fairroll-client`` / ``fairroll_client``, the official package's names."""
+    run(
+        sys.executable, "-m", "openapi_python_client", "generate",
+        "--path", SPEC, "--output-path", tmp_path / "default", "--meta", "setup",
+    )  # fmt: skip
+    assert 'name="fairroll-http-client"' in (tmp_path / "default" / "setup.py").read_text()
+    assert (tmp_path / "default" / "fairroll_http_client" / "client.py").is_file()
+    (tmp_path / "config.yaml").write_text(python_client_config())
+    run(
+        sys.executable, "-m", "openapi_python_client", "generate", "--path", SPEC,
+        "--output-path", tmp_path / "chosen", "--meta", "setup",
+        "--config", tmp_path / "config.yaml",
+    )  # fmt: skip
+    assert 'name="dice-table-api"' in (tmp_path / "chosen" / "setup.py").read_text()
+    assert (tmp_path / "chosen" / "dice_table_api" / "client.py").is_file()
+
+
+def test_a_generated_python_client_installs_beside_the_official_one(tmp_path: Path) -> None:
+    """Both pip-installed into one virtualenv: each is its own distribution and module,
+    and the official ``fairroll_client`` is still the official one (its ``Fairroll``)."""
+    generated = tmp_path / "generated"
+    run(
+        sys.executable, "-m", "openapi_python_client", "generate",
+        "--path", SPEC, "--output-path", generated, "--meta", "setup",
+    )  # fmt: skip
+    run(sys.executable, "-m", "venv", "--system-site-packages", tmp_path / "venv")
+    python = tmp_path / "venv" / "bin" / "python"
+    for package in (ROOT / "clients" / "python", generated):
+        run(python, "-m", "pip", "install", "-q", "--no-deps", package)
+    probe = """
+import importlib.metadata as m, json
+import fairroll_client, fairroll_http_client
+files = {d: sorted({str(f).split("/")[0] for f in m.distribution(d).files}) for d in
+         ("fairroll-client", "fairroll-http-client")}
+print(json.dumps({"official": hasattr(fairroll_client, "Fairroll"),
+                  "generated": hasattr(fairroll_http_client, "Client"), "files": files}))
+"""
+    done = subprocess.run(
+        [python, "-c", probe], capture_output=True, text=True, timeout=120, check=False,
+        cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["official"] is True and seen["generated"] is True, seen
+    assert "fairroll_http_client" not in seen["files"]["fairroll-client"], seen
+    assert "fairroll_client" not in seen["files"]["fairroll-http-client"], seen
+
+
+def test_a_generated_typescript_client_installs_beside_the_official_one(
+    hey_api: Path, tmp_path: Path
+) -> None:
+    """@hey-api/openapi-ts writes source files, not a package: packaged under the name
+    docs/openapi.md gives and npm-installed into one folder with @fairroll/client, each
+    is its own package and @fairroll/client is still the official one."""
+    npm = shutil.which("npm")
+    assert npm is not None
+    generated = tmp_path / "fairroll-http-client"
+    run(hey_api, "-i", SPEC, "-o", generated / "src", cwd=NODE_TOOLS)
+    (generated / "package.json").write_text(
+        json.dumps({"name": "fairroll-http-client", "version": "0.0.0", "private": True})
+    )
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "package.json").write_text(json.dumps({"name": "app", "private": True}))
+    run(npm, "pack", "--pack-destination", tmp_path, cwd=generated)
+    with built_typescript_client() as index:
+        package = index.parent.parent
+        run(npm, "pack", "--ignore-scripts", "--pack-destination", tmp_path, cwd=package)
+    tarballs = sorted(str(p) for p in tmp_path.glob("*.tgz"))
+    run(npm, "install", "--no-audit", "--no-fund", "--prefer-offline", *tarballs, cwd=app)
+    official = json.loads((app / "node_modules/@fairroll/client/package.json").read_text())
+    assert official["name"] == "@fairroll/client"
+    assert (app / "node_modules/@fairroll/client/dist/index.js").is_file()
+    assert (app / "node_modules/fairroll-http-client/src/types.gen.ts").is_file()

@@ -27,7 +27,8 @@ from fairroll.spec.examples import load_examples
 from support import LiveServer
 
 SPEC = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"
-PACKAGE = "fairroll_client"
+#: The generator's own name for it (the spec's title): never the official fairroll_client.
+PACKAGE = "fairroll_http_client"
 
 #: The roll operation of every mechanic in the registry, by mechanic name.
 ROLLS = {

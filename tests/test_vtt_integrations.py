@@ -1,14 +1,20 @@
 """The reference integrations (``clients/vtt``), built and run in Debian's chromium.
 
 Each is type-checked against its host's own types (``npm run typecheck``: the Foundry
-module against ``@league-of-foundry-developers/foundry-vtt-types`` 12, the Owlbear
-popover against ``@owlbear-rodeo/sdk``) and bundled with esbuild. The VTTs themselves
-cannot run here (Foundry ships inside a licensed application; Owlbear Rodeo is a hosted
-service), so each runs against a stand-in for the host API surface it calls:
+module against ``@league-of-foundry-developers/foundry-vtt-types`` 12 and 13, the Owlbear
+popover against ``@owlbear-rodeo/sdk``) and bundled with esbuild. A live fairroll server
+serves both (``/integrations/...``): the Foundry module is installed from the manifest
+URL a GM pastes, as Foundry's installer does (manifest, download, unzip, the unpacked
+manifest and every file it loads), and the Owlbear popover is loaded from the server.
+The VTTs themselves cannot run here (Foundry ships inside a licensed application;
+Owlbear Rodeo is a hosted service), so each runs against a stand-in for the host API
+surface it calls:
 
-- Foundry (``tests/vtt/foundry-host.html``): Hooks, game.settings, game.socket between
-  two players' pages, CONFIG.Dice.fulfillment, ui.notifications, ChatMessage, and a Roll
-  whose evaluation asks the fulfillment method for each die in Foundry's order;
+- Foundry (``tests/vtt/foundry-host.html``, as 12 and as 13): Hooks, game.settings,
+  game.modules (the installed manifest), game.socket between two players' pages,
+  CONFIG.Dice.fulfillment, ui.notifications, ChatMessage (rendered through
+  renderChatMessage in 12, renderChatMessageHTML in 13), and a Roll whose evaluation
+  asks the fulfillment method for each die in Foundry's order;
 - Owlbear (``tests/vtt/owlbear-host.html``): the host side of the SDK's message bus, for
   a GM's and a player's popover in two iframes, each running the real SDK.
 
@@ -23,18 +29,22 @@ a key nobody announced (Mallory's, however valid) confirms nothing.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from litestar.exceptions import NotFoundException
 
+from fairroll.api.controllers import integrations
 from fairroll.audit import load_signer
 from fairroll.audit.checkpoint import sign_checkpoint
 from fairroll.redis_server import RedisServer, free_port
@@ -76,32 +86,77 @@ def built() -> Path:
 
 @pytest.fixture(scope="module")
 def server(
-    redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
+    redis_server: RedisServer, static: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
-    # The pages come from another origin (the static server below), as a VTT's do.
+    # The pages come from another origin (the static server below), as a VTT's do; the
+    # Owlbear stand-in host there frames the popover the server serves, as Owlbear does.
     log = tmp_path_factory.mktemp("vtt") / "server.log"
-    live = LiveServer(redis_server.url, log, env={"FAIRROLL_CORS_ORIGINS": "*"})
+    env = {"FAIRROLL_CORS_ORIGINS": "*", "FAIRROLL_FRAME_ANCESTORS": static}
+    live = LiveServer(redis_server.url, log, env=env)
     try:
         yield live
     finally:
         live.stop()
 
 
-@pytest.fixture(scope="module")
-def static() -> Iterator[str]:
-    """The repository over HTTP: the stand-in hosts and the built integrations."""
+def _serve(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     served = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-        cwd=ROOT,
+        cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    return served, f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-in hosts and the verifier (the repository's ``tests`` and ``service``),
+    and ``installed/``, the modules folder the Foundry installer fills."""
+    site = tmp_path_factory.mktemp("site")
+    for name in ("tests", "service", "clients"):
+        (site / name).symlink_to(ROOT / name)
+    (site / "installed").mkdir()
+    return site
+
+
+@pytest.fixture(scope="module")
+def static(site: Path) -> Iterator[str]:
+    """``site`` over HTTP."""
+    served, url = _serve(site)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield url
     finally:
         served.terminate()
         served.wait(10)
+
+
+@pytest.fixture(scope="module")
+def installed(built: Path, server: LiveServer, site: Path) -> dict[str, Any]:
+    """The Foundry module installed as Foundry's installer does from the URL a GM pastes:
+    fetch the manifest, fetch its ``download``, unpack it into the modules folder (served
+    at ``/installed/<id>/`` by the static server), and read the unpacked manifest."""
+    pasted = f"{server.url}/integrations/foundry/module.json"
+    with httpx.Client(timeout=30) as http:
+        answer = http.get(pasted)
+        assert answer.status_code == 200, answer.text
+        manifest = answer.json()
+        zipped = http.get(manifest["download"])
+    assert zipped.status_code == 200, zipped.text
+    assert zipped.headers["content-type"] == "application/zip"
+    folder = site / "installed" / manifest["id"]
+    shutil.rmtree(folder, ignore_errors=True)
+    with zipfile.ZipFile(io.BytesIO(zipped.content)) as archive:
+        archive.extractall(folder)
+    unpacked = json.loads((folder / "module.json").read_text())
+    return {
+        "answer": answer,
+        "manifest": manifest,
+        "unpacked": unpacked,
+        "folder": folder,
+        "url": f"/installed/{manifest['id']}",
+    }
 
 
 def forged_table(server: LiveServer, folder: Path) -> tuple[dict[str, Any], Path]:
@@ -124,25 +179,42 @@ def forged_table(server: LiveServer, folder: Path) -> tuple[dict[str, Any], Path
 
 
 def test_the_integrations_type_check_against_their_hosts_and_bundle(built: Path) -> None:
+    # The build type-checked the Foundry module against Foundry 12's types and 13's.
+    scripts = json.loads((built / "package.json").read_text())["scripts"]
+    assert "typecheck:foundry12" in scripts["typecheck"]
+    assert "typecheck:foundry13" in scripts["typecheck"]
+    types = built / "node_modules" / "@league-of-foundry-developers" / "foundry-vtt-types"
+    assert json.loads((types / "package.json").read_text())["version"].startswith("12.")
+    types13 = json.loads((built / "node_modules" / "fvtt-types" / "package.json").read_text())
+    assert types13["version"].startswith("13.")
     assert (built / "foundry" / "dist" / "fairroll.js").stat().st_size > 10_000
     manifest = json.loads((built / "foundry" / "module.json").read_text())
     assert manifest["esmodules"] == ["dist/fairroll.js"] and manifest["socket"] is True
-    assert manifest["compatibility"]["minimum"] == "12"
+    assert manifest["compatibility"] == {"minimum": "12", "verified": "13"}
     site = built / "owlbear" / "dist"
     owlbear = json.loads((site / "manifest.json").read_text())
     assert (site / owlbear["action"]["popover"].lstrip("/")).exists()
     assert (site / "popover.js").exists()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=[12, 13], ids=["foundry12", "foundry13"])
 def foundry_seen(
-    built: Path, server: LiveServer, static: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    installed: dict[str, Any],
+    server: LiveServer,
+    static: str,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Any:
+    """Two players in the Foundry stand-in of each generation, with the module as it was
+    installed from the server's manifest: no server setting given, so the module talks
+    to the server it came from."""
     scripts = browser_ready()
     forged, path = forged_table(server, tmp_path_factory.mktemp("foundry"))
+    module = installed["url"]
     url = (
-        f"{static}/tests/vtt/foundry-host.html?module=/clients/vtt/foundry/dist/fairroll.js"
-        f"&server={forged['server']}&table={forged['table']}&root={forged['root']}"
+        f"{static}/tests/vtt/foundry-host.html?module={module}/dist/fairroll.js"
+        f"&manifest={module}/module.json&generation={request.param}"
+        f"&table={forged['table']}&root={forged['root']}"
     )
     seen = run_node(scripts / "foundry.mjs", url, path, timeout=120)
     assert "error" not in seen, seen
@@ -156,17 +228,85 @@ def owlbear_seen(
 ) -> Any:
     scripts = browser_ready()
     forged, path = forged_table(server, tmp_path_factory.mktemp("owlbear"))
-    url = f"{static}/tests/vtt/owlbear-host.html?extension=/clients/vtt/owlbear/dist/popover.html"
+    # The popover as the server serves it, framed by the host as Owlbear frames it.
+    extension = f"{server.url}/integrations/owlbear/popover.html"
+    url = f"{static}/tests/vtt/owlbear-host.html?extension={extension}"
     seen = run_node(scripts / "owlbear.mjs", url, path, timeout=120)
     assert "error" not in seen, seen
     assert seen["errors"] == [], seen["errors"]
     return {**seen, "table": forged["table"]}
 
 
+def test_foundry_module_installs_from_the_manifest_url_a_gm_pastes(
+    installed: dict[str, Any], server: LiveServer
+) -> None:
+    """Foundry's installer reads the manifest, fetches its download and unpacks it: the
+    unpacked module is the one the manifest names (id, version, manifest URL), every
+    script and style it loads is in it, and both point back at this server."""
+    manifest, unpacked = installed["manifest"], installed["unpacked"]
+    assert manifest["manifest"] == f"{server.url}/integrations/foundry/module.json"
+    assert manifest["download"] == f"{server.url}/integrations/foundry/fairroll.zip"
+    assert manifest["compatibility"] == {"minimum": "12", "verified": "13"}
+    assert manifest["flags"]["fairroll"]["server"] == server.url
+    for field in ("id", "version", "manifest", "download", "flags"):
+        assert unpacked[field] == manifest[field], field
+    assert unpacked["id"] == "fairroll"
+    for file in [*unpacked["esmodules"], *unpacked["styles"]]:
+        assert (installed["folder"] / file).is_file(), file
+    answer = installed["answer"]
+    assert answer.headers["content-type"].startswith("application/json")
+    assert answer.headers["cache-control"] == "no-cache"
+    assert answer.headers["access-control-allow-origin"] == "*"
+    again = httpx.get(answer.url, headers={"If-None-Match": answer.headers["etag"]})
+    assert again.status_code == 304
+
+
+def test_owlbear_manifest_names_only_files_the_server_serves(server: LiveServer) -> None:
+    """Every URL the served manifest names (icon, popover) and every file the popover
+    loads is served, with its type, readable from Owlbear's origin, and the popover may
+    be framed by Owlbear's site (the rest of fairroll may not be framed at all)."""
+    with httpx.Client(timeout=10) as http:
+        answer = http.get(f"{server.url}/integrations/owlbear/manifest.json")
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["access-control-allow-origin"] == "*"
+        manifest = answer.json()
+        named = [manifest["icon"], manifest["action"]["icon"], manifest["action"]["popover"]]
+        assert all(url.startswith(f"{server.url}/integrations/owlbear/") for url in named)
+        popover = http.get(manifest["action"]["popover"])
+        assert popover.headers["content-type"].startswith("text/html")
+        assert f'<meta name="fairroll-server" content="{server.url}"' in popover.text
+        policy = popover.headers["content-security-policy"]
+        assert "frame-ancestors https://www.owlbear.rodeo" in policy
+        assert "x-frame-options" not in popover.headers
+        elsewhere = http.get(f"{server.url}/verify").headers["content-security-policy"]
+        assert "owlbear" not in elsewhere
+        types = {".svg": "image/svg+xml", ".js": "text/javascript", ".css": "text/css"}
+        loaded = ["popover.js", "popover.css"]
+        assert all(name in popover.text for name in loaded)
+        for url in [manifest["icon"], *(f"{server.url}/integrations/owlbear/{n}" for n in loaded)]:
+            file = http.get(url)
+            assert file.status_code == 200, url
+            assert file.headers["content-type"].startswith(types[Path(url).suffix]), url
+        missing = http.get(f"{server.url}/integrations/owlbear/nothing.js")
+        assert missing.status_code == 404
+        assert missing.headers["content-type"] == "application/problem+json"
+
+
+def test_an_integration_not_built_is_a_404_problem_that_says_how_to_build_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(integrations, "CHECKOUT", tmp_path)
+    for folder in (integrations.foundry_folder, integrations.owlbear_folder):
+        with pytest.raises(NotFoundException, match="npm run build"):
+            folder()
+
+
 def test_foundry_rolls_through_fairroll_and_raises_the_alarm_on_a_split_view(
-    foundry_seen: Any,
+    foundry_seen: Any, server: LiveServer
 ) -> None:
     seen = foundry_seen
+    # No server setting was given: the module talks to the server it was installed from.
+    assert seen["server"] == server.url
     for rolled in seen["rolls"]:
         # One request resolved the roll; Foundry's dice took its faces, in its order.
         assert rolled["faces"] == rolled["served"], rolled
@@ -209,9 +349,11 @@ def test_foundry_views_are_confirmed_by_cosigners_announced_over_its_socket(
 
 
 def test_owlbear_rolls_on_the_rooms_table_and_raises_the_alarm_on_a_split_view(
-    owlbear_seen: Any,
+    owlbear_seen: Any, server: LiveServer
 ) -> None:
     seen = owlbear_seen
+    # The popover the server served offers that server to the GM for the room.
+    assert seen["serverOffered"] == server.url
     assert seen["setupShown"] == {"gm": True, "player": False}
     assert seen["table"] in seen["status"]
     assert "✓ verified by you" in seen["playerCard"] and "2d20kh1 + 5" in seen["playerCard"]
@@ -250,3 +392,21 @@ def test_owlbear_views_are_confirmed_by_cosigners_announced_over_its_broadcast(
     assert "confirmed by Roth.owlbear" in seen["gmConfirmed"], seen
     assert "confirmed by Gamemaster.owlbear" in seen["playerConfirmed"], seen
     assert seen["gmConfirmedAfterMallory"] == "", seen
+
+
+def test_the_wheel_packages_the_built_integrations(built: Path, tmp_path: Path) -> None:
+    """``pip install .`` after ``npm run build`` serves them: the build hook
+    (``hatch_build.py``) puts each integration's files in the wheel, where the server
+    looks first (``fairroll/integrations/``)."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path, ROOT],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = tmp_path.glob("fairroll-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for file in integrations.FOUNDRY_FILES:
+        assert f"fairroll/integrations/foundry/{file}" in names, file
+    site = {p.name for p in (built / "owlbear" / "dist").iterdir()}
+    assert {f"fairroll/integrations/owlbear/{name}" for name in site} <= names

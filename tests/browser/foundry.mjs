@@ -26,6 +26,7 @@ try {
   };
   const gm = await open("Gamemaster");
   const player = await open("Roth");
+  out.server = await gm.evaluate(() => game.settings.get("fairroll", "server"));
   out.rolls = [];
   for (const formula of ["4d6kh3 + 2", "1d10r1", "5d10x10", "2d20kh"]) {
     const seen = await gm.evaluate(async (formula) => {

@@ -28,6 +28,8 @@ try {
   const gm = await frame("gm");
   const player = await frame("player");
   out.setupShown = { gm: await gm.isVisible("#setup"), player: await player.isVisible("#setup") };
+  // What the popover offers the GM as the room's server (the one it was served from).
+  out.serverOffered = await gm.inputValue("#server");
   await gm.fill("#server", forged.server);
   await gm.fill("#root", forged.root);
   await gm.fill("#table", forged.table);

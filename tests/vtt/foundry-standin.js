@@ -1,4 +1,4 @@
-// The globals of Foundry VTT v12 that the fairroll module uses, as a stand-in.
+// The globals of Foundry VTT v12 and v13 (?generation=13) that the fairroll module uses, as a stand-in.
 const params = new URLSearchParams(location.search);
 const hooks = new Map();
 globalThis.Hooks = {
@@ -19,6 +19,9 @@ channel.onmessage = (event) => { for (const fn of listeners.get(event.data.name)
 globalThis.game = {
   user: { name: params.get("user") ?? "Gamemaster" },
   world: { id: "standin-world" },
+  release: { generation: Number(params.get("generation") ?? 12) },
+  // The installed module's manifest (?manifest=), as Foundry keeps it: its flags too.
+  modules: new Map(),
   settings: {
     register(ns, key, config) { settings.set(`${ns}.${key}`, config.default); },
     get(ns, key) { return settings.get(`${ns}.${key}`); },
@@ -52,7 +55,9 @@ function show(message) {
   item.className = "message";
   item.innerHTML = message.content;
   document.getElementById("chat").append(item);
-  Hooks.callAll("renderChatMessage", message, [item], {});
+  // Foundry 13 hands the hook the element; 12 a jQuery of it.
+  if (game.release.generation >= 13) Hooks.callAll("renderChatMessageHTML", message, item, {});
+  else Hooks.callAll("renderChatMessage", message, [item], {});
 }
 chat.onmessage = (event) => show({ ...event.data, isAuthor: false });
 window.receiveChat = (message) => show({ ...message, isAuthor: false });

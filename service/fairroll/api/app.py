@@ -17,6 +17,7 @@ from litestar.types import ASGIApp, ControllerRouterHandler, Message, Scope
 import fairroll
 from fairroll.api.compute.pool import ComputePool, compute_middleware
 from fairroll.api.controllers.cosignatures import CosignaturesController
+from fairroll.api.controllers.integrations import IntegrationsController, integration_headers
 from fairroll.api.controllers.log_tiles import LogTilesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import DocsController, PageController
@@ -27,6 +28,7 @@ from fairroll.api.controllers.tables import (
     TablesController,
     VerifyController,
 )
+from fairroll.api.controllers.verify_page import VerifyPageController
 from fairroll.api.dependencies import DEPENDENCIES
 from fairroll.api.direct import DirectRoutes
 from fairroll.api.headers import DocsPage, security_headers
@@ -60,6 +62,7 @@ SERVICE_TAGS = [
     Tag(name="systems", description="The rule systems and mechanics this server resolves."),
     Tag(name="audit", description="The signed, hash-chained roll log of each table."),
     Tag(name="operations", description="Health probes for orchestrators."),
+    Tag(name="integrations", description="The VTT integrations this server ships."),
 ]
 
 
@@ -158,8 +161,13 @@ def create_app(settings: Settings) -> Litestar:
     )
     # A compute worker's answers are relayed by the service, which adds the headers once.
     app.headers_for = (
-        _no_headers if settings.compute_worker else security_headers(settings.frame_ancestors)
+        _no_headers
+        if settings.compute_worker
+        else integration_headers(
+            security_headers(settings.frame_ancestors), settings.frame_ancestors
+        )
     )
+    app.state.public_url = settings.public_url
     app.state.decoders = StrictDecoders(app)
     app.direct = DirectRoutes(app)
     app.learn_allows()
@@ -181,6 +189,8 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         MetricsController,
         PageController,
         DocsController,
+        IntegrationsController,
+        VerifyPageController,
         # The in-page verifier (verify.js): VTT plugins and pages import it from here.
         create_static_files_router(
             path="/static",
@@ -212,11 +222,15 @@ def _cors(settings: Settings) -> CORSConfig | None:
 
 def _openapi(systems: list[System]) -> OpenAPIConfig:
     return OpenAPIConfig(
-        title="fairroll",
+        # Generators name a client after the title (openapi-python-client: "<title> client"):
+        # "fairroll HTTP" gives fairroll-http-client, never the official fairroll-client.
+        title="fairroll HTTP",
         version=fairroll.__version__,
         description=(
             "Verifiable dice for tabletop systems. Every roll is replayable from its seed "
-            "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered."
+            "and recorded in a hash-chained, Ed25519-signed audit trail before it is answered. "
+            "Official clients: fairroll-client (PyPI) and @fairroll/client (npm); a client "
+            "generated from this document takes another name (docs/openapi.md)."
         ),
         tags=[*system_tags(systems), *SERVICE_TAGS],
         license=License(name="MIT", identifier="MIT"),

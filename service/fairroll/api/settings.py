@@ -62,6 +62,8 @@ class Settings:
     ``witness_seconds``; their cosignatures ride on the checkpoints (``api.witnesses``).
     ``systems``: modules to import that declare more rule systems (``fairroll.mechanics``):
     their mechanics are served, listed and verified like the built-in ones.
+    ``public_url``: this server's URL as the VTTs reach it, for the integrations it serves
+    (``api.controllers.integrations``); the request's own origin when unset.
     """
 
     redis_url: str = DEFAULT_REDIS_URL
@@ -92,6 +94,7 @@ class Settings:
     systems: tuple[str, ...] = ()
     max_subscribers: int = 1000
     events_heartbeat_seconds: float = 15.0
+    public_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -104,7 +107,7 @@ class Settings:
         ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_SESSION_TOKENS``, ``FAIRROLL_LOG_NAME``,
         ``FAIRROLL_KEY_CERTIFICATE``,
         ``FAIRROLL_ROOT_KEY_ID``, ``FAIRROLL_SYSTEMS`` (comma-separated modules),
-        ``FAIRROLL_MAX_SUBSCRIBERS``, ``FAIRROLL_EVENTS_HEARTBEAT``."""
+        ``FAIRROLL_MAX_SUBSCRIBERS``, ``FAIRROLL_EVENTS_HEARTBEAT``, ``FAIRROLL_PUBLIC_URL``."""
         env = os.environ if env is None else env
         durability = env.get("FAIRROLL_DURABILITY", "fsync").strip().lower()
         if durability not in ("fsync", "memory"):
@@ -148,6 +151,7 @@ class Settings:
             systems=_listed(env.get("FAIRROLL_SYSTEMS", "")),
             max_subscribers=_number(env, "FAIRROLL_MAX_SUBSCRIBERS", "1000", int),
             events_heartbeat_seconds=_number(env, "FAIRROLL_EVENTS_HEARTBEAT", "15", float),
+            public_url=env.get("FAIRROLL_PUBLIC_URL", "").strip().rstrip("/") or None,
             cors_origins=tuple(
                 origin.strip()
                 for origin in env.get("FAIRROLL_CORS_ORIGINS", "").split(",")

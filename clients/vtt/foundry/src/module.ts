@@ -1,4 +1,4 @@
-// fairroll for Foundry VTT (v12+): every roll's dice fulfilled by fairroll.
+// fairroll for Foundry VTT (v12 and v13): every roll's dice fulfilled by fairroll.
 //
 // A roll is resolved whole in one audited request, in the `foundry` dialect (fairroll
 // reads Foundry's notation as Foundry does, and rolls a term's dice in Foundry's order:
@@ -63,6 +63,16 @@ class Faces {
 let current: Faces | null = null;
 let queue: Promise<unknown> = Promise.resolve();
 let table: FairTable | null = null;
+
+/** The fairroll server this module was installed from: a fairroll server serves the
+ * module's manifest (GET /integrations/foundry/module.json) with its own URL in
+ * `flags.fairroll.server`, the default of the *fairroll server* setting. */
+function installedFrom(): string {
+  const modules = (game as { modules?: { get(id: string): unknown } }).modules;
+  const flags = (modules?.get(ID) as { flags?: { fairroll?: { server?: unknown } } } | undefined)?.flags;
+  const server = flags?.fairroll?.server;
+  return typeof server === "string" ? server : "";
+}
 
 function setting(key: Setting): string {
   return String(game.settings!.get(ID, key) ?? "");
@@ -225,9 +235,9 @@ async function pinned(said: CosignerAnnouncement): Promise<void> {
 type Message = SharedCheckpoint | CosignerAnnouncement;
 
 Hooks.once("init", () => {
-  const register = (key: Setting, name: string, hint: string, scope: "world" | "client") =>
-    game.settings!.register(ID, key, { name, hint, scope, config: true, type: String, default: "" });
-  register("server", "fairroll server", "The fairroll server's URL, e.g. https://dice.example", "world");
+  const register = (key: Setting, name: string, hint: string, scope: "world" | "client", value = "") =>
+    game.settings!.register(ID, key, { name, hint, scope, config: true, type: String, default: value });
+  register("server", "fairroll server", "The fairroll server's URL, e.g. https://dice.example (default: the server this module was installed from)", "world", installedFrom());
   register("table", "Table", "The table this world's rolls go to (default: foundry-<world id>)", "world");
   register("root", "Root key id", "The root key id (ed25519:...) the players trust, obtained out of band, never from the server", "world");
   register("writeKey", "Write key", "The table's write key, if it was created with one", "world");
@@ -250,9 +260,18 @@ Hooks.once("ready", () => {
   void announce();
 });
 
-Hooks.on("renderChatMessage", (message: ChatMessage, html: JQuery) => {
+/** The card of a rendered message, and the roller's checkpoint shared after it. */
+function rendered(message: ChatMessage, html: JQuery | HTMLElement): void {
   render(message, html);
   if ((message.rolls ?? []).some((roll) => (roll.options as { fairroll?: Record }).fairroll?.checked)) {
     if (message.isAuthor) void share();
   }
+}
+
+Hooks.once("init", () => {
+  // Foundry 13 renders a message's HTML through renderChatMessageHTML (an HTMLElement);
+  // Foundry 12 through renderChatMessage (jQuery), which 13 keeps only as deprecated.
+  const generation = Number((game as { release?: { generation?: number } }).release?.generation ?? 12);
+  const hook = generation >= 13 ? "renderChatMessageHTML" : "renderChatMessage";
+  (Hooks.on as (hook: string, fn: (message: ChatMessage, html: JQuery | HTMLElement) => void) => number)(hook, rendered);
 });

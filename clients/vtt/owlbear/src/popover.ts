@@ -71,6 +71,14 @@ function use(settings: RoomSettings | null): void {
   void announce();
 }
 
+/** The fairroll server this extension was installed from: a fairroll server serves the
+ * popover (GET /integrations/owlbear/popover.html) with its own URL in a
+ * `<meta name="fairroll-server">`, the GM's default for the room; a site served
+ * elsewhere has none. */
+function installedFrom(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="fairroll-server"]')?.content ?? "";
+}
+
 /** Announce this player's cosigner key to the room. */
 async function announce(): Promise<void> {
   if (!table) return;
@@ -162,6 +170,7 @@ OBR.onReady(async () => {
   me = await OBR.player.getName();
   const gm = (await OBR.player.getRole()) === "GM";
   $("setup").hidden = !gm;
+  if (gm && !$<HTMLInputElement>("server").value) $<HTMLInputElement>("server").value = installedFrom();
   use(settingsOf(await OBR.room.getMetadata()));
   OBR.room.onMetadataChange((metadata) => use(settingsOf(metadata)));
   OBR.broadcast.onMessage(ROLLS, (event) => void received(event.data as Broadcast));
