@@ -165,6 +165,10 @@ class Result:
     p999_ms: float
     non2xx: int
     socket_errors: int
+    #: CPU per request (µs) of the server's processes and of Redis: on a shared host
+    #: these move far less with the neighbours' load than req/s does.
+    server_cpu_us: float = float("nan")
+    redis_cpu_us: float = float("nan")
 
 
 def wrk(url: str, script: Path, seconds: int, connections: int) -> tuple[float, ...]:
@@ -211,9 +215,35 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of ``pid`` and every process below it so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except FileNotFoundError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(child) for child in children(pid))
+
+
+def children(pid: int) -> list[int]:
+    try:
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return []
+    return [int(child) for child in found]
+
+
 def measure(
-    base: str, scenarios: list[str], connections: list[int], seconds: int, tables: int, tmp: Path
+    base: str,
+    scenarios: list[str],
+    connections: list[int],
+    seconds: int,
+    tables: int,
+    tmp: Path,
+    pids: tuple[int, int] | None = None,
 ) -> list[Result]:
+    """Each scenario at each connection count; ``pids`` (the server's, Redis's): also
+    their CPU per request."""
     results = []
     for named in scenarios:
         # ``fbc:1000``: this scenario over its own number of tables
@@ -223,8 +253,13 @@ def measure(
         script.write_text(script_text(base, scenario, int(spread or tables)))
         wrk(base + path, script, 2, 32)  # warm-up: imports, caches, connections
         for count in connections:
+            used = [cpu_seconds(pid) for pid in pids or ()]
             rps, p50, p99, p999, non2xx, errors = wrk(base + path, script, seconds, count)
-            results.append(Result(named, count, rps, p50, p99, p999, int(non2xx), int(errors)))
+            done = rps * seconds
+            cpu = [(cpu_seconds(p) - u) * 1e6 / done for p, u in zip(pids or (), used, strict=True)]
+            results.append(
+                Result(named, count, rps, p50, p99, p999, int(non2xx), int(errors), *cpu)
+            )
     return results
 
 
@@ -258,7 +293,9 @@ def run_ceiling(env: dict[str, str], args: argparse.Namespace, tmp: Path) -> lis
         stop(ceiling)
 
 
-def run_fairroll(env: dict[str, str], args: argparse.Namespace, tmp: Path) -> list[Result]:
+def run_fairroll(
+    env: dict[str, str], args: argparse.Namespace, tmp: Path, redis_pid: int | None = None
+) -> list[Result]:
     """``fairroll serve`` under each scenario."""
     port = free_port()
     fairroll = start(
@@ -286,6 +323,7 @@ def run_fairroll(env: dict[str, str], args: argparse.Namespace, tmp: Path) -> li
             args.seconds,
             args.tables,
             tmp,
+            None if redis_pid is None else (fairroll.pid, redis_pid),
         )
     finally:
         stop(fairroll)
@@ -324,7 +362,7 @@ def main() -> None:
         with RedisServer(tmp / "redis", port=free_port()) as redis:
             if args.ab is None:
                 results = run_ceiling(environment(redis.url, here), args, tmp)
-                results += run_fairroll(environment(redis.url, here), args, tmp)
+                results += run_fairroll(environment(redis.url, here), args, tmp, redis.pid)
                 report(results, args)
                 return
             base = worktree(args.ab, tmp / "base")
@@ -335,7 +373,9 @@ def main() -> None:
                     for path in (str(base / "service"), here):
                         flush(redis.url)
                         env = environment(redis.url, path)
-                        sides.append(run_ceiling(env, args, tmp) + run_fairroll(env, args, tmp))
+                        sides.append(
+                            run_ceiling(env, args, tmp) + run_fairroll(env, args, tmp, redis.pid)
+                        )
                     print(f"round {number}, base ({args.ab}) then this checkout:")
                     report(sides[0] + sides[1], args)
                     rounds.append((sides[0], sides[1]))
@@ -380,12 +420,16 @@ def compare(rounds: list[tuple[list[Result], list[Result]]], args: argparse.Name
                 old, new = (pick(side, scenario, count) for side in sides)
                 body = [pick(side, "ceiling-body", count).rps for side in sides]
                 cells.append(
-                    f"{new.rps / old.rps:.2f} ({old.rps:,.0f} {old.rps / body[0]:.2f} "
-                    f"p99 {old.p99_ms:.1f} | {new.rps:,.0f} {new.rps / body[1]:.2f} "
-                    f"p99 {new.p99_ms:.1f})"
+                    f"{new.rps / old.rps:.2f} cpu {new.server_cpu_us / old.server_cpu_us:.2f} "
+                    f"({old.rps:,.0f} {old.rps / body[0]:.2f} p99 {old.p99_ms:.1f} "
+                    f"{old.server_cpu_us:.0f} µs | {new.rps:,.0f} {new.rps / body[1]:.2f} "
+                    f"p99 {new.p99_ms:.1f} {new.server_cpu_us:.0f} µs)"
                 )
             print(f"  {scenario} at {count}: " + "; ".join(cells))
-    print("each side: req/s, its ratio to its round's body ceiling, p99 ms")
+    print(
+        "this/base in req/s, cpu: in the server's CPU per roll; each side: req/s, its ratio "
+        "to its round's body ceiling, p99 ms, the server's CPU per roll"
+    )
 
 
 def pick(results: list[Result], scenario: str, connections: int) -> Result:
@@ -401,7 +445,7 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
     )
     print(
         f"{'scenario':<12} {'conns':>5} {'req/s':>8} {'p50':>7} {'p99':>7} {'p99.9':>7} "
-        f"{'/ceiling':>8} {'/body':>6} {'non-2xx':>7} {'errors':>6}"
+        f"{'/ceiling':>8} {'/body':>6} {'non-2xx':>7} {'errors':>6} {'cpu µs':>7} {'redis':>6}"
     )
     for r in results:  # each run against the ceilings measured last before it
         if r.scenario == "ceiling":
@@ -413,9 +457,12 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
         print(
             f"{r.scenario:<12} {r.connections:>5} {r.rps:>8.0f} {r.p50_ms:>7.2f} "
             f"{r.p99_ms:>7.2f} {r.p999_ms:>7.2f} {ratio:>8.2f} {body:>6.2f} {r.non2xx:>7} "
-            f"{r.socket_errors:>6}"
+            f"{r.socket_errors:>6} {r.server_cpu_us:>7.0f} {r.redis_cpu_us:>6.0f}"
         )
-    print("/ceiling: the bare route that reads no body; /body: the one that decodes it")
+    print(
+        "/ceiling: the bare route that reads no body; /body: the one that decodes it; "
+        "cpu µs: fairroll's processes' CPU per request, redis: Redis's"
+    )
 
 
 if __name__ == "__main__":
