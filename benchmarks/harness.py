@@ -32,6 +32,12 @@ this checkout's, ``--rounds`` times (base, then this), each against a fresh Redi
 (flushed) after the body ceiling of that round. It prints every figure and, per
 scenario and connection count, this / base for req/s, each run's ratio to the body
 ceiling measured in its round, and the p99s.
+
+Beside req/s every row has the CPU per request of the server's processes and of
+Redis (``/proc``, over the run). On a host whose cores others share, req/s swings with
+their load; CPU per request moves far less, so A/B verdicts read it, and the body
+ceiling's CPU per request over a roll's says what ratio a server with a core to
+itself would reach.
 """
 
 from __future__ import annotations
@@ -263,7 +269,9 @@ def measure(
     return results
 
 
-def run_ceiling(env: dict[str, str], args: argparse.Namespace, tmp: Path) -> list[Result]:
+def run_ceiling(
+    env: dict[str, str], args: argparse.Namespace, tmp: Path, redis_pid: int | None = None
+) -> list[Result]:
     """The two ceilings: a bare Litestar app on the same server as fairroll."""
     port = free_port()
     ceiling = start(
@@ -288,6 +296,7 @@ def run_ceiling(env: dict[str, str], args: argparse.Namespace, tmp: Path) -> lis
             args.seconds,
             1,
             tmp,
+            None if redis_pid is None else (ceiling.pid, redis_pid),
         )
     finally:
         stop(ceiling)
@@ -361,7 +370,7 @@ def main() -> None:
         tmp = Path(name)
         with RedisServer(tmp / "redis", port=free_port()) as redis:
             if args.ab is None:
-                results = run_ceiling(environment(redis.url, here), args, tmp)
+                results = run_ceiling(environment(redis.url, here), args, tmp, redis.pid)
                 results += run_fairroll(environment(redis.url, here), args, tmp, redis.pid)
                 report(results, args)
                 return
@@ -374,7 +383,8 @@ def main() -> None:
                         flush(redis.url)
                         env = environment(redis.url, path)
                         sides.append(
-                            run_ceiling(env, args, tmp) + run_fairroll(env, args, tmp, redis.pid)
+                            run_ceiling(env, args, tmp, redis.pid)
+                            + run_fairroll(env, args, tmp, redis.pid)
                         )
                     print(f"round {number}, base ({args.ab}) then this checkout:")
                     report(sides[0] + sides[1], args)
@@ -419,16 +429,20 @@ def compare(rounds: list[tuple[list[Result], list[Result]]], args: argparse.Name
             for sides in rounds:
                 old, new = (pick(side, scenario, count) for side in sides)
                 body = [pick(side, "ceiling-body", count).rps for side in sides]
+                spent = [pick(side, "ceiling-body", count).server_cpu_us for side in sides]
                 cells.append(
                     f"{new.rps / old.rps:.2f} cpu {new.server_cpu_us / old.server_cpu_us:.2f} "
                     f"({old.rps:,.0f} {old.rps / body[0]:.2f} p99 {old.p99_ms:.1f} "
-                    f"{old.server_cpu_us:.0f} µs | {new.rps:,.0f} {new.rps / body[1]:.2f} "
-                    f"p99 {new.p99_ms:.1f} {new.server_cpu_us:.0f} µs)"
+                    f"{old.server_cpu_us:.0f} µs {spent[0] / old.server_cpu_us:.2f} | "
+                    f"{new.rps:,.0f} {new.rps / body[1]:.2f} p99 {new.p99_ms:.1f} "
+                    f"{new.server_cpu_us:.0f} µs {spent[1] / new.server_cpu_us:.2f})"
                 )
             print(f"  {scenario} at {count}: " + "; ".join(cells))
     print(
         "this/base in req/s, cpu: in the server's CPU per roll; each side: req/s, its ratio "
-        "to its round's body ceiling, p99 ms, the server's CPU per roll"
+        "to its round's body ceiling, p99 ms, the server's CPU per roll, and the body "
+        "ceiling's CPU per request over it (the ratio a server with a core to itself "
+        "would reach)"
     )
 
 
