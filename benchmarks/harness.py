@@ -347,7 +347,10 @@ def environment(redis_url: str, python_path: str) -> dict[str, str]:
         "REDIS_URL": redis_url,
         "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
         "FAIRROLL_SESSION_TOKENS": "required",
-        "PYTHONPATH": os.pathsep.join([python_path, str(HERE)]),
+        # the checkout's ``service/`` in place of the first entry; the rest kept
+        "PYTHONPATH": os.pathsep.join(
+            [python_path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)[1:], str(HERE)]
+        ),
     }
 
 
