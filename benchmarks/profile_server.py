@@ -1,6 +1,7 @@
 """Where an audited roll's time goes: py-spy on the server's worker under wrk load.
 
 Run: python benchmarks/profile_server.py [--seconds 15] [--scenario tft] [--connections 32]
+                                         [--tables 1000]
 Needs py-spy (pip) and wrk (Debian). Starts a private redis-server and fairroll
 (granian, one worker), drives the scenario with wrk, records the worker with
 ``py-spy record --format raw`` and prints the share of samples by layer (our rules
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 from fairroll.redis_server import RedisServer, free_port
-from harness import LUA, SCENARIOS, start, stop
+from harness import SCENARIOS, script_text, start, stop
 from soak import children
 
 #: layer -> path fragments of frames that belong to it (first match wins, innermost frame)
@@ -30,7 +31,11 @@ LAYERS = {
     "dice (HMAC)": ("fairroll/randomness.py", "hmac.py"),
     "rules": ("fairroll/rules/", "fairroll/mechanics/"),
     "sign + hash entry": ("fairroll/audit/signing.py", "fairroll/audit/entry.py"),
-    "audit store": ("fairroll/audit/store.py", "zlib"),
+    "checkpoint": ("fairroll/audit/checkpoint.py", "fairroll/audit/note.py"),
+    "merkle": ("fairroll/audit/merkle.py",),
+    "durability": ("fairroll/audit/redis/durability.py",),
+    "seed sessions": ("fairroll/audit/sessions.py", "fairroll/play/sessions.py", "fairroll/chain"),
+    "audit store": ("fairroll/audit/", "zlib"),
     "redis-py": ("redis/",),
     "fairroll api": ("fairroll/api/",),
     "litestar": ("litestar/",),
@@ -53,6 +58,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--scenario", default="tft", choices=sorted(SCENARIOS))
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/profile.txt"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
@@ -62,6 +68,7 @@ def main() -> None:
             **os.environ,
             "REDIS_URL": redis.url,
             "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+            "FAIRROLL_SESSION_TOKENS": "required",
         }
         port = free_port()
         server = start(
@@ -71,9 +78,9 @@ def main() -> None:
             f"http://127.0.0.1:{port}/livez",
         )
         try:
-            path, body = SCENARIOS[args.scenario]
+            path = SCENARIOS[args.scenario][0]
             script = tmp / "load.lua"
-            script.write_text(LUA % {"tables": 1000 if "%s" in body else 1, "body": body})
+            script.write_text(script_text(f"http://127.0.0.1:{port}", args.scenario, args.tables))
             load = subprocess.Popen(
                 [
                     "wrk",

@@ -88,6 +88,19 @@ def test_every_size_to_70_roots_and_proofs_match_the_rfc() -> None:
             merkle.verify_consistency(old, size, old_root, root, proof)
 
 
+def test_the_next_leafs_proof_is_the_frontier_before_it() -> None:
+    # A round's last roll is proven from the frontier it was chained on (the group
+    # commit's receipts): the same path as the RFC's for the tree's last leaf.
+    leaves = _leaves(300)
+    stored, frontiers = _store(leaves)
+    for size in range(1, 301):
+        proof = frontiers[size - 1].next_leaf_proof()
+        assert proof == merkle.inclusion_proof(size - 1, size, _reader(stored))
+        merkle.verify_inclusion(
+            size - 1, size, leaves[size - 1], proof, merkle.tree_hash_of(leaves[:size])
+        )
+
+
 @given(st.integers(2, 300), st.data())
 def test_a_wrong_leaf_root_or_proof_is_refused(size: int, data: st.DataObject) -> None:
     leaves = _leaves(size)

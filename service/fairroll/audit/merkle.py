@@ -156,6 +156,18 @@ class Frontier:
     def root(self) -> bytes:
         return root_from_frontier(self.hashes)
 
+    def next_leaf_proof(self) -> list[bytes]:
+        """The inclusion proof of the leaf appended next, in the tree it makes: that
+        leaf is the tree's last, and every sibling on its path is a complete subtree to
+        its left, i.e. this frontier's hashes, smallest first (no hash computed, nothing
+        read: a round whose batch is one roll proves it this way).
+
+        >>> a, b, c = (leaf(x) for x in (b"a", b"b", b"c"))
+        >>> Frontier.empty().append(a)[0].append(b)[0].next_leaf_proof() == [node(a, b)]
+        True
+        """
+        return self.hashes[::-1]
+
 
 def root_from_frontier(hashes: Sequence[bytes]) -> bytes:
     """MTH from the complete subtrees' hashes, largest first: fold from the right."""

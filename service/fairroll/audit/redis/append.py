@@ -24,6 +24,7 @@ __all__ = [
     "FENCED",
     "FULL",
     "FULL_RATIO",
+    "KEY_STATES_KEY",
     "NO_TREE",
     "STORED",
     "Marker",
@@ -49,6 +50,11 @@ class Marker(NamedTuple):
     key: str
     fingerprint: str
     ttl: int
+
+
+#: Where the script finds the table's key states among its KEYS (Lua counts from 1): a
+#: ``key.retire`` entry's claim names it in place of a session (``append_keys``).
+KEY_STATES_KEY = 5
 
 
 def append_keys(table: str) -> list[str]:

@@ -71,6 +71,7 @@ from fairroll.audit.redis.append import (
     CLAIM_REFUSED,
     FENCED,
     FULL,
+    KEY_STATES_KEY,
     NO_TREE,
     STORED,
     Marker,
@@ -147,6 +148,8 @@ class _Chained(NamedTuple):
     publishes: bool
     #: The frontier the batch was chained on (with ``tree``, every hash a proof needs).
     start: merkle.Frontier
+    #: The frontier before the batch's last entry: that entry's proof, read off it.
+    last: merkle.Frontier
 
 
 class GroupCommit:
@@ -337,11 +340,13 @@ class GroupCommit:
         sealed_at = now_rfc3339()
         publishes = self.tips.key_states.get(table, {}).get(self.signer.key_id) != "live"
         publish, head = publishes, start
+        last = frontier
         for pending in batch:
             entry = seal(pending.draft, head, self.signer, sealed_at, publish=publish)
             publish = False
             data = canonical(entry)
             leaf = leaf_hash(data)
+            last = frontier
             frontier, stored = frontier.append(leaf)
             tree += b"".join(stored)
             entries.append(entry)
@@ -358,6 +363,7 @@ class GroupCommit:
             frontier,
             publishes,
             self.tips.frontiers[table] or merkle.Frontier.empty(),
+            last,
         )
 
     def _script_call(self, table: str, batch: list[_Pending], chained: _Chained) -> tuple[Any, ...]:
@@ -385,7 +391,7 @@ class GroupCommit:
             claim = pending.draft.claim
             session = 0
             if claim is not None and claim.kind == "retire":
-                session = 5
+                session = KEY_STATES_KEY
             elif claim is not None:
                 key = session_key(table, claim.seed_id)
                 if key not in sessions:
@@ -499,7 +505,9 @@ class GroupCommit:
     ) -> tuple[Checkpoint, list[tuple[bytes, ...]]]:
         """The round's checkpoint, signed once for the batch (the script recorded it as the
         table's last signed), and each entry's inclusion proof in its tree, from the hashes
-        the round had: the frontier it was chained on and the hashes the batch added."""
+        the round had: the frontier it was chained on and the hashes the batch added. The
+        last entry's proof is the frontier before it (``Frontier.next_leaf_proof``): with
+        many tables a round's batch is one roll, and nothing else is computed for it."""
         last = chained.entries[-1]
         size = chained.frontier.size
         checkpoint = sign_checkpoint(
@@ -510,6 +518,9 @@ class GroupCommit:
             last.entry_hash,
             log_name=self.log_name,
         )
+        final = tuple(chained.last.next_leaf_proof())
+        if len(chained.entries) == 1:
+            return checkpoint, [final]
         known = dict(
             zip(
                 (index for _, index in merkle.frontier_indices(chained.start.size)),
@@ -528,9 +539,9 @@ class GroupCommit:
         start = chained.start.size
         proofs = [
             tuple(merkle.inclusion_proof(start + i, size, read))
-            for i in range(len(chained.entries))
+            for i in range(len(chained.entries) - 1)
         ]
-        return checkpoint, proofs
+        return checkpoint, [*proofs, final]
 
     def _failed(
         self,
