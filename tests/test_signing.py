@@ -1,6 +1,7 @@
 """A signer signs the same bytes whichever Ed25519 implementation it runs on: libsodium
-(PyNaCl, when installed: faster) or OpenSSL through ``cryptography``. Ed25519 is
-deterministic (RFC 8032), so a verifier cannot tell, and must not need to."""
+(PyNaCl, a dependency of the service: faster; the vendored client core may lack it) or
+OpenSSL through ``cryptography``. Ed25519 is deterministic (RFC 8032), so a verifier
+cannot tell, and must not need to."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from fairroll.audit.signing import Signer, verify_signature
 
 
 def test_libsodium_signs_the_very_bytes_openssl_signs() -> None:
-    pytest.importorskip("nacl.bindings")
+    importlib.import_module("nacl.bindings")  # a service dependency: never skipped
     for _ in range(50):
         private = Ed25519PrivateKey.from_private_bytes(os.urandom(32))
         signer = Signer(private)

@@ -123,8 +123,8 @@ def _sodium_signer(private: Ed25519PrivateKey) -> Callable[[bytes], bytes] | Non
 
     Ed25519 signatures are deterministic (RFC 8032): the same key signs the same message
     to the same bytes in any implementation, so nothing a verifier reads changes. Every
-    roll signs twice (its entry and its round's checkpoint), and libsodium signs in about
-    half the time OpenSSL takes through ``cryptography`` (docs/performance.md, issue 40).
+    roll signs twice (its entry and its round's checkpoint), and libsodium signs faster
+    than OpenSSL through ``cryptography`` (measured in docs/performance.md, issue 40).
     The first signature is checked against ``cryptography``'s before it is used."""
     try:
         bindings = importlib.import_module("nacl.bindings")
