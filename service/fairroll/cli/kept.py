@@ -5,15 +5,23 @@ and an archive's base, each checked under the trusted keys; an exit status else.
 from __future__ import annotations
 
 import base64
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fairroll.audit import Checkpoint
+    from fairroll.audit import Checkpoint, Trust
 
-__all__ = ["checkpoint_of", "kept_checkpoints"]
+__all__ = [
+    "base_of",
+    "checkpoint_of",
+    "kept_checkpoints",
+    "published_keys",
+    "receipt_anchors",
+    "revealed_seeds",
+]
 
 
 def checkpoint_of(
@@ -133,3 +141,61 @@ def kept_checkpoints(
             if covering is None or checkpoint.size > covering.size:
                 covering = checkpoint
     return anchors, roots, covering, evidence
+
+
+def published_keys(keys_file: Path | None, root: str | None) -> Trust | int:
+    """The keys of ``keys_file`` (GET /v1/keys), trusted once: only those the pinned
+    ``root`` certified when there is one; no keys at all without a file; or exit 2."""
+    import msgspec  # noqa: PLC0415
+
+    from fairroll.audit import PublicKey, Trust  # noqa: PLC0415
+
+    if keys_file is None:
+        return Trust(keys=None)
+    try:
+        served = json.loads(keys_file.read_text())
+        listed = msgspec.convert(served["keys"], list[PublicKey])
+    except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
+        print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
+        return 2
+    return Trust.rooted(listed, root) if root else Trust.published(listed)
+
+
+def receipt_anchors(paths: Sequence[Path]) -> list[tuple[int, str]] | int:
+    """(seq, entry hash) of each kept receipt, which the export must hold; or exit 2."""
+    anchors = []
+    for path in paths:
+        try:
+            receipt = json.loads(path.read_text())
+            anchors.append((int(receipt["seq"]), str(receipt["entry_hash"])))
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"error: {path} is not a receipt: {exc}", file=sys.stderr)
+            return 2
+    return anchors
+
+
+def revealed_seeds(paths: Sequence[Path]) -> dict[str, str] | int:
+    """The server seed of each revealed seed session, by its id; or exit 2."""
+    revealed: dict[str, str] = {}
+    for path in paths:
+        try:
+            session = json.loads(path.read_text())
+            revealed[str(session["seed_id"])] = str(session["server_seed"])
+        except (ValueError, KeyError, TypeError) as exc:
+            print(f"error: {path} is not a revealed seed session: {exc}", file=sys.stderr)
+            return 2
+    return revealed
+
+
+def base_of(
+    path: Path | None, keys: Mapping[str, str] | None
+) -> tuple[tuple[int, str] | None, list[bytes] | None] | int:
+    """Where an archived log's export starts (the base's size and head) and the Merkle
+    frontier it carries; (None, None) without a base; or an exit status."""
+    if path is None:
+        return None, None
+    base = checkpoint_of(path, keys, "an archive base (GET .../base)")
+    if base is None or isinstance(base, int):
+        return 1 if base is None else base
+    frontier = [base64.b64decode(h) for h in base.frontier or []] if base.frontier else None
+    return (base.size, base.head_hash), frontier

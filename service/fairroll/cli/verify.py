@@ -5,9 +5,7 @@ checkpoint, checked offline; its verdict is its exit status."""
 from __future__ import annotations
 
 import argparse
-import base64
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
@@ -15,7 +13,13 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fairroll.cli.kept import checkpoint_of, kept_checkpoints
+from fairroll.cli.kept import (
+    base_of,
+    kept_checkpoints,
+    published_keys,
+    receipt_anchors,
+    revealed_seeds,
+)
 from fairroll.cli.verdict import Reopener, answer
 
 if TYPE_CHECKING:
@@ -26,6 +30,21 @@ __all__ = ["add_verify"]
 
 def add_verify(add_parser: AddParser) -> None:
     verify = add_parser("verify", help="verify an NDJSON export offline")
+    _what_to_verify(verify)
+    _how_to_verify(verify)
+    _what_was_kept(verify)
+    verify.add_argument(
+        "--allow-unsigned",
+        action="store_true",
+        help="say what holds even when no signature could be checked (no --keys); without "
+        "it such a run is NOT VERIFIED and exits 4",
+    )
+    verify.set_defaults(run=_run_verify)
+
+
+def _what_to_verify(verify: argparse.ArgumentParser) -> None:
+    """What is checked: an export, one entry, a cosigned checkpoint or two notes, and
+    under which keys."""
     verify.add_argument(
         "--root",
         help="the pinned root key id (its fingerprint, published out of band): keys are "
@@ -71,6 +90,10 @@ def add_verify(add_parser: AddParser) -> None:
         type=Path,
         help="public keys as served by GET /v1/keys (JSON); without it signatures go unchecked",
     )
+
+
+def _how_to_verify(verify: argparse.ArgumentParser) -> None:
+    """How: with or without replaying outcomes, as JSON, in how many processes."""
     verify.add_argument(
         "--no-replay", action="store_true", help="skip re-resolving each outcome from its dice"
     )
@@ -86,6 +109,10 @@ def add_verify(add_parser: AddParser) -> None:
         help="processes for the checks of one entry alone (signatures, dice, replay); "
         "default one per core, 1 for none",
     )
+
+
+def _what_was_kept(verify: argparse.ArgumentParser) -> None:
+    """What a player kept earlier, that the export must still hold."""
     verify.add_argument(
         "--checkpoint",
         type=Path,
@@ -121,13 +148,6 @@ def add_verify(add_parser: AddParser) -> None:
         default=[],
         help="a roll's receipt kept earlier (JSON with seq and entry_hash) (repeatable)",
     )
-    verify.add_argument(
-        "--allow-unsigned",
-        action="store_true",
-        help="say what holds even when no signature could be checked (no --keys); without "
-        "it such a run is NOT VERIFIED and exits 4",
-    )
-    verify.set_defaults(run=_run_verify)
 
 
 def _run_verify(args: argparse.Namespace) -> int:
@@ -232,52 +252,32 @@ def _verify(
     allow_unsigned: bool = False,
     as_json: bool = False,
 ) -> int:
-
+    """Verify the export ``file`` under what the player kept; print the verdict and
+    answer its exit status (``verdict.answer``)."""
     import msgspec  # noqa: PLC0415
 
-    from fairroll.audit import PublicKey, Trust  # noqa: PLC0415
     from fairroll.audit.parallel import verify_everywhere  # noqa: PLC0415
     from fairroll.mechanics import RevisionTally  # noqa: PLC0415
 
-    published = Trust(keys=None)
-    if keys_file is not None:
-        try:
-            served = json.loads(keys_file.read_text())
-            listed = msgspec.convert(served["keys"], list[PublicKey])
-        except (ValueError, KeyError, TypeError, msgspec.ValidationError) as exc:
-            print(f"error: {keys_file} is not the JSON of GET /v1/keys: {exc}", file=sys.stderr)
-            return 2
-        # Trust rooted once: only the keys the pinned root certified.
-        published = Trust.rooted(listed, root) if root else Trust.published(listed)
+    published = published_keys(keys_file, root)
+    if isinstance(published, int):
+        return published
     keys = published.keys
-
     read = kept_checkpoints(checkpoints, keys)
     if isinstance(read, int):
         return read
     anchors, roots, covering, evidence = read
-    for path in receipts:
-        try:
-            receipt = json.loads(path.read_text())
-            anchors.append((int(receipt["seq"]), str(receipt["entry_hash"])))
-        except (ValueError, KeyError, TypeError) as exc:
-            print(f"error: {path} is not a receipt: {exc}", file=sys.stderr)
-            return 2
-    revealed: dict[str, str] = {}
-    for path in reveals:
-        try:
-            session = json.loads(path.read_text())
-            revealed[str(session["seed_id"])] = str(session["server_seed"])
-        except (ValueError, KeyError, TypeError) as exc:
-            print(f"error: {path} is not a revealed seed session: {exc}", file=sys.stderr)
-            return 2
-    start: tuple[int, str] | None = None
-    frontier: list[bytes] | None = None
-    if base_file is not None:
-        base = checkpoint_of(base_file, keys, "an archive base (GET .../base)")
-        if base is None or isinstance(base, int):
-            return 1 if base is None else base
-        start = (base.size, base.head_hash)
-        frontier = [base64.b64decode(h) for h in base.frontier or []] if base.frontier else None
+    kept_receipts = receipt_anchors(receipts)
+    if isinstance(kept_receipts, int):
+        return kept_receipts
+    anchors += kept_receipts
+    revealed = revealed_seeds(reveals)
+    if isinstance(revealed, int):
+        return revealed
+    based = base_of(base_file, keys)
+    if isinstance(based, int):
+        return based
+    start, frontier = based
     trust = dataclasses.replace(
         published,
         anchors=anchors,
