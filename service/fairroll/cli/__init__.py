@@ -10,11 +10,13 @@ open-epoch | mirror | witness``: the command line, a module per group of command
 - ``witness``: ``witness``, which serves ``fairroll.witness``.
 
 Every command's parser is declared when ``main`` runs, so each module imports at its top
-the standard library only. Every import of fairroll or of a third party waits inside the
-command that uses it: ``fairroll.audit`` brings redis, ``fairroll.api.app`` Litestar and
-every rule system, and ``fairroll --help`` or ``fairroll verify`` would pay for them at
-each start (``python -X importtime -m fairroll.cli --help`` shows it). The services an
-operator command writes with come from the server's own wiring (``api.services``).
+the standard library only, and not all of it. Every import of fairroll or of a third
+party waits inside the command that uses it (``fairroll.audit`` brings redis,
+``fairroll.api.app`` Litestar and every rule system), and so do ``asyncio``,
+``urllib.request`` and ``multiprocessing``: each would double what ``fairroll --help``
+or ``fairroll verify`` pays at every start (``python -X importtime -m fairroll.cli
+--help`` shows it). The store an operator command writes with comes from the server's
+own wiring (``api.wiring``, through ``operator``).
 """
 
 from __future__ import annotations
