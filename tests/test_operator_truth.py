@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fairroll import cli
 from fairroll.audit.redis import durability
+from fairroll.cli import serve as cli
 from fairroll.redis_server import RedisServer, free_port
 from support import TEST_ROOT, TEST_SIGNING_KEY, LiveServer
 

@@ -12,22 +12,22 @@ from litestar.datastructures import CacheControlHeader
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import License, Tag
 from litestar.static_files import create_static_files_router
-from litestar.types import ASGIApp, ControllerRouterHandler, Message, Scope
+from litestar.types import ASGIApp, ControllerRouterHandler, Message, Scope, Send
 
 import fairroll
 from fairroll.api.compute.pool import ComputePool, compute_middleware
+from fairroll.api.controllers.checkpoints import CheckpointsController
 from fairroll.api.controllers.cosignatures import CosignaturesController
+from fairroll.api.controllers.entries import EntriesController
 from fairroll.api.controllers.integrations import IntegrationsController, integration_headers
+from fairroll.api.controllers.keys import KeysController
 from fairroll.api.controllers.log_tiles import LogTilesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import DocsController, PageController
+from fairroll.api.controllers.seeds import SeedSessionsController
 from fairroll.api.controllers.systems import SystemsController, system_routers, system_tags
-from fairroll.api.controllers.tables import (
-    KeysController,
-    NewTableController,
-    TablesController,
-    VerifyController,
-)
+from fairroll.api.controllers.tables import NewTableController
+from fairroll.api.controllers.verify import TableVerificationController, VerifyController
 from fairroll.api.controllers.verify_page import VerifyPageController
 from fairroll.api.dependencies import DEPENDENCIES
 from fairroll.api.direct import DirectRoutes
@@ -35,11 +35,12 @@ from fairroll.api.headers import DocsPage, security_headers
 from fairroll.api.lifespan import lifespan
 from fairroll.api.limits import refusal
 from fairroll.api.metrics import http_metrics
-from fairroll.api.problems import exception_handlers
-from fairroll.api.protection import rate_limit, request_timeout, send_problem
+from fairroll.api.problems import exception_handlers, send_problem
+from fairroll.api.protection import rate_limit, request_timeout
+from fairroll.api.services import services_of
 from fairroll.api.settings import Settings
 from fairroll.api.strict import StrictDecoders, strict_body
-from fairroll.audit import load_signer
+from fairroll.api.wiring import server_signer
 from fairroll.mechanics import System, import_systems, ordered
 from fairroll.page import STATIC
 from fairroll.spec.examples import attach_examples
@@ -94,30 +95,18 @@ class FairrollApp(Litestar):
             status, headers, body = refused
             await send_problem(send, (status, [*headers, *extra], body))
             return
-        head = scope["method"] == "HEAD"
-
-        allow = self._allow(scope["path"]) if scope["method"] == "OPTIONS" else None
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [*message.get("headers", []), *extra]
-                if allow is not None:
-                    headers = [(k, allow if k.lower() == b"allow" else v) for k, v in headers]
-                message = {**message, "headers": headers}
-            elif head and message["type"] == "http.response.body":
-                if message.get("more_body", False):
-                    return
-                message = {"type": "http.response.body", "body": b"", "more_body": False}
-            await send(message)
-
-        if head:
-            scope = {**scope, "method": "GET"}
+        method = scope["method"]
+        allow = self._allow(scope["path"]) if method == "OPTIONS" else None
+        send = _with_headers(send, extra, allow)
+        if method == "HEAD":
+            as_get: Any = {**scope, "method": "GET"}
+            await super().__call__(as_get, receive, _without_body(send))
         elif self.direct is not None and (found := self.direct.of(scope)) is not None:
             scope["app"] = scope["litestar_app"] = self
             scope.setdefault("state", {})
-            await self.direct(found, scope, receive, send_with_headers)
-            return
-        await super().__call__(scope, receive, send_with_headers)
+            await self.direct(found, scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
 
     def _allow(self, path: str) -> bytes | None:
         for pattern, allow in self.allows:
@@ -137,17 +126,40 @@ class FairrollApp(Litestar):
         self.allows = tuple(found)
 
 
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]], allow: bytes | None) -> Send:
+    """``send``, adding the headers every response carries, and naming every method of
+    the path in the ``Allow`` of an answer to OPTIONS (``allow``: None for another)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []), *extra]
+            if allow is not None:
+                headers = [(k, allow if k.lower() == b"allow" else v) for k, v in headers]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
+def _without_body(send: Send) -> Send:
+    """``send`` for a HEAD answered as its GET: the status and the headers
+    (``Content-Length`` included), one empty body."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            if message.get("more_body", False):
+                return
+            message = {"type": "http.response.body", "body": b"", "more_body": False}
+        await send(message)
+
+    return sending
+
+
 def create_app(settings: Settings) -> Litestar:
     """Build the app. Redis is opened on startup and closed on shutdown (``lifespan``)."""
     import_systems(settings.systems)
     systems = ordered()
-    signer = load_signer(
-        key=settings.signing_key,
-        key_file=settings.signing_key_file,
-        dev_dir=settings.dev_key_dir,
-        certificate=settings.key_certificate,
-        ephemeral=settings.ephemeral_key,
-    )
+    signer = server_signer(settings)
     app = FairrollApp(
         route_handlers=_routes(systems),
         dependencies=DEPENDENCIES,
@@ -180,7 +192,10 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         *system_routers(systems),
         SystemsController,
         NewTableController,
-        TablesController,
+        EntriesController,
+        SeedSessionsController,
+        CheckpointsController,
+        TableVerificationController,
         CosignaturesController,
         LogTilesController,
         KeysController,
@@ -273,8 +288,7 @@ def _no_headers(path: str) -> list[tuple[bytes, bytes]]:
 
 
 def _pool_of(scope: Scope) -> ComputePool | None:
-    pool: ComputePool | None = getattr(scope["app"].state, "compute", None)
-    return pool
+    return services_of(scope["app"]).compute
 
 
 async def _before_request(request: Request[Any, Any, Any]) -> None:

@@ -1,6 +1,6 @@
 """What a process opens at startup and closes at shutdown: Redis, the audit store, seed
-sessions, live events, the compute pool and the session sweeper, kept in the app's state
-for the handlers (``dependencies``)."""
+sessions, live events, the compute pool and the session sweeper; the handlers are given
+them as one typed value (``api.services``, through ``dependencies``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from litestar import Litestar
 from redis.exceptions import RedisError
 
 from fairroll.api.compute.pool import ComputePool
+from fairroll.api.services import Services, TableRules
 from fairroll.api.settings import Settings
-from fairroll.api.witnesses import parse_witnesses, witnessing
+from fairroll.api.wiring import audit_store, limits_of, witnesses_of
+from fairroll.api.witnesses import witnessing
 from fairroll.audit import AuditStore, Signer, connect_redis
 from fairroll.audit.redis.durability import PROBE_SECONDS, Durability, DurabilityWatch
 from fairroll.audit.sessions import IDLE_SECONDS, SWEEP_BATCH, SeedSessions
@@ -42,19 +44,21 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         # otherwise stall requests (docs/performance.md, "the collector").
         gc.collect()
         gc.freeze()
-        state = app.state
-        state.redis, state.store = store.redis, store
-        state.sessions = sessions = SeedSessions(store)
-        state.events = events = _table_events(settings, store)
-        state.default_table_open = settings.default_table_open
-        state.require_tables = settings.require_tables
-        state.session_tokens = settings.session_tokens
-        state.rate_limit = settings.rate_limit
-        state.trusted_proxy_hops = settings.trusted_proxy_hops
-        #: A table verification's share of the calculation deadline (then it answers
-        #: how far it got, and the next one goes on from there).
-        state.verification_seconds = settings.compute_timeout_seconds / 2
-        state.compute = pool = await _start_pool(settings)
+        sessions = SeedSessions(store)
+        events = _table_events(settings, store)
+        pool = await _start_pool(settings)
+        app.state.services = Services(
+            store=store,
+            sessions=sessions,
+            events=events,
+            compute=pool,
+            limits=limits_of(settings),
+            tables=TableRules(
+                default_table_open=settings.default_table_open,
+                require_tables=settings.require_tables,
+                session_tokens=settings.session_tokens,
+            ),
+        )
         sweeper = (
             None
             if settings.compute_worker
@@ -63,7 +67,7 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
         prober = (
             None if settings.compute_worker else asyncio.ensure_future(_probe_durability(store))
         )
-        witnesses = [] if settings.compute_worker else parse_witnesses(settings.witnesses)
+        witnesses = [] if settings.compute_worker else witnesses_of(settings)
         try:
             async with witnessing(store, witnesses, settings.witness_seconds):
                 yield
@@ -83,19 +87,11 @@ def lifespan(settings: Settings, signer: Signer) -> Lifespan:
 
 async def _open_store(settings: Settings, signer: Signer) -> AuditStore:
     # A compute worker only reads, so it may retry a command on a dropped connection.
-    redis = connect_redis(
-        settings.redis_url,
-        settings.redis_timeout_seconds,
-        retries=2 if settings.compute_worker else 0,
-    )
-    store = AuditStore(
-        redis,
+    store = audit_store(
+        settings,
         signer,
-        replicas=settings.require_replicas,
-        allow_unsafe=settings.durability == "memory",
+        retries=2 if settings.compute_worker else 0,
         on_fence=_alarm,
-        log_name=settings.log_name,
-        root_key_id=settings.root_key_id,
         on_durability=_durability_metrics,
     )
     try:  # else published on the first append; /readyz tells

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairroll.api.protection import Problem, problem
+from fairroll.api.problems import RawProblem, problem
 
 __all__ = ["MAX_HEADERS", "MAX_HEADER_BYTES", "MAX_TARGET_BYTES", "refusal"]
 
@@ -25,7 +25,7 @@ MAX_HEADER_BYTES = 16 * 1024
 MAX_TARGET_BYTES = 8 * 1024
 
 
-def refusal(scope: Any) -> Problem | None:
+def refusal(scope: Any) -> RawProblem | None:
     """The 431 or 414 problem a request's head earns, or None."""
     headers = scope.get("headers") or ()
     if len(headers) > MAX_HEADERS:
@@ -46,12 +46,12 @@ def refusal(scope: Any) -> Problem | None:
     return None
 
 
-def _too_large(detail: str) -> Problem:
+def _too_large(detail: str) -> RawProblem:
     return _answer(
         431, "request-header-fields-too-large", "The request's headers are too large", detail
     )
 
 
-def _answer(status: int, slug: str, title: str, detail: str) -> Problem:
+def _answer(status: int, slug: str, title: str, detail: str) -> RawProblem:
     found, headers, body = problem(status, slug, title, f"{detail}: nothing was done", 0)
     return found, [h for h in headers if h[0] != b"retry-after"], body

@@ -9,7 +9,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.types import ExceptionHandlersMap
+from litestar.types import ExceptionHandlersMap, HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 from redis.exceptions import RedisError
 
 from fairroll.audit import StoreUnavailableError
@@ -33,7 +33,9 @@ __all__ = [
     "InvalidParam",
     "Problem",
     "exception_handlers",
+    "problem",
     "problem_responses",
+    "send_problem",
 ]
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -321,3 +323,32 @@ _DESCRIPTIONS = {
 ROLL_ERRORS = problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 429, 503)
 #: Every error a calculation (odds, sheets, rewards) can answer.
 CALC_ERRORS = problem_responses(400, 413, 415, 422, 429, 503)
+
+
+#: A problem answered below the framework: (status, headers, body).
+RawProblem = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+def problem(status: int, slug: str, title: str, detail: str, retry_after: int) -> RawProblem:
+    """An RFC 9457 problem answered below the framework: (status, headers, body)."""
+    body = msgspec.json.encode(
+        {"type": f"urn:fairroll:problem:{slug}", "title": title, "status": status, "detail": detail}
+    )
+    headers = [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(retry_after).encode()),
+    ]
+    return status, headers, body
+
+
+async def send_problem(send: Send, answer: RawProblem) -> None:
+    status, headers, body = answer
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": headers,
+    }
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(start)
+    await send(end)

@@ -16,9 +16,10 @@ a verification (a table, or an uploaded export)    10
 
 Where a request carries a table's write key (``Authorization: Bearer``), that key has a
 bucket of its own as well, and the request must fit both: a leaked key used from many
-addresses is limited like one client. The bucket is one Lua script over one hash,
-``fairroll:rl:<client>`` (``tokens``, ``at`` in ms of Redis's own clock, so replicas
-with skewed clocks share one bucket fairly), expiring once full again.
+addresses is limited like one client. Each bucket is one hash, ``fairroll:rl:<client>``
+(``tokens``, ``at`` in ms of Redis's own clock, so replicas with skewed clocks share one
+bucket fairly), expiring once full again, and one Lua script takes a request from
+every bucket it must fit or from none (``audit.redis.buckets``).
 Off when the limit is 0 (the default, and in tests); when Redis does not answer, the
 limiter lets the request through (a roll then answers 503 itself).
 
@@ -36,12 +37,9 @@ import math
 from collections.abc import Callable
 from typing import Any, cast
 
-import msgspec
 from litestar.enums import ScopeType
 from litestar.types import (
     ASGIApp,
-    HTTPResponseBodyEvent,
-    HTTPResponseStartEvent,
     Message,
     Receive,
     Scope,
@@ -49,46 +47,18 @@ from litestar.types import (
 )
 from redis.exceptions import RedisError
 
-from fairroll.audit.keyspace import rate_key, write_key_rate_key
+from fairroll.api.problems import problem, send_problem
+from fairroll.api.services import served
+from fairroll.audit.redis.buckets import take
 
 __all__ = [
     "POLICY",
-    "Problem",
     "client_of",
     "cost_of",
-    "problem",
     "quota_headers",
     "rate_limit",
     "request_timeout",
-    "send_problem",
 ]
-
-WINDOW = 60
-
-_BUCKET = """
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-local capacity = tonumber(ARGV[2])
-local cost = tonumber(ARGV[3])
-local per_ms = capacity / 60000
-local wait = 0
-local levels = {}
-for i = 1, #KEYS do
-  local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
-  local tokens = tonumber(state[1]) or capacity
-  local at = tonumber(state[2]) or now
-  tokens = math.min(capacity, tokens + math.max(0, now - at) * per_ms)
-  levels[i] = tokens
-  if tokens < cost then wait = math.max(wait, (cost - tokens) / per_ms) end
-end
-if wait > 0 then return {0, math.ceil(wait), math.floor(levels[1])} end
-for i = 1, #KEYS do
-  local left = levels[i] - cost
-  redis.call('HSET', KEYS[i], 'tokens', tostring(left), 'at', now)
-  redis.call('PEXPIRE', KEYS[i], math.ceil((capacity - left) / per_ms) + 1000)
-end
-return {1, 0, math.floor(levels[1] - cost)}
-"""
 
 
 def cost_of(scope: Scope) -> int:
@@ -130,30 +100,29 @@ def rate_limit(app: ASGIApp) -> ASGIApp:
     """Litestar middleware (after routing, so the route template decides the cost)."""
 
     async def limited(scope: Scope, receive: Receive, send: Send) -> None:
-        state = scope["app"].state
-        limit: int = getattr(state, "rate_limit", 0)
+        services = served(scope["app"])
+        limit = services.limits.rate_limit if services is not None else 0
         cost = cost_of(scope) if scope["type"] == ScopeType.HTTP and limit > 0 else 0
-        if cost == 0:
+        if services is None or cost == 0:
             await app(scope, receive, send)
             return
-        client = client_of(scope, state.trusted_proxy_hops)
-        keys = [rate_key(client)]
+        client = client_of(scope, services.limits.trusted_proxy_hops)
         bearer = _bearer(scope)
-        if bearer:
-            keys.append(write_key_rate_key(hashlib.sha256(bearer.encode()).hexdigest()[:32]))
+        # A write key's bucket is named by its hash: the key itself is never stored.
+        hashed = [hashlib.sha256(bearer.encode()).hexdigest()[:32]] if bearer else []
         try:
-            allowed, wait_ms, left = await state.redis.eval(
-                _BUCKET, len(keys), *keys, 0, limit, min(cost, limit)
+            allowed, wait_ms, left = await take(
+                services.store.redis, client, hashed, limit, min(cost, limit)
             )
         except RedisError:
             # The limiter fails open (rolls still need Redis and answer 503), and says
             # nothing of a quota it could not read.
             await app(scope, receive, send)
             return
-        if int(allowed):
-            await app(scope, receive, _with_quota(send, limit, int(left)))
+        if allowed:
+            await app(scope, receive, _with_quota(send, limit, left))
             return
-        retry_after = max(1, math.ceil(int(wait_ms) / 1000))
+        retry_after = max(1, math.ceil(wait_ms / 1000))
         await _too_many(_with_quota(send, limit, 0, retry_after), client, limit, cost, retry_after)
 
     return limited
@@ -212,34 +181,6 @@ async def _too_many(send: Send, client: str, limit: int, cost: int, retry_after:
             retry_after,
         ),
     )
-
-
-Problem = tuple[int, list[tuple[bytes, bytes]], bytes]
-
-
-def problem(status: int, slug: str, title: str, detail: str, retry_after: int) -> Problem:
-    """An RFC 9457 problem answered below the framework: (status, headers, body)."""
-    body = msgspec.json.encode(
-        {"type": f"urn:fairroll:problem:{slug}", "title": title, "status": status, "detail": detail}
-    )
-    headers = [
-        (b"content-type", b"application/problem+json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", str(retry_after).encode()),
-    ]
-    return status, headers, body
-
-
-async def send_problem(send: Send, answer: Problem) -> None:
-    status, headers, body = answer
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": headers,
-    }
-    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-    await send(start)
-    await send(end)
 
 
 def request_timeout(seconds: float) -> Callable[[ASGIApp], ASGIApp]:

@@ -11,7 +11,7 @@ reconnects) or ``?after=`` resumes after that seq without a gap.
 
 The table's log is a Redis stream (``keyspace.log_key``), and so are its cosignatures
 as they are kept (``keyspace.cosigned_key``), so a process follows both with one
-blocking ``XREAD`` per table, whoever appends: one :class:`_Feed` per table
+blocking ``XREAD`` per table, whoever appends (``audit.redis.feeds``): one :class:`_Feed` per table
 with subscribers here, fanning out to them, and gone with the last of them. Each
 subscriber remembers the last seq it sent. An entry that arrives past a gap (the
 feed started after the subscriber caught up, or the subscriber fell behind and its
@@ -36,8 +36,7 @@ from redis.exceptions import RedisError
 
 from fairroll.audit import AuditStore
 from fairroll.audit.entry import Entry
-from fairroll.audit.keyspace import cosigned_key, log_key
-from fairroll.audit.reader import stored_json
+from fairroll.audit.redis.feeds import TableFollower
 from fairroll.mechanics import words_or_none
 
 __all__ = [
@@ -217,33 +216,19 @@ class _Feed:
         self.task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
-        redis = self.hub.feeds_redis
-        key, cosigned = log_key(self.table), cosigned_key(self.table)
-        last: dict[str, bytes] = {key: b"0-0", cosigned: b"0-0"}
-        for stream in (key, cosigned):
-            try:
-                newest = await redis.xrevrange(stream, count=1)
-            except RedisError:
-                continue  # subscribers catch up from the log; the gap check heals the rest
-            if newest:
-                last[stream] = newest[0][0]
+        follower = TableFollower(self.hub.feeds_redis, self.table)
+        await follower.start()
         self.started.set()
         while self.subscribers:
             try:
-                reply = await redis.xread(last, count=100, block=BLOCK_MS)
+                arrived = await follower.read(count=100, block_ms=BLOCK_MS)
             except RedisError:
                 await asyncio.sleep(1.0)
                 continue
-            for name, rows in reply or ():
-                stream = name.decode() if isinstance(name, bytes) else name
-                for stream_id, fields in rows:
-                    last[stream] = stream_id
-                    if stream == cosigned:
-                        event = cosignature_event(fields[b"c"])
-                    else:
-                        event = event_of(int(stream_id.split(b"-")[0]), stored_json(fields))
-                    for subscriber in list(self.subscribers):
-                        subscriber.deliver(event)
+            for kind, seq, data in arrived:
+                event = cosignature_event(data) if kind == "cosignature" else event_of(seq, data)
+                for subscriber in list(self.subscribers):
+                    subscriber.deliver(event)
 
 
 class TableEvents:

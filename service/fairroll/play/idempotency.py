@@ -34,8 +34,9 @@ import hashlib
 import msgspec
 
 from fairroll.audit.keyspace import idempotency_key
-from fairroll.audit.redis.durability import UnconfirmedError, watch_of
+from fairroll.audit.redis.durability import UnconfirmedError
 from fairroll.audit.redis.errors import NotDurableError, StoreUnavailableError
+from fairroll.audit.redis.markers import read_marker
 from fairroll.audit.store import AnyRedis, Marker
 from fairroll.play.errors import ConflictError
 from fairroll.rules import RuleError
@@ -65,12 +66,8 @@ class Idempotency:
         """The seq this request already recorded, or None if it has not been recorded;
         a recorded roll only once it is as durable as the operator requires (else
         ``StoreUnavailableError``: it may have been recorded)."""
-        watch = watch_of(self.redis)
         try:
-            if watch is None:  # a client no store watches: nothing is required of it
-                value = await self.redis.get(self.marker.key)
-            else:
-                value = await watch.confirm_marker(self.marker.key)
+            value = await read_marker(self.redis, self.marker.key)
         except UnconfirmedError as exc:
             if not exc.durable:
                 raise NotDurableError(str(exc)) from None

@@ -36,7 +36,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from fairroll.api.compute.wire import FRAME, Request, Response
-from fairroll.api.protection import problem
+from fairroll.api.problems import problem
 
 __all__ = ["ComputePool", "compute_middleware", "is_compute"]
 

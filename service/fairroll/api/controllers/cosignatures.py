@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import Controller, Request, Response, get, post
 
-from fairroll.api.controllers.tables import TablePath
+from fairroll.api.controllers.params import TablePath
 from fairroll.api.problems import PROBLEM_MEDIA_TYPE, InvalidParam, Problem, problem_responses
 from fairroll.audit import AuditStore, merkle
 from fairroll.audit.checkpoint import NoteError, open_note

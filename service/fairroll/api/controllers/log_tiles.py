@@ -24,7 +24,8 @@ from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 
 from fairroll.api.caching import IMMUTABLE, NOT_MODIFIED, cached
-from fairroll.api.controllers.tables import TablePath, _cosignature_lines
+from fairroll.api.controllers.checkpoints import cosignature_lines
+from fairroll.api.controllers.params import TablePath
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore, merkle, tiles
 from fairroll.audit.entry import jcs
@@ -68,7 +69,7 @@ async def served_note(store: AuditStore, table: str) -> str:
         line
         for cosigned in await store.cosignatures.listed(table)
         if cosigned.size == checkpoint.size and cosigned.root_hash == checkpoint.root_hash
-        for line in _cosignature_lines(cosigned.note, checkpoint.text)
+        for line in cosignature_lines(cosigned.note, checkpoint.text)
     ]
     return checkpoint.text + "".join(f"{line}\n" for line in lines)
 

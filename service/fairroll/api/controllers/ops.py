@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import msgspec
 from litestar import Controller, get
-from litestar.datastructures import State
 from litestar.exceptions import ServiceUnavailableException
 from litestar.plugins.prometheus import PrometheusController
 from redis.exceptions import RedisError
 
-from fairroll.api.compute.pool import ComputePool
 from fairroll.api.problems import problem_responses
+from fairroll.api.services import Services
 from fairroll.audit import AuditStore
 from fairroll.audit.redis.append import FULL_RATIO
 from fairroll.play.metrics import DURABLE, REDIS_MEMORY
@@ -55,8 +54,8 @@ class HealthController(Controller):
         summary="Readiness: the audit store (Redis) answers",
         responses=problem_responses(503),
     )
-    async def readyz(self, store: AuditStore, state: State) -> Readiness:
-        pool: ComputePool | None = getattr(state, "compute", None)
+    async def readyz(self, store: AuditStore, services: Services) -> Readiness:
+        pool = services.compute
         if pool is not None and not pool.started:
             raise ServiceUnavailableException("the calculation workers are starting")
         try:

@@ -24,7 +24,7 @@ from litestar.params import Parameter
 from litestar.response import Redirect
 from litestar.status_codes import HTTP_303_SEE_OTHER
 
-from fairroll.api.controllers.tables import TablePath
+from fairroll.api.controllers.params import TablePath
 
 __all__ = ["DocsController", "PageController"]
 

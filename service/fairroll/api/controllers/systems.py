@@ -113,7 +113,7 @@ def _mechanic_handlers(mechanic: Mechanic[Any, Any]) -> list[HTTPRouteHandler]:
         return _ENCODE(response_type(**rolled.envelope(), outcome=rolled.outcome, words=words))
 
     # The envelope's "one of seed, dice, session" and the mechanic's own constraints are
-    # said on the request component (``spec.openapi.finish_document``).
+    # said on the request component (``spec.document.finish_document``).
     roll.__annotations__ = {
         "data": types.request,
         "request": Request,

@@ -1,33 +1,6 @@
-"""A C2SP tlog-witness (https://c2sp.org/tlog-witness): ``fairroll witness`` cosigns a
-log's checkpoints only as they grow consistently, so a log cannot show two histories to
-two parties that both trust the witness.
-
-For each log it knows (an origin and the log's verifier keys), the witness keeps the
-latest checkpoint it cosigned: its size, its root and the note with its cosignature.
-``POST /add-checkpoint`` takes::
-
-    old <size>\\n                 the size of the latest checkpoint the witness cosigned
-    <base64 hash>\\n ...          the RFC 6962 consistency proof from it (none from 0)
-    \\n
-    <the new checkpoint, a signed note>
-
-and answers 200 with the witness's cosignature line(s) (C2SP tlog-cosignature), after
-recording the new checkpoint. It refuses, as the spec says: 404 for an unknown origin;
-403 if no trusted key signed the note, or if a line of a trusted key (its name and key
-hash) does not verify, whatever good line stands beside it; 400 if ``old`` is beyond
-the checkpoint's size; 409 if ``old`` is not the size it holds, with exactly
-``Content-Type: text/x.tlog.size`` and that size in decimal as the body; 422 if the
-proof does not hold, or if ``old`` is the checkpoint's size and the roots differ (a
-fork of the same size). The check and the record are one step (a lock; the state file
-is replaced whole, atomically), so a witness never rolls back.
-
-``GET /<origin hash>/checkpoint`` (the monitoring prefix is the submission prefix; the
-origin hash is the lowercase hex SHA-256 of the origin line) answers the latest
-checkpoint it cosigned for that log, the log's signatures and its cosignature lines
-with it, or 404 if it never cosigned one.
-
-Every text answer is ``text/plain; charset=utf-8`` and says its charset once.
-"""
+"""The witness's one job: cosign a log's checkpoint only as the log grows consistently
+from the one it cosigned last, keeping that one in a state file (the protocol is in the
+package's docstring)."""
 
 from __future__ import annotations
 
@@ -41,17 +14,23 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from litestar import Litestar, Request, Response, get, post
 
 from fairroll.audit import merkle, note
 from fairroll.audit.checkpoint import NoteError, parse_body
 from fairroll.audit.cosignature import cosign
-from fairroll.audit.signing import private_key_of
 
-__all__ = ["SIZE_TYPE", "LogKey", "Verdict", "Witness", "create_app", "parse_log_key"]
+__all__ = [
+    "MAX_PROOF_LINES",
+    "SIZE_TYPE",
+    "TEXT_TYPE",
+    "LogKey",
+    "Verdict",
+    "Witness",
+    "parse_log_key",
+]
+
 
 #: The content type of a 409's body: the size the witness holds, in decimal (exactly
 #: this: a log client may compare it byte for byte).
@@ -196,46 +175,3 @@ def _request(body: str) -> tuple[int, list[bytes], str]:
     if any(len(h) != merkle.HASH_SIZE for h in proof):
         raise ValueError("a proof line is one 32-byte hash")
     return int(digits), proof, note
-
-
-def create_app() -> Litestar:
-    """The witness's HTTP service, configured from the environment ``fairroll witness``
-    sets: FAIRROLL_WITNESS_NAME, FAIRROLL_WITNESS_KEY_FILE, FAIRROLL_WITNESS_LOGS (JSON:
-    origin -> [verifier keys]) and FAIRROLL_WITNESS_STATE."""
-    env = os.environ
-    key = private_key_of(Path(env["FAIRROLL_WITNESS_KEY_FILE"]).read_bytes())
-    logs = {
-        origin: [parse_log_key(vkey) for vkey in vkeys]
-        for origin, vkeys in json.loads(env["FAIRROLL_WITNESS_LOGS"]).items()
-    }
-    witness = Witness(
-        env["FAIRROLL_WITNESS_NAME"],
-        key,
-        logs,
-        Path(env["FAIRROLL_WITNESS_STATE"]),
-    )
-
-    @post("/add-checkpoint", status_code=200, media_type="text/plain")
-    async def add_checkpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
-        body = await request.body()
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            return _answer(Verdict(400, "the body is UTF-8 text\n"))
-        return _answer(await witness.add_checkpoint(text))
-
-    @get("/{origin_hash:str}/checkpoint", media_type="text/plain")
-    async def checkpoint(origin_hash: str) -> Response[bytes]:
-        return _answer(witness.latest(origin_hash))
-
-    return Litestar([add_checkpoint, checkpoint], openapi_config=None)
-
-
-def _answer(verdict: Verdict) -> Response[bytes]:
-    """The verdict as sent: its content type set whole (the framework would add a
-    charset to any text type: ``text/x.tlog.size`` must go out as it is)."""
-    return Response(
-        verdict.body.encode(),
-        status_code=verdict.status,
-        headers={"Content-Type": verdict.content_type},
-    )
