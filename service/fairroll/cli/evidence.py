@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """``fairroll verify`` without an export: one receipt checked alone, and two notes
 compared for equivocation (``audit.receipts``), from files a player kept."""
 

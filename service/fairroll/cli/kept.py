@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """What ``fairroll verify`` reads that a player kept: checkpoints (JSON or signed notes)
 and an archive's base, each checked under the trusted keys; an exit status else."""
 

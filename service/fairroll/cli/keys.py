@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """``fairroll keygen``, ``certify-key`` and ``retire-key``: the signing keys' life."""
 
 from __future__ import annotations

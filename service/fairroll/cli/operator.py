@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """The audit store an operator command writes with: the server's own (``api.wiring``),
 so what the command signs carries the server's log name, key, replicas and durability."""
 

@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """``fairroll serve`` (the HTTP service, and an embedded Redis without ``REDIS_URL``) and
 ``fairroll openapi`` (the spec it serves)."""
 

@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """``fairroll archive``, ``open-epoch`` and ``mirror``: an operator's work on a table's log."""
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """What ``fairroll verify`` prints of an export: the verdict first, then what holds and
 the auditor's report; and the exit status it answers with."""
 

@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """``fairroll verify``: an export, one entry's receipt, an equivocation or a cosigned
 checkpoint, checked offline; its verdict is its exit status."""
 

@@ -1,4 +1,3 @@
-# ruff: noqa: T201 - a command prints what it did
 """``fairroll witness``: serve a C2SP tlog-witness (``fairroll.witness``)."""
 
 from __future__ import annotations
