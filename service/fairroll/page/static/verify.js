@@ -18,7 +18,9 @@
 //   - sessions.js:  the seed sessions' state machine and the rolls that are not fair;
 //   - run.js:       the run over a log (LogVerifier, verifyLog), kept checkpoints and
 //                   receipts held to, the verdict;
-//   - live.js:      a player's roll checked before it is shown (openSession, rollInSession).
+//   - live.js:      a player's roll checked before it is shown (openSession, rollInSession);
+//   - tiles.js:     a log read from its C2SP tlog-tiles (a server's or a static mirror's),
+//                   checked tile by tile, then verified as its export is.
 // The rules themselves (outcome from dice) are replayed by `fairroll verify`; a page
 // shows the dice it re-derived next to the outcome.
 //
@@ -40,3 +42,4 @@ export {
   checkAnswer, checkCommitted, entryAtNonce, freshClientSeed, holdsRequest, keptCheckpoint, openSession,
   rollInSession, UnfairRollError,
 } from "./verify/live.js";
+export { readTiles, TileError, tilePath, tilesLoader, tilesOf, verifyTiles } from "./verify/tiles.js";
