@@ -54,7 +54,7 @@ from fairroll.rules.dice.model import (
     Sort,
     Test,
 )
-from fairroll.rules.dice.rolling import PoolDie, foundry_count, js_round
+from fairroll.rules.dice.rolling import PoolDie, clamp_pool, foundry_count, js_round
 from fairroll.rules.errors import RuleError
 
 __all__ = ["MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
@@ -209,9 +209,19 @@ def _binary(node: Node) -> Callable[[Any, Any], Any]:
 
 
 def _term(term: DiceTerm, work: Work) -> Dist:
-    """The exact distribution of one dice term's value."""
+    """The exact distribution of one dice term's value (Foundry's ``ms`` then moves the
+    term's total, not each die)."""
     low, high = term.bounds()
     work.outcomes(high - low + 1)
+    total, weights = _dice(term, work)
+    margin = term.margin
+    if margin is None:
+        return total, weights
+    above, target = margin
+    return total, _mapped(weights, (lambda v: v - target) if above else (lambda v: target - v))
+
+
+def _dice(term: DiceTerm, work: Work) -> Dist:
     plan = _plan(term)
     if plan.explode is not None:
         chain = _chain(plan, work)
@@ -279,6 +289,8 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
     for m in term.modifiers:
         if isinstance(m, Crit | Sort):
             continue
+        if isinstance(m, Reroll | Select) and m.also:
+            raise refuse("an avrae operator with several selectors")
         if isinstance(m, Reroll):
             if m.rank is not None:
                 raise refuse(f"rerolling the {'highest' if m.rank[0] == 'h' else 'lowest'} dice")
@@ -293,7 +305,11 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
                 raise refuse("a reroll after a reroll-and-add")
             die = _reroll(die, raw, m)
         elif isinstance(m, Clamp):
-            if stage == 0 and not after and plan.add_one is None:
+            if term.dialect == "foundry" and stage != 2:
+                # Foundry's min/max change what a die counts, not the face that later
+                # modifiers compare: a mapping of each standing die's value.
+                after.append(m)
+            elif stage == 0 and not after and plan.add_one is None:
                 die = (die[0], _mapped(die[1], _clamp(m)))
             elif stage == 2:
                 raise refuse("a minimum or maximum after a keep")
@@ -319,7 +335,9 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
                 raise refuse("keeping dice of a pool a reroll-and-add grows")
             if any(isinstance(x, Count) and x.kind == "margin" for x in after):
                 raise refuse("a keep after a margin")
-            if any(isinstance(x, Clamp) for x in after):
+            if any(isinstance(x, Clamp) for x in after) and (
+                plan.explode is not None or term.dialect != "foundry"
+            ):
                 raise refuse("a keep after a minimum or maximum that follows an explosion")
             # avrae keeps (drops) what there is: kh5 of 3 dice keeps all, pl4 drops all.
             n = max(0, min(m.n if m.keep else term.count - m.n, term.count))
@@ -371,13 +389,13 @@ def _standing(term: DiceTerm, after: list[Modifier]) -> Callable[[Any], Any]:
             r = PoolDie(v)
             for m in after:
                 if isinstance(m, Clamp):
-                    r.value = _clamp(m)(r.value)
+                    clamp_pool([r], m, avrae=term.dialect == "avrae")
                 elif isinstance(m, Select) and m.test is not None:
                     if m.test(r.value) != m.keep:
                         r.dropped = True
                 elif isinstance(m, Count):
                     foundry_count([r], m)
-            cache[v] = 0 if r.dropped else (r.count if r.count is not None else r.value)
+            cache[v] = 0 if r.dropped else r.worth
         return cache[v]
 
     return pool
@@ -468,6 +486,12 @@ def _add_one(count: int, die: Dist, plan: _Plan, work: Work) -> Dist:
 def _group(node: Node, work: Work) -> Dist:
     """A group's sub-rolls: the kept totals added, or the totals that meet a target counted."""
     how = node.how or Group()
+    if how.then or (how.select is not None and (how.select.also or how.select.how == "test")):
+        raise RuleError(
+            f"formula, at offset {node.offset}: the odds of a set with several operators or "
+            "a selection by value are not offered (it rolls)",
+            field="formula",
+        )
     if how.of_dice:
         (inner,) = node.parts
         select = how.select

@@ -54,6 +54,12 @@ def _tree(part: Parsed) -> lark.Tree[lark.Token]:
     return part
 
 
+def _end(part: Parsed, default: int) -> int:
+    if isinstance(part, lark.Token):
+        return part.end_pos if part.end_pos is not None else default
+    return part.meta.end_pos if not part.meta.empty else default
+
+
 def _start(part: Parsed, default: int) -> int:
     if isinstance(part, lark.Token):
         return part.start_pos if part.start_pos is not None else default
@@ -101,7 +107,11 @@ class Builder:
                 offset=at,
             )
         if kind == "group":
+            if self.dialect == "avrae":
+                return self._avrae_set(children, at)
             return self._group(tree, children, at)
+        if kind == "paren_set":
+            return self._avrae_parenthesis(children, at)
         # A parenthesis, a unary plus, a term and its [tag]: the same part.
         self.parts -= 1
         return self.build(children[0])
@@ -143,6 +153,62 @@ class Builder:
             how=Group(select=select, count=count, of_dice=of_dice),
             offset=at,
         )
+
+    def _avrae_ops(self, ops: list[lark.Tree[lark.Token]]) -> list[Select]:
+        """A set's operators in turn, the same one written twice in a row joined (d20)."""
+        made: list[tuple[int, Modifier]] = []
+        for op in ops:
+            where = op.meta.start_pos
+            select = self._avrae_op(op, where, set_op=True)
+            made.append((where, select))
+        return [m for m in _merged(made) if isinstance(m, Select)]
+
+    def _avrae_set(self, children: list[Parsed], at: int) -> Node:
+        """avrae's set ``(a, b)kh1``: each operator keeps (drops) among the members still
+        kept, by their totals; ``()`` is an empty set worth 0."""
+        members = [c for c in children if not (isinstance(c, lark.Tree) and _is_group_op(c))]
+        ops = [_tree(c) for c in children if isinstance(c, lark.Tree) and _is_group_op(c)]
+        parts = tuple(self.build(c) for c in members)
+        if not parts:
+            return Node(kind="const", value=0)
+        return self._avrae_selected(parts, self._avrae_ops(ops), at)
+
+    def _avrae_selected(self, parts: tuple[Node, ...], selects: list[Select], at: int) -> Node:
+        first = selects[0] if selects else None
+        return Node(
+            kind="group",
+            parts=parts,
+            how=Group(select=first, then=tuple(selects[1:])),
+            offset=at,
+        )
+
+    def _avrae_parenthesis(self, children: list[Parsed], at: int) -> Node:
+        """``(4d6kh3)kh1``: d20 applies a parenthesis's operators to what is inside as a
+        set: the dice of a dice term (after the term's own operators), the members of a
+        set, or else the one value."""
+        inner_tree, *op_trees = children
+        inner = self.build(inner_tree)
+        selects = self._avrae_ops([_tree(c) for c in op_trees])
+        if inner.kind == "term":
+            term = inner.dice
+            widened = DiceTerm(
+                text=self.text[at : _end(children[-1], len(self.text))],
+                offset=term.offset,
+                count=term.count,
+                sides=term.sides,
+                fate=term.fate,
+                modifiers=(*term.modifiers, *selects),
+                pool=term.pool,
+                dialect=term.dialect,
+            )
+            self.terms[self.terms.index(term)] = widened
+            return Node(kind="term", term=widened, offset=widened.offset)
+        if inner.kind == "group" and inner.how is not None and inner.how.select is None:
+            return self._avrae_selected(inner.parts, selects, at)
+        if inner.kind == "group" and inner.how is not None and inner.how.select is not None:
+            selects = [inner.how.select, *inner.how.then, *selects]
+            return self._avrae_selected(inner.parts, selects, at)
+        return self._avrae_selected((inner,), selects, at)
 
     def _group_modifier(
         self, op: lark.Tree[lark.Token], members: int, at: int
@@ -186,8 +252,9 @@ class Builder:
         fate, sides = _sides(_token(written))
         if self.dialect == "avrae" and _token(written) == "%":
             raise error(_start(written, start), AVRAE_PERCENT)
-        if not 1 <= count <= DICE_PER_TERM:
-            raise error(start, f"a term rolls 1 to {DICE_PER_TERM} dice, not {count}")
+        least = 0 if self.dialect == "avrae" else 1  # d20 rolls 0d6 as 0
+        if not least <= count <= DICE_PER_TERM:
+            raise error(start, f"a term rolls {least} to {DICE_PER_TERM} dice, not {count}")
         if not 1 <= sides <= MAX_SIDES:
             raise error(_start(written, start), f"a die has 1 to {MAX_SIDES} sides, not {sides}")
         faces = range(-1, 2) if fate else range(1, sides + 1)
@@ -387,16 +454,17 @@ def _check_stops(modifier: Modifier, faces: range, text: str, at: int) -> None:
 
 def _merged(made: list[tuple[int, Modifier]]) -> tuple[Modifier, ...]:
     """avrae runs each operator in turn; the same operator written twice in a row is one
-    operator with both selectors (``rr1rr2`` rerolls 1s and 2s), as in d20."""
+    operator with both selectors (``rr1rr2`` rerolls 1s and 2s, ``kh1kl1`` keeps the
+    highest and the lowest), as d20 joins them; ``mi``/``ma`` are never joined."""
     out: list[Modifier] = []
     for _, m in made:
         last = out[-1] if out else None
-        if (
-            isinstance(m, Reroll)
-            and isinstance(last, Reroll)
-            and (m.mode, m.rank, last.rank) == (last.mode, None, None)
-        ):
-            out[-1] = Reroll(test=_any(last.test, m.test), mode=m.mode)
+        if isinstance(m, Reroll) and isinstance(last, Reroll) and m.mode == last.mode:
+            out[-1] = Reroll(test=last.test, mode=last.mode, rank=last.rank, also=(*last.also, m))
+        elif isinstance(m, Select) and isinstance(last, Select) and m.keep == last.keep:
+            out[-1] = Select(
+                keep=last.keep, how=last.how, n=last.n, test=last.test, also=(*last.also, m)
+            )
         elif isinstance(m, Explode) and isinstance(last, Explode):
             out[-1] = Explode(test=_any(last.test, m.test), mode=m.mode)
         else:

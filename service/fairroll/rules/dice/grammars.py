@@ -54,7 +54,7 @@ def _grammar(dialect: Dialect) -> str:
 
 
 #: Where a dialect accepts a label with no ``#``: the text after the formula.
-_BARE_LABELS: frozenset[Dialect] = frozenset({"roll20", "avrae"})
+_BARE_LABELS: frozenset[Dialect] = frozenset({"roll20"})
 
 #: What a dialect spells differently: the first character(s) refused -> how to write it.
 _HINTS: dict[Dialect, dict[str, str]] = {
@@ -80,7 +80,6 @@ _HINTS: dict[Dialect, dict[str, str]] = {
         "F": "avrae has no Fate dice; read it as Roll20: dialect roll20",
         "f": "avrae has no Fate dice; read it as Roll20: dialect roll20",
         "{": "avrae groups with ( , ): (1d20, 1d20)kh1",
-        "#": "avrae takes everything after the formula as its comment: leave out the #",
     },
 }
 
@@ -209,14 +208,18 @@ def _read(text: str, dialect: Dialect) -> tuple[Any, str, str | None]:
         if token.type == "$END":
             raise _RefusedError(len(text), error(len(text), _ends)) from None
         at = token.start_pos or 0
-        message = f"{str(token)!r} cannot come here (expected {_expected(exc.expected)})"
+        said = text[at] if token.type == "COMMENT" else str(token)  # avrae's comment
+        message = f"{said!r} cannot come here (expected {_expected(exc.expected)})"
         hint = _hint(text, at, dialect)
         raise _RefusedError(at, error(at, f"{message}; {hint}" if hint else message)) from None
     written = text.strip()
     label: str | None = None
     if isinstance(tree, lark.Tree) and tree.data == "start":
         body, label_token = tree.children
-        label = str(label_token)[1:].strip() or None
+        said = str(label_token)
+        if isinstance(label_token, lark.Token) and label_token.type == "LABEL":
+            said = said[1:]  # the "#"; avrae's comment is all its text
+        label = said.strip() or None
         if isinstance(label_token, lark.Token) and label_token.start_pos is not None:
             written = text[: label_token.start_pos].strip()
         return body, written, label

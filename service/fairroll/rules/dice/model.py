@@ -112,6 +112,9 @@ class Reroll:
     mode: Literal["until", "once", "add"] = "until"
     #: avrae's ``h``/``l`` selectors: the highest or lowest ``n`` dice, not a face.
     rank: tuple[Literal["h", "l"], int] | None = None
+    #: avrae's operator written again right after itself (``rr1rrh1``): one operator
+    #: whose selection is the union of every selector's, as d20 joins them.
+    also: tuple[Reroll, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,9 @@ class Select:
     how: Literal["h", "l", "test"]
     n: int = 0
     test: Test | None = None
+    #: avrae's ``k``/``p`` written again right after itself (``kh1kl1``): one operator
+    #: that keeps (drops) the union of every selector's dice, as d20 joins them.
+    also: tuple[Select, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +251,18 @@ class DiceTerm:
         """Whether the term's value is a count of dice rather than their sum."""
         return any(isinstance(m, Count) and m.kind != "margin" for m in self.modifiers)
 
+    @property
+    def margin(self) -> tuple[bool, int] | None:
+        """Foundry's ``ms``: whether the term's total counts above its target (``ms>=15``:
+        the total less 15) or below it (``ms<=5``: 5 less the total), and the target. As
+        Foundry keeps one margin per term, the last written stands; a target of 0 changes
+        nothing."""
+        found = [m for m in self.modifiers if isinstance(m, Count) and m.kind == "margin"]
+        if not found or not isinstance(found[-1].test, Condition) or not found[-1].test.value:
+            return None
+        test = found[-1].test
+        return test.op in (">", ">=", "="), test.value
+
     def dice_at_worst(self) -> int:
         """The most dice this term can roll: each die rerolled and exploded to the limit."""
         rerolls = 0
@@ -285,6 +303,8 @@ class Group:
     count: Count | None = None
     #: Roll20's group of one sub-roll: keep/drop picks among its dice, not its total.
     of_dice: bool = False
+    #: avrae's further set operators (``kh2pl1``), each over the members still kept.
+    then: tuple[Select, ...] = ()
 
 
 NodeKind = Literal[
@@ -414,6 +434,10 @@ def _group_bounds(node: Node, parts: list[tuple[Fraction, Fraction]]) -> tuple[F
         return (-most, most) if how.count.kind == "failure" else (Fraction(0), most)
     if how.select is None or how.of_dice:
         return sum((p[0] for p in parts), Fraction(0)), sum((p[1] for p in parts), Fraction(0))
+    if how.then or how.select.also or how.select.how == "test":
+        # Any subset of the members may stand.
+        low = sum((min(p[0], Fraction(0)) for p in parts), Fraction(0))
+        return low, sum((max(p[1], Fraction(0)) for p in parts), Fraction(0))
     n = how.select.n if how.select.keep else len(parts) - how.select.n
     lows = sorted(p[0] for p in parts)[:n]
     highs = sorted((p[1] for p in parts), reverse=True)[:n]
@@ -447,19 +471,17 @@ def term_bounds(term: DiceTerm) -> tuple[int, int]:
             each_low = min(each_low, -1)
         elif c.kind == "subtract":
             each_low = min(each_low, -max(abs(low), abs(high)))
-        elif c.kind == "margin" and isinstance(c.test, Condition):
-            t = c.test.value
-            if c.test.op in (">", ">=", "="):
-                each_low, each_high = each_low - t, each_high - t
-            else:
-                each_low, each_high = t - each_high, t - each_low
     if explode is not None and explode.mode == "compound":
         each_low = min(each_low, each_low * (1 + EXPLOSION_DEPTH))
         each_high = max(each_high, each_high * (1 + EXPLOSION_DEPTH))
     most = term.dice_at_worst()
-    fewest = 0 if term.pool or any(isinstance(m, Select) for m in term.modifiers) else term.count
+    fewest = 0 if any(isinstance(m, Select) for m in term.modifiers) else term.count
     total_low = each_low * (most if each_low < 0 else fewest)
     total_high = each_high * (most if each_high > 0 else fewest)
+    margin = term.margin
+    if margin is not None:  # Foundry's ms: the term's total less the target, or the reverse
+        above, t = margin
+        return (total_low - t, total_high - t) if above else (t - total_high, t - total_low)
     return total_low, total_high
 
 
