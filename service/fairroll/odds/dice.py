@@ -48,6 +48,7 @@ from fairroll.rules.dice.model import (
     Crit,
     Explode,
     Group,
+    Match,
     Modifier,
     Reroll,
     Select,
@@ -131,6 +132,12 @@ def _node(node: Node, work: Work) -> Dist:
     if kind == "group":
         return _group(node, work)
     parts = [_node(p, work) for p in node.parts]
+    if kind in ("max", "min"):
+        pick = max if kind == "max" else min
+        result = parts[0]
+        for part in parts[1:]:
+            result = _pairs(result, part, pick, work)
+        return result
     if kind in _UNARY:
         total, weights = parts[0]
         return total, _mapped(weights, _UNARY[kind])
@@ -204,6 +211,8 @@ def _binary(node: Node) -> Callable[[Any, Any], Any]:
         return lambda x, y: Fraction(x) % y
     if kind == "rem":
         return lambda x, y: x - y * math.trunc(Fraction(x) / y)
+    if kind == "pow":
+        return lambda x, y: Fraction(x) ** int(y)
     compare = _COMPARE[node.op]
     return lambda x, y: int(compare(x, y))
 
@@ -288,6 +297,10 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
     refuse = _Refusal(term)
     for m in term.modifiers:
         if isinstance(m, Crit | Sort):
+            continue
+        if isinstance(m, Match):
+            if m.total:
+                raise refuse("counting matches")
             continue
         if isinstance(m, Reroll | Select) and m.also:
             raise refuse("an avrae operator with several selectors")
@@ -511,10 +524,14 @@ def _group(node: Node, work: Work) -> Dist:
         test = how.count.test
         sign = -1 if how.count.kind == "failure" else 1
         result: Dist = (1, {0: 1})
+        failure = how.failure.test if how.failure is not None else None
         for total, weights in members:
             hit = sum(w for v, w in weights.items() if test(v))
-            bernoulli = {0: total - hit, sign: hit} if hit else {0: total}
-            result = _convolve(result, (total, {v: w for v, w in bernoulli.items() if w}), work)
+            miss = sum(w for v, w in weights.items() if failure and not test(v) and failure(v))
+            each: Weights = {0: total - hit - miss}
+            each[sign] = each.get(sign, 0) + hit
+            each[-1] = each.get(-1, 0) + miss
+            result = _convolve(result, (total, {v: w for v, w in each.items() if w}), work)
         return result
     if how.select is None:
         result = (1, {0: 1})

@@ -24,12 +24,14 @@ from fairroll.rules.dice.model import (
     DiceTerm,
     Explode,
     Group,
+    Match,
     Modifier,
     Node,
     Reroll,
     Select,
     Sort,
     Test,
+    node_bounds,
 )
 
 __all__ = ["AVRAE_PERCENT", "Builder", "Parsed"]
@@ -39,7 +41,7 @@ AVRAE_PERCENT = "avrae's d% is a tens die (0 to 90); write d100, or another dial
 
 
 Parsed = lark.Tree[lark.Token] | lark.Token
-_OPERATIONS = {"add", "sub", "mul", "div", "idiv", "mod", "rem", "neg"}
+_OPERATIONS = {"add", "sub", "mul", "div", "idiv", "mod", "rem", "pow", "neg"}
 
 
 def _token(part: Parsed) -> str:
@@ -95,6 +97,10 @@ class Builder:
                 parts=tuple(self.build(c) for c in children),
                 offset=at,
             )
+        if kind == "extreme":  # Foundry's max(a, b, ...) and min(...), JavaScript's Math
+            name = _token(children[0]).lower()
+            parts = tuple(self.build(c) for c in children[1:])
+            return Node(kind=name, parts=parts, offset=at)  # type: ignore[arg-type]
         if kind == "func":
             name = _token(children[0]).lower()
             return Node(kind=name, parts=(self.build(children[1]),), offset=at)  # type: ignore[arg-type]
@@ -126,6 +132,7 @@ class Builder:
             raise error(at, "an empty group has nothing to roll")
         select: Select | None = None
         count: Count | None = None
+        failure: Count | None = None
         for op in ops:
             where = op.meta.start_pos
             kind, made = self._group_modifier(op, len(parts), where)
@@ -133,12 +140,16 @@ class Builder:
                 if select is not None:
                     raise error(where, "a group takes one keep or drop")
                 select = made  # type: ignore[assignment]
+            elif self.dialect == "roll20" and isinstance(made, Count) and made.kind == "failure":
+                if failure is not None:
+                    raise error(where, "a group takes one f")
+                failure = made
             else:
-                if count is not None and not (
-                    self.dialect == "roll20" and isinstance(made, Count) and made.kind == "failure"
-                ):
+                if count is not None:
                     raise error(where, "a group counts one way")
                 count = made  # type: ignore[assignment]
+        if failure is not None and count is None:
+            raise error(at, "f counts failures against a target (>N)")
         of_dice = self.dialect == "roll20" and len(parts) == 1 and select is not None
         if select is not None and not of_dice:
             _check_select(select, len(parts), where=at, what="sub-rolls")
@@ -150,7 +161,7 @@ class Builder:
         return Node(
             kind="group",
             parts=parts,
-            how=Group(select=select, count=count, of_dice=of_dice),
+            how=Group(select=select, count=count, of_dice=of_dice, failure=failure),
             offset=at,
         )
 
@@ -215,7 +226,9 @@ class Builder:
     ) -> tuple[str, Select | Count]:
         kind = str(op.data)
         if kind == "keep":
-            return "select", _keep_of(op, self.dialect, members, at)
+            # Roll20's group of one sub-roll keeps among its dice: checked once they are known.
+            of_dice = self.dialect == "roll20" and members == 1
+            return "select", _keep_of(op, self.dialect, DICE_PER_TERM if of_dice else members, at)
         if kind == "op":  # avrae k/p on a set
             made = self._avrae_op(op, at, set_op=True)
             if not isinstance(made, Select):
@@ -246,10 +259,13 @@ class Builder:
         if written_count and not _token(first).isdigit():
             raise error(start, f"a term rolls a whole number of dice, not {_token(first)}")
         count = int(_token(children.pop(0))) if written_count else 1
+        if isinstance(first, lark.Tree):  # Foundry's (1+1)d6: the count worked out first
+            count = self._worked_count(_tree(children.pop(0)), start)
         if isinstance(children[0], lark.Token) and children[0].type == "D":
             children.pop(0)
         written = children.pop(0)
         fate, sides = _sides(_token(written))
+        coin = _token(written).lower() == "c"
         if self.dialect == "avrae" and _token(written) == "%":
             raise error(_start(written, start), AVRAE_PERCENT)
         least = 0 if self.dialect == "avrae" else 1  # d20 rolls 0d6 as 0
@@ -257,7 +273,7 @@ class Builder:
             raise error(start, f"a term rolls {least} to {DICE_PER_TERM} dice, not {count}")
         if not 1 <= sides <= MAX_SIDES:
             raise error(_start(written, start), f"a die has 1 to {MAX_SIDES} sides, not {sides}")
-        faces = range(-1, 2) if fate else range(1, sides + 1)
+        faces = range(2) if coin else range(-1, 2) if fate else range(1, sides + 1)
         made: list[tuple[int, Modifier]] = []
         for part in children:
             modifier = _tree(part)
@@ -278,7 +294,20 @@ class Builder:
             modifiers=modifiers,
             pool=self.dialect != "roll20",
             dialect=self.dialect,
+            coin=coin,
         )
+
+    def _worked_count(self, tree: lark.Tree[lark.Token], start: int) -> int:
+        """Foundry works out a parenthesis before the ``d``: without dice in it here,
+        so the number of dice is known before any is rolled."""
+        terms = len(self.terms)
+        node = self.build(tree)
+        low, high = node_bounds(node)
+        if len(self.terms) != terms:
+            raise error(start, "a number of dice that is itself rolled is not taken; roll it apart")
+        if low != high or low.denominator != 1:
+            raise error(start, f"a term rolls a whole number of dice, not {float(low):g}")
+        return int(low)
 
     def _modifier(
         self, modifier: lark.Tree[lark.Token], faces: range, text: str, at: int, count: int
@@ -317,6 +346,12 @@ class Builder:
             return Crit(success=ranged) if kind == "crit_success" else Crit(failure=ranged)
         if kind == "sort":
             return Sort(descending=_token(children[0]).lower() == "sd")
+        if kind == "match":
+            word = _token(children[0]).lower()
+            rest = [_token(c) for c in children[1:]]
+            n = int(rest.pop(0)) if rest and rest[0].isdigit() and len(rest) != 2 else 2
+            among = _roll20_condition(rest[0], int(rest[1])) if len(rest) == 2 else None
+            return Match(total=word == "mt", n=max(n, 1), test=among)
         if kind == "clamp":
             word, value = _token(children[0]).lower(), int(_token(children[1]))
             return Clamp(low=value) if word == "min" else Clamp(high=value)
@@ -400,9 +435,11 @@ def _terms_of(node: Node) -> list[DiceTerm]:
 
 
 def _sides(written: str) -> tuple[bool, int]:
-    """``F`` is a Fate die (drawn as a d3), ``%`` a d100."""
+    """``F`` is a Fate die (drawn as a d3), ``%`` a d100, Foundry's ``c`` a coin (a d2)."""
     if written.lower() == "f":
         return True, 3
+    if written.lower() == "c":
+        return False, 2
     return False, 100 if written == "%" else int(written)
 
 
@@ -437,7 +474,8 @@ def _check_select(select: Select, count: int, *, where: int, what: str, written:
 
 
 def _check_stops(modifier: Modifier, faces: range, text: str, at: int) -> None:
-    """An explosion or a reroll must match some face, and (but once) not every face."""
+    """An explosion or a reroll that matches every face would never stop (but once).
+    One that matches no face is rolled, as each VTT rolls it (``5d6!!>8``)."""
     if isinstance(modifier, Explode):
         verb, once = "explodes", modifier.mode == "once"
     elif isinstance(modifier, Reroll) and modifier.rank is None:
@@ -446,8 +484,6 @@ def _check_stops(modifier: Modifier, faces: range, text: str, at: int) -> None:
         return
     matching = sum(1 for v in faces if modifier.test(v))
     die = f"d{'F' if faces[0] < 0 else faces[-1]}"
-    if not matching:
-        raise error(at, f"{text} {verb} on no face of a {die}")
     if matching == len(faces) and not once:
         raise error(at, f"{text} {verb} on every face of a {die}, so it never stops")
 
@@ -484,6 +520,7 @@ _ROLL20_KINDS: dict[type, str] = {
     Select: "keep",
     Crit: "critical",
     Sort: "sort",
+    Match: "match",
 }
 
 
@@ -527,21 +564,14 @@ def _roll20_modifiers(
         out.append(explode[1])
     keep = others.get("keep")
     if keep is not None:
-        adds = explode is not None and (
-            isinstance(explode[1], Explode) and explode[1].mode != "compound"
-        )
-        if adds:
-            raise error(
-                start,
-                f"{text}: keeping or dropping exploded dice is not accepted "
-                "(the pool's size would vary)",
-            )
-        out.append(keep[1])
+        out.append(keep[1])  # among every die, the exploded ones included (4d6!k3)
     out.extend(others[k][1] for k in ("count success", "count failure") if k in others)
     if "count failure" in others and "count success" not in others:
         raise error(others["count failure"][0], f"{text}: f counts failures against a target (>N)")
     if crit_success is not None or crit_failure is not None:
         out.append(Crit(success=crit_success, failure=crit_failure))
+    if "match" in others:
+        out.append(others["match"][1])
     if "sort" in others:
         out.append(others["sort"][1])
     return tuple(out)

@@ -260,6 +260,7 @@ def _check(builder: Builder, node: Node) -> None:
             f"{MAX_ROLLED_DICE} may be rolled",
         )
     _check_divisors(node)
+    _check_powers(node)
     low, high = node_bounds(node)
     if max(abs(low), abs(high)) > MAX_TOTAL:
         far = high if abs(high) > abs(low) else low
@@ -268,6 +269,29 @@ def _check(builder: Builder, node: Node) -> None:
 
 def _said(value: Fraction) -> str:
     return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+
+
+def _check_powers(node: Node) -> None:
+    """Roll20's ``**`` is taken with a whole exponent of at least 0 (a root or a negative
+    power has no exact value to record)."""
+    for part in node.parts:
+        _check_powers(part)
+    if node.kind == "pow":
+        exponent = node.parts[1]
+        low, _ = node_bounds(exponent)
+        if low < 0 or not _whole(exponent):
+            raise error(
+                exponent.offset,
+                "an exponent here is a whole number of at least 0 (no roots or negative powers)",
+            )
+
+
+def _whole(node: Node) -> bool:
+    if node.kind == "const":
+        return node.fraction is None
+    if node.kind in ("div", "rem", "mod"):
+        return False
+    return all(_whole(p) for p in node.parts)
 
 
 def _check_divisors(node: Node) -> None:

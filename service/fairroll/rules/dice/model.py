@@ -27,6 +27,7 @@ __all__ = [
     "DiceTerm",
     "Explode",
     "Group",
+    "Match",
     "Modifier",
     "Node",
     "ParsedFormula",
@@ -171,13 +172,24 @@ class Crit:
 
 
 @dataclass(frozen=True, slots=True)
+class Match:
+    """Roll20's ``m``/``mt``: dice of one face, at least ``n`` of them (and meeting
+    ``test``), are a match; ``total`` (``mt``): the term is how many matches it rolled,
+    not its sum (``m`` changes no total)."""
+
+    total: bool
+    n: int = 2
+    test: Test | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Sort:
     """Roll20's ``s``/``sa``/``sd``: the dice are shown in order; the total is unchanged."""
 
     descending: bool = False
 
 
-Modifier = Reroll | Explode | Clamp | Select | Count | Crit | Sort
+Modifier = Reroll | Explode | Clamp | Select | Count | Crit | Sort | Match
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +207,20 @@ class DiceTerm:
     modifiers: tuple[Modifier, ...] = ()
     pool: bool = False
     dialect: Dialect = "roll20"
+    #: Foundry's coin ``dc``: a d2 read as 0 (tails) or 1 (heads).
+    coin: bool = False
 
     @property
     def faces(self) -> range:
         """The faces a die of this term shows."""
+        if self.coin:
+            return range(2)
         return range(-1, 2) if self.fate else range(1, self.sides + 1)
+
+    @property
+    def shift(self) -> int:
+        """What is added to a die's face as drawn (1..sides) to give what it shows."""
+        return -1 if self.coin else -2 if self.fate else 0
 
     @property
     def group(self) -> str:
@@ -249,7 +270,10 @@ class DiceTerm:
     @property
     def counts(self) -> bool:
         """Whether the term's value is a count of dice rather than their sum."""
-        return any(isinstance(m, Count) and m.kind != "margin" for m in self.modifiers)
+        return any(
+            (isinstance(m, Count) and m.kind != "margin") or (isinstance(m, Match) and m.total)
+            for m in self.modifiers
+        )
 
     @property
     def margin(self) -> tuple[bool, int] | None:
@@ -305,6 +329,9 @@ class Group:
     of_dice: bool = False
     #: avrae's further set operators (``kh2pl1``), each over the members still kept.
     then: tuple[Select, ...] = ()
+    #: Roll20's failures (``{3d6, 3d6}>10f<5``): each sub-roll that meets it takes one
+    #: success away, as on dice.
+    failure: Count | None = None
 
 
 NodeKind = Literal[
@@ -317,11 +344,14 @@ NodeKind = Literal[
     "idiv",
     "mod",
     "rem",
+    "pow",
     "neg",
     "floor",
     "ceil",
     "round",
     "abs",
+    "max",
+    "min",
     "compare",
     "group",
 ]
@@ -407,11 +437,16 @@ def node_bounds(node: Node) -> tuple[Fraction, Fraction]:
         return Fraction(0), max(-a, b)
     if kind == "compare":
         return Fraction(0), Fraction(1)
+    if kind in ("max", "min"):
+        pick = max if kind == "max" else min
+        return pick(p[0] for p in parts), pick(p[1] for p in parts)
     (a, b), (c, d) = parts
     if kind == "add":
         return a + c, b + d
     if kind == "sub":
         return a - d, b - c
+    if kind == "pow":
+        return _power_bounds(a, b, c, d)
     if kind in ("mod", "rem"):
         limit = max(abs(c), abs(d))
         return -limit, limit
@@ -427,11 +462,26 @@ def node_bounds(node: Node) -> tuple[Fraction, Fraction]:
     return min(corners), max(corners)
 
 
+def _power_bounds(a: Fraction, b: Fraction, c: Fraction, d: Fraction) -> tuple[Fraction, Fraction]:
+    """Roll20's ``**`` with a whole exponent from ``c`` to ``d`` (at least 0): the
+    extremes are among the ends' powers (and 0 or 1 where the base crosses them)."""
+    if max(abs(a), abs(b)) > 1 and d > 64:  # far past the magnitude limit: say so cheaply
+        return -Fraction(2**64), Fraction(2**64)
+    bases = {a, b} | ({Fraction(0), Fraction(1), Fraction(-1)} & _spanned(a, b))
+    powers = [x ** int(e) for x in bases for e in {c, d, c + 1, d - 1} if c <= e <= d]
+    return min(powers), max(powers)
+
+
+def _spanned(a: Fraction, b: Fraction) -> set[Fraction]:
+    return {Fraction(v) for v in (-1, 0, 1) if a <= v <= b}
+
+
 def _group_bounds(node: Node, parts: list[tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
     how = node.how or Group()
     if how.count is not None:
         most = Fraction(len(parts))
-        return (-most, most) if how.count.kind == "failure" else (Fraction(0), most)
+        failing = how.count.kind == "failure" or how.failure is not None
+        return (-most, most) if failing else (Fraction(0), most)
     if how.select is None or how.of_dice:
         return sum((p[0] for p in parts), Fraction(0)), sum((p[1] for p in parts), Fraction(0))
     if how.then or how.select.also or how.select.how == "test":
@@ -446,8 +496,10 @@ def _group_bounds(node: Node, parts: list[tuple[Fraction, Fraction]]) -> tuple[F
 
 def term_bounds(term: DiceTerm) -> tuple[int, int]:
     """The least and the most a term can be."""
+    if any(isinstance(m, Match) and m.total for m in term.modifiers):
+        return 0, term.dice_at_worst() // 2
     plain = not term.pool and all(
-        isinstance(m, Reroll | Select | Crit | Sort)
+        isinstance(m, Reroll | Select | Crit | Sort | Match)
         or (isinstance(m, Explode) and m.mode == "add")
         or (isinstance(m, Count) and m.kind == "success")
         for m in term.modifiers

@@ -30,6 +30,7 @@ from fairroll.rules.dice.model import (
     DiceTerm,
     Explode,
     Group,
+    Match,
     Node,
     ParsedFormula,
     Reroll,
@@ -77,7 +78,7 @@ def js_round(value: Fraction) -> int:
 
 
 def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
-    group, sides, offset = term.group, term.sides, -2 if term.fate else 0
+    group, sides, offset = term.group, term.sides, term.shift
     reroll = next((m for m in term.modifiers if isinstance(m, Reroll)), None)
     explode = next((m for m in term.modifiers if isinstance(m, Explode)), None)
     select = next((m for m in term.modifiers if isinstance(m, Select)), None)
@@ -132,7 +133,7 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
             if index not in chosen:
                 for i in (*chain, index):
                     rolled[i] = msgspec.structs.replace(rolled[i], dropped=True)
-    successes = _roll20_count(counts, kept, rolled) if counts else None
+    successes = _roll20_successes(term, counts, kept, rolled)
     return TermOutcome(
         text=term.text,
         offset=term.offset,
@@ -142,6 +143,29 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         successes=successes,
         dice=tuple(rolled),
     )
+
+
+def _roll20_successes(
+    term: DiceTerm,
+    counts: list[Count],
+    kept: list[tuple[int, int, list[int]]],
+    rolled: list[RolledDie],
+) -> int | None:
+    """What a counting Roll20 term is worth: its successes, or its matches (``mt``)."""
+    successes = _roll20_count(counts, kept, rolled) if counts else None
+    match = next((m for m in term.modifiers if isinstance(m, Match)), None)
+    if match is not None and match.total:
+        return _matches(match, [worth for _, worth, _ in kept])
+    return successes
+
+
+def _matches(match: Match, values: list[int]) -> int:
+    """Roll20's matches: the faces shown by at least ``n`` of the dice that count."""
+    shown: dict[int, int] = {}
+    for v in values:
+        if match.test is None or match.test(v):
+            shown[v] = shown.get(v, 0) + 1
+    return sum(1 for n in shown.values() if n >= match.n)
 
 
 def _roll20_count(
@@ -217,7 +241,7 @@ class PoolDie:
 
 
 def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
-    group, sides, offset = term.group, term.sides, -2 if term.fate else 0
+    group, sides, offset = term.group, term.sides, term.shift
 
     def roll(depth: int = 0, rerolls: int = 0) -> PoolDie:
         return PoolDie(dice.roll(group, sides)[0] + offset, depth, rerolls)
@@ -488,6 +512,8 @@ def _evaluate(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutc
         return Fraction(js_round(values[0]))
     if kind == "abs":
         return abs(values[0])
+    if kind in ("max", "min"):
+        return max(values) if kind == "max" else min(values)
     a, b = values
     if kind == "add":
         return a + b
@@ -497,6 +523,8 @@ def _evaluate(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutc
         return a * b
     if kind == "compare":
         return Fraction(int(_compare(a, node.op or "=", b)))
+    if kind == "pow":  # Roll20's **, with a whole exponent of at least 0
+        return a ** int(b)
     if b == 0:  # refused at parse where it can happen; a guard, not a path
         raise RuleError("formula: division by zero", field="formula")
     if kind == "div":
@@ -607,6 +635,11 @@ def _group(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome
         successes = sum(1 for v, k in zip(values, kept, strict=True) if k and test(v))
         if how.count.kind == "failure":
             successes = -successes
+        failure = how.failure.test if how.failure is not None else None
+        if failure is not None:  # Roll20: a failing sub-roll takes a success away
+            successes -= sum(
+                1 for v, k in zip(values, kept, strict=True) if k and not test(v) and failure(v)
+            )
         total = Fraction(successes)
     else:
         total = sum((v for v, k in zip(values, kept, strict=True) if k), Fraction(0))
