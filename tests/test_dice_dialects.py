@@ -178,7 +178,6 @@ def test_the_entry_records_the_dialect_and_replays_it() -> None:
         ("(4d6r1)", "avrae", 4, "avrae rerolls with rr"),
         ("1d20cs", "foundry", 4, "needs a target"),
         ("1d6/(1d2-1)", "roll20", 5, "this divisor can be 0"),
-        ("d6x7", "foundry", 2, "explodes on no face"),
         ("d6rr<7", "foundry", 2, "never stops"),
         ("4d6rrh1", "avrae", 3, "would never stop"),
         ("6d10f1", "roll20", 4, "f counts failures against a target"),

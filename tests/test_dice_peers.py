@@ -438,7 +438,11 @@ def test_roll20_reads_as_rpg_dice_roller_on_the_faces_that_showed_a_misreading(
 
 @pytest.mark.parametrize(
     ("formula", "faces", "total"),
-    [("{3d6}>4f1", [1, 2, 3], 1), ("6d6mt", [3, 3, 5, 5, 5, 1], 2), ("6d6m", [3, 3, 5, 1, 2, 6], 20)],
+    [
+        ("{3d6}>4f1", [1, 2, 3], 1),
+        ("6d6mt", [3, 3, 5, 5, 5, 1], 2),
+        ("6d6m", [3, 3, 5, 1, 2, 6], 20),
+    ],
 )
 def test_roll20_forms_the_peer_does_not_have(formula: str, faces: list[int], total: int) -> None:
     """Roll20's group failures written ``f1`` and its matches (``m`` marks, ``mt`` counts the

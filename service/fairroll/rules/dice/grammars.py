@@ -32,6 +32,7 @@ from fairroll.rules.dice.limits import (
     MAX_ROLLED_DICE,
     MAX_TOTAL,
     error,
+    syntax_error,
 )
 from fairroll.rules.dice.model import Dialect, Node, ParsedFormula, node_bounds
 from fairroll.rules.errors import RuleError
@@ -200,18 +201,19 @@ def _read(text: str, dialect: Dialect) -> tuple[Any, str, str | None]:
         tree = _parser(dialect).parse(text)
     except lark.exceptions.UnexpectedCharacters as exc:
         at = exc.pos_in_stream or 0
-        raise _RefusedError(at, error(at, _not_here(text, at, dialect))) from None
+        raise _RefusedError(at, syntax_error(at, _not_here(text, at, dialect))) from None
     except lark.exceptions.UnexpectedEOF:
-        raise _RefusedError(len(text), error(len(text), _ends)) from None
+        raise _RefusedError(len(text), syntax_error(len(text), _ends)) from None
     except lark.exceptions.UnexpectedToken as exc:
         token = exc.token
         if token.type == "$END":
-            raise _RefusedError(len(text), error(len(text), _ends)) from None
+            raise _RefusedError(len(text), syntax_error(len(text), _ends)) from None
         at = token.start_pos or 0
         said = text[at] if token.type == "COMMENT" else str(token)  # avrae's comment
         message = f"{said!r} cannot come here (expected {_expected(exc.expected)})"
         hint = _hint(text, at, dialect)
-        raise _RefusedError(at, error(at, f"{message}; {hint}" if hint else message)) from None
+        said = f"{message}; {hint}" if hint else message
+        raise _RefusedError(at, syntax_error(at, said)) from None
     written = text.strip()
     label: str | None = None
     if isinstance(tree, lark.Tree) and tree.data == "start":

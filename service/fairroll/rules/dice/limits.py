@@ -16,7 +16,9 @@ __all__ = [
     "MAX_PARTS",
     "MAX_ROLLED_DICE",
     "MAX_TOTAL",
+    "FormulaSyntaxError",
     "error",
+    "syntax_error",
 ]
 
 #: The longest formula accepted, label included.
@@ -37,3 +39,15 @@ MAX_PARTS = 60
 def error(offset: int, message: str) -> RuleError:
     """A refusal of the formula, naming the offset of the character at fault."""
     return RuleError(f"formula, at offset {offset}: {message}", field="formula")
+
+
+class FormulaSyntaxError(RuleError):
+    """A formula that is not well formed in its dialect (``2d6+``): a typo, not a roll
+    the rules forbid. Its message says "syntax error" and names the offset."""
+
+
+def syntax_error(offset: int, message: str) -> FormulaSyntaxError:
+    """The refusal of a formula its dialect's grammar cannot read."""
+    return FormulaSyntaxError(
+        f"formula, at offset {offset}: syntax error: {message}", field="formula"
+    )
