@@ -235,8 +235,6 @@ def test_words_say_every_die_and_what_became_of_it() -> None:
         ("1d1001", 2, "1 to 1000 sides"),
         ("101d6", 0, f"1 to {DICE_PER_TERM} dice"),
         ("d6r<6", 2, "never stops"),
-        ("1d6kh2", 3, "keeps 1 to 1 of 1 dice"),
-        ("4d6dl4", 3, "drops 1 to 3 of 4 dice"),
         ("4d6kh2kl1", 6, "two keep modifiers"),
         ("100d6!r1", 0, f"at most {MAX_ROLLED_DICE} may be rolled"),
         ("60d6+50d6", 0, "at most 100 dice"),
@@ -484,7 +482,7 @@ def test_odds_refuse_what_the_roll_refuses() -> None:
     ("formula", "says"),
     [
         ("100d1000", f"it has 99901 different totals, 5.0 times the {MAX_OUTCOMES}"),
-        ("1d1000*1d1000", "it has 248083 different totals, 12.4 times"),
+        ("1d1000*1d1000", "it has more than 20001 different totals"),
         ("100d200", f"about 578 ms of work, 1.4 times the {WORK_BUDGET_MS} ms odds allow"),
         ("100d20kh60", f"times the {WORK_BUDGET_MS} ms odds allow"),
     ],

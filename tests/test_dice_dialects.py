@@ -332,6 +332,15 @@ def test_odds_of_new_forms_are_icepools() -> None:
     assert exact("floor(8d6/2)", "roll20") == _dist((8 @ d6).map(lambda v: v // 2))
     assert exact("1d20 >= 11", "avrae") == _dist(d20.map(lambda v: int(v >= 11)))
     assert exact("4d6k3", "avrae") == _dist(4 @ d6.map(lambda v: v if v == 3 else 0))
+    assert exact("4d6kh3min3", "foundry") == _dist(
+        d6.map(lambda v: max(v, 3)).pool(4).highest(3).sum()
+    )
+    assert exact("4d6kh3mi3", "avrae") == _dist(
+        d6.map(lambda v: max(v, 3)).pool(4).highest(3).sum()
+    )
+    assert exact("20d10!!", "roll20") == _dist(20 @ d10.explode(depth=10))
+    assert exact("2d20ms>=15", "foundry") == _dist((2 @ d20).map(lambda v: v - 15))
+    assert exact("0.57*100 + 1d4", "avrae") == _dist(icepool.d4.map(lambda v: v + 56))
     compound = d6.explode(depth=10)  # one die and its chain, summed: Roll20's !!
     assert exact("3d6!!", "roll20") == _dist(3 @ compound)
     assert exact("4d6!!kh2", "roll20") == _dist(compound.pool(4).highest(2).sum())

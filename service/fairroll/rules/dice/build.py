@@ -467,10 +467,12 @@ def _check_select(select: Select, count: int, *, where: int, what: str, written:
     said = written or f"{'k' if select.keep else 'd'}{select.how}{select.n}"
     if select.how == "test":
         return
-    if select.keep and not 1 <= select.n <= count:
-        raise error(where, f"{said} keeps 1 to {count} of {count} {what}")
-    if not select.keep and not 1 <= select.n < count:
-        raise error(where, f"{said} drops 1 to {count - 1} of {count} {what}")
+    # Keeping more than there are keeps them all, dropping as many drops them all (the
+    # VTTs roll both: a pool its explosions grow may have more); none is a typo.
+    del count
+    if select.n < 1:
+        verb = "keeps" if select.keep else "drops"
+        raise error(where, f"{said} {verb} no {what}: write at least 1")
 
 
 def _check_stops(modifier: Modifier, faces: range, text: str, at: int) -> None:

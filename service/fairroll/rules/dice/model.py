@@ -488,7 +488,7 @@ def _group_bounds(node: Node, parts: list[tuple[Fraction, Fraction]]) -> tuple[F
         # Any subset of the members may stand.
         low = sum((min(p[0], Fraction(0)) for p in parts), Fraction(0))
         return low, sum((max(p[1], Fraction(0)) for p in parts), Fraction(0))
-    n = how.select.n if how.select.keep else len(parts) - how.select.n
+    n = max(0, how.select.n if how.select.keep else len(parts) - how.select.n)
     lows = sorted(p[0] for p in parts)[:n]
     highs = sorted((p[1] for p in parts), reverse=True)[:n]
     return sum(lows, Fraction(0)), sum(highs, Fraction(0))
@@ -527,6 +527,8 @@ def term_bounds(term: DiceTerm) -> tuple[int, int]:
         each_low = min(each_low, each_low * (1 + EXPLOSION_DEPTH))
         each_high = max(each_high, each_high * (1 + EXPLOSION_DEPTH))
     most = term.dice_at_worst()
+    if explode is not None and explode.mode == "compound" and not term.pool:
+        most = term.count  # a compounded chain stands as one die
     fewest = 0 if any(isinstance(m, Select) for m in term.modifiers) else term.count
     total_low = each_low * (most if each_low < 0 else fewest)
     total_high = each_high * (most if each_high > 0 else fewest)
@@ -547,7 +549,7 @@ def _clamped(value: int, clamp: Clamp) -> int:
 
 def _plain_bounds(term: DiceTerm) -> tuple[int, int]:
     """fairroll's first reading: rerolls, explosions that add dice, keep, successes."""
-    kept = term.keep_count if term.keep else term.count
+    kept = min(term.count, max(0, term.keep_count)) if term.keep else term.count
     explode = term.explode
     if term.success is not None:
         return 0, kept * (1 + (EXPLOSION_DEPTH if explode else 0))
@@ -555,6 +557,8 @@ def _plain_bounds(term: DiceTerm) -> tuple[int, int]:
     if explode is None:
         return kept * faces[0], kept * faces[-1]
     exploding = [v for v in faces if explode(v)]
+    if not exploding:  # an explosion on no face (5d6!!>8) never explodes
+        return kept * faces[0], kept * faces[-1]
     stopping = [v for v in faces if not explode(v)] or list(faces)
     lows, highs = [], []
     for n in range(EXPLOSION_DEPTH + 1):

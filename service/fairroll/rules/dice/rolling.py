@@ -124,7 +124,7 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
     kept = standing
     if select is not None:
         high = select.how == "h"
-        n = select.n if select.keep else len(standing) - select.n
+        n = max(0, select.n if select.keep else len(standing) - select.n)
         keep_high = high if select.keep else not high
         order = sorted(standing, key=lambda s: (-s[1] if keep_high else s[1], s[0]))
         chosen = {s[0] for s in order[:n]}
@@ -620,7 +620,7 @@ def _group(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome
                 range(len(values)),
                 key=lambda i: (-values[i] if select.how == "h" else values[i], i),
             )
-            n = select.n if select.keep else len(values) - select.n
+            n = max(0, select.n if select.keep else len(values) - select.n)
             if not select.keep:
                 # drop the n best (dh) or worst (dl): keep the others
                 order = sorted(
@@ -671,7 +671,7 @@ def _keep_group_dice(inner: Node, select: Select | None, rolled: dict[int, TermO
             if not (die.rerolled or die.dropped):
                 standing.append((die.value, t, i))
     high = select.how == "h"
-    n = select.n if select.keep else len(standing) - select.n
+    n = max(0, select.n if select.keep else len(standing) - select.n)
     keep_high = high if select.keep else not high
     order = sorted(
         range(len(standing)), key=lambda k: (-standing[k][0] if keep_high else standing[k][0], k)
