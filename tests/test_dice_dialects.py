@@ -404,3 +404,26 @@ def test_every_row_of_the_docs_table() -> None:
     assert len(rows) == len(TABLE)
     for formula, dialect, faces, total in rows:
         assert roll(formula, dialect, **faces).total == total, (formula, dialect)  # type: ignore[arg-type]
+
+
+def foundry_rows() -> list[tuple[str, dict[str, list[int]], float]]:
+    text = DOCS.read_text()
+    table = text.split("<!-- foundry-table -->", 1)[1].split("<!-- /foundry-table -->", 1)[0]
+    rows = []
+    for line in table.strip().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        faces: dict[str, list[int]] = {}
+        for group in re.findall(r"(d\w+): ([-0-9 ]+)", cells[2]):
+            faces[group[0]] = [int(v) for v in group[1].split()]
+        rows.append((cells[0].strip("`"), faces, float(cells[3])))
+    return rows
+
+
+def test_every_row_of_the_foundry_table() -> None:
+    """Each of Foundry's modifiers, as its ``Die`` code applies them (the docs' table,
+    one row per rule), rolled on the faces the row shows: every face used, the total
+    the row gives."""
+    rows = foundry_rows()
+    assert len(rows) >= 25
+    for formula, faces, total in rows:
+        assert roll(formula, "foundry", **faces).total == total, formula
