@@ -358,6 +358,16 @@ NEW_FORMS_AGAINST_ICEPOOL = [
     ("{1d20, 1d20, 1d20}kh2", "foundry", "icepool.Pool([icepool.d20] * 3).highest(2).sum()"),
     ("floor(20d6/2)", "roll20", "(20 @ icepool.d6).map(lambda v: v // 2)"),
     ("(3d6, 3d6, 3d6, 3d6)kh1", "avrae", "icepool.Pool([3 @ icepool.d6] * 4).highest(1).sum()"),
+    ("4d6kh3min3", "foundry", "icepool.d6.map(lambda v: max(v, 3)).pool(4).highest(3).sum()"),
+    ("20d10!!", "roll20", "20 @ icepool.d10.explode(depth=10)"),
+    ("2d20ms>=15", "foundry", "(2 @ icepool.d20).map(lambda v: v - 15)"),
+    ("100d10min3", "foundry", "100 @ icepool.d10.map(lambda v: max(v, 3))"),
+    (
+        "100d6kh3min3",
+        "foundry",
+        "icepool.d6.map(lambda v: max(v, 3)).pool(100).highest(3).sum()",
+    ),
+    ("100d20kh50", "avrae", "icepool.d20.pool(100).highest(50).sum()"),
 ]
 
 
