@@ -367,7 +367,7 @@ NEW_FORMS_AGAINST_ICEPOOL = [
         "foundry",
         "icepool.d6.map(lambda v: max(v, 3)).pool(100).highest(3).sum()",
     ),
-    ("100d20kh50", "avrae", "icepool.d20.pool(100).highest(50).sum()"),
+    ("100d6kh50", "avrae", "icepool.d6.pool(100).highest(50).sum()"),
 ]
 
 
