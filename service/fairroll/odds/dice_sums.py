@@ -33,11 +33,11 @@ __all__ = [
 ]
 
 #: The most different totals an odds answer (or any part of it) may have: enough for
-#: ``10d20*10d20`` and ``3d1000``, and an answer stays a few hundred kilobytes.
+#: ``10d20*10d20`` and ``3d1000``, and an answer stays small enough to send whole.
 MAX_OUTCOMES = 20_001
 #: The estimated work one formula's odds may take, in milliseconds of this engine's pace
-#: on the reference machine (2 cores, CPython 3.11), in a calculation worker, never on
-#: the event loop. Enough for every formula icepool answers cold in well under a second
+#: on the reference machine (docs/rules/dice.md, "Odds", says which and measures it), in
+#: a calculation worker, never on the event loop. Enough for every formula icepool answers cold in well under a second
 #: (docs/rules/dice.md, "Odds"), each in less time than icepool takes.
 WORK_BUDGET_MS = 400
 
