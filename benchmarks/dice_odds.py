@@ -152,8 +152,14 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="cold runs of each new form (the best is printed)"
     )
+    parser.add_argument(
+        "--new-forms-only", action="store_true", help="time only the dialects' forms"
+    )
     args = parser.parse_args()
     ODDS(Formula(formula="1d6"))  # build the parser once
+    if args.new_forms_only:
+        new_forms(args.repeat)
+        return
 
     print("formulas at the limits (best of 3):")
     for formula in AT_THE_LIMITS:
@@ -190,13 +196,17 @@ def main() -> None:
             f"{theirs / ours:6.1f}x"
         )
 
+    new_forms(args.repeat)
+
+
+def new_forms(repeat: int) -> None:
     print(
         f"\nthe dialects' new forms against icepool (each cold, in a fresh process, best of "
-        f"{args.repeat}):"
+        f"{repeat}):"
     )
     for formula, dialect, built in NEW_FORMS_AGAINST_ICEPOOL:
-        ours = min(fairroll_cold(formula, dialect) for _ in range(args.repeat))
-        theirs = min(icepool_built_cold(built) for _ in range(args.repeat))
+        ours = min(fairroll_cold(formula, dialect) for _ in range(repeat))
+        theirs = min(icepool_built_cold(built) for _ in range(repeat))
         print(
             f"  {formula:24} {dialect:8} fairroll {ours:7.2f} ms, icepool {theirs:8.2f} ms, "
             f"{theirs / ours:6.1f}x"

@@ -185,10 +185,16 @@ def _serve(command: list[str]) -> Iterator[subprocess.Popen[str]]:
         peer.wait(timeout=30)
 
 
-def ask(peer: subprocess.Popen[str], formula: str, faces: list[int]) -> dict[str, Any]:
+def ask_any(peer: subprocess.Popen[str], formula: str, faces: list[int]) -> dict[str, Any]:
+    """The peer's answer, a refusal included (``error``)."""
     assert peer.stdin is not None and peer.stdout is not None
     peer.stdin.write(json.dumps({"formula": formula, "faces": faces}) + "\n")
     answer: dict[str, Any] = json.loads(peer.stdout.readline())
+    return answer
+
+
+def ask(peer: subprocess.Popen[str], formula: str, faces: list[int]) -> dict[str, Any]:
+    answer = ask_any(peer, formula, faces)
     assert "error" not in answer, (formula, answer)
     return answer
 
@@ -346,3 +352,106 @@ def test_the_corpus_rolls_every_kind_of_mark(dialect: str, corpus: list[str]) ->
     if dialect == "roll20":
         wanted += ["success", "failure", "compounded"]
     assert all(seen[mark] >= 10 for mark in wanted), seen
+
+
+# --- Each misreading once found, on the faces that showed it, fed to the peer as well ---------
+
+
+class _Faces:
+    """Faces handed out in the order they are asked for, whatever the die (as the peers'
+    rigged sources hand them): the faces that showed a misreading, replayed as found."""
+
+    def __init__(self, faces: list[int]) -> None:
+        self.faces = list(faces)
+        self.rolled: list[int] = []
+
+    @property
+    def dice(self) -> tuple[()]:
+        return ()
+
+    def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
+        out = tuple(self.faces.pop(0) for _ in range(count))
+        self.rolled += out
+        return out
+
+
+def on_faces(formula: str, dialect: str, faces: list[int]) -> FormulaOutcome:
+    source = _Faces(faces)
+    outcome = resolve_formula(Formula(formula=formula, dialect=dialect), source)  # type: ignore[arg-type]
+    assert source.faces == [], (formula, "faces left over")
+    return outcome
+
+
+#: avrae misreadings (formula, faces in the order d20 rolls them, d20's total).
+AVRAE_READINGS = [
+    ("4d6kh1kl1", [2, 5, 1, 6], 7),  # one operator with both selectors, as d20 joins them
+    ("4d6k1k2", [1, 2, 3, 6], 3),
+    ("2d6k>5kl1", [6, 2], 8),
+    ("3d6rah2rah2", [6, 5, 1, 3], 15),
+    ("4d6rr1rr2", [1, 5, 2, 6, 3, 4], 18),
+    ("(3d6, 3d6, 3d6)k>10", [1, 2, 3, 6, 6, 6, 6, 1, 6], 31),  # a set selects by value
+    ("(1d20, 1d20)k>10", [17, 10], 17),
+    ("(1d20, 1d20, 1d20)p<5", [3, 12, 4], 12),
+    ("(4d6)kh3", [6, 1, 5, 1], 12),  # a parenthesis's operators act on the dice inside
+    ("(4d6kh3)kh1", [1, 2, 3, 1], 3),
+    ("4d6 kh3", [6, 1, 5, 1], 13),  # the formula ends at the space: the rest is a comment
+    ("(1d20, 1d20)kh1kl1", [4, 16], 20),
+    ("(1d6, 1d8, 1d10)kh2pl1", [3, 4, 5], 5),
+    ("2d6 (fire)", [3, 4], 7),
+    ("4d6kh3 # Str", [6, 1, 5, 1], 12),
+    ("1D20", [], 1),  # 1, and the comment "D20"
+    ("0d6", [], 0),
+    ("1d6/1d6", [3, 4], 0),
+    ("0.57*100", [], 56),  # Python's floats: 56.99999999999999
+    ("1d20+5 adv", [10], 15),  # adv is the bot's option, not d20's: a comment here
+    ("1d20 * 1.5", [7], 10),
+]
+
+
+@pytest.mark.parametrize(("formula", "faces", "total"), AVRAE_READINGS)
+def test_avrae_reads_as_d20_on_the_faces_that_showed_a_misreading(
+    d20: subprocess.Popen[str], formula: str, faces: list[int], total: int
+) -> None:
+    outcome = on_faces(formula, "avrae", faces)
+    answer = ask(d20, formula, faces)
+    assert (outcome.total, answer["total"]) == (total, total)
+    assert answer["left"] == 0
+    assert answer["terms"] == d20_marks(outcome)
+
+
+#: Roll20 misreadings and refusals (formula, faces as fairroll rolls them, total).
+ROLL20_READINGS = [
+    ("{3d6, 3d6, 3d6}>10f<=5", [6, 3, 4, 1, 2, 1, 6, 2, 1], 0),  # failures take successes away
+    ("{4d6+3d8}k4", [6, 3, 4, 1, 2, 1, 6], 19),  # a group of one sub-roll keeps among its dice
+    ("4d6!k3", [6, 3, 4, 1, 2], 13),  # keep after an explosion: among every die
+    ("7%3+1d4", [2], 3),
+    ("2d6**2", [6, 3], 81),
+    ("5d6!!>8", [6, 3, 4, 1, 2], 16),  # explodes on no face of a d6: rolled, not refused
+]
+
+
+@pytest.mark.parametrize(("formula", "faces", "total"), ROLL20_READINGS)
+def test_roll20_reads_as_rpg_dice_roller_on_the_faces_that_showed_a_misreading(
+    rpg_dice_roller: subprocess.Popen[str], formula: str, faces: list[int], total: int
+) -> None:
+    outcome = on_faces(formula, "roll20", faces)
+    answer = ask(rpg_dice_roller, formula, rpg_order(outcome))
+    assert (outcome.total, answer["total"]) == (total, total)
+    assert answer["left"] == 0
+    if answer["terms"]:  # a group's dice are not listed by the peer's terms
+        assert peer_marks(answer) == rpg_marks(outcome)
+
+
+@pytest.mark.parametrize(
+    ("formula", "faces", "total"),
+    [
+        ("{3d6}>4f1", [1, 2, 3], 1),
+        ("6d6mt", [3, 3, 5, 5, 5, 1], 2),
+        ("6d6m", [3, 3, 5, 1, 2, 6], 20),
+    ],
+)
+def test_roll20_forms_the_peer_does_not_have(formula: str, faces: list[int], total: int) -> None:
+    """Roll20's group failures written ``f1`` and its matches (``m`` marks, ``mt`` counts the
+    faces shown twice or more): rpg-dice-roller has neither, so the Dice Reference's words
+    are the judge."""
+    assert on_faces(formula, "roll20", faces).total == total

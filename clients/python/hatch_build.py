@@ -84,6 +84,10 @@ def vendored(service: Path) -> dict[str, str]:
         files[relative] = _IMPORT.sub(rf"\1{PREFIX}", path.read_text(encoding="utf-8"))
         for depth in range(1, len(parts)):
             files.setdefault("/".join(parts[:depth]) + "/__init__.py", "")
+        # A module's grammars (the dice dialects' ``.lark`` files) are read beside it.
+        folder = "/".join(parts[:-1] if path.name != "__init__.py" else parts)
+        for grammar in sorted(path.parent.glob("*.lark")):
+            files[f"{folder}/{grammar.name}".lstrip("/")] = grammar.read_text(encoding="utf-8")
     return files
 
 

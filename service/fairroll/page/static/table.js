@@ -239,9 +239,9 @@ function drawFaces() {
   drawCharts(panel, sizes.map((sides) => {
     const counts = faceCounts.get(sides);
     const total = counts.reduce((s, c) => s + c, 0);
-    const name = sides === 2 ? "coins" : `d${sides}`;
+    // One name for a die everywhere, as `fairroll verify` names it: a coin is a d2.
     return {
-      title: `${name}: ${total} ${sides === 2 ? "flips" : "dice"}; ${fitInWords(goodnessOfFit(counts))}`,
+      title: `d${sides}: ${total} ${total === 1 ? "die" : "dice"}; ${fitInWords(goodnessOfFit(counts))}`,
       bars: counts.map((count, i) => ({
         label: sides === 2 ? (i === 1 ? "heads" : "tails") : String(i + 1),
         exact: `${count}/${total}`,

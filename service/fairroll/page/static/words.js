@@ -12,7 +12,7 @@ export function describe(words) {
   return [words.asked, words.text];
 }
 
-/** A die as shown: coins as heads/tails, others as "face on dN". */
+/** A die as shown: a d2 as heads/tails, others as "face on dN". */
 export function dieInWords(die) {
   if (die.sides === 2) return die.face === 2 ? "heads" : "tails";
   return `${die.face} on a d${die.sides}`;

@@ -27,6 +27,7 @@ __all__ = [
     "DiceTerm",
     "Explode",
     "Group",
+    "Match",
     "Modifier",
     "Node",
     "ParsedFormula",
@@ -112,6 +113,9 @@ class Reroll:
     mode: Literal["until", "once", "add"] = "until"
     #: avrae's ``h``/``l`` selectors: the highest or lowest ``n`` dice, not a face.
     rank: tuple[Literal["h", "l"], int] | None = None
+    #: avrae's operator written again right after itself (``rr1rrh1``): one operator
+    #: whose selection is the union of every selector's, as d20 joins them.
+    also: tuple[Reroll, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,9 @@ class Select:
     how: Literal["h", "l", "test"]
     n: int = 0
     test: Test | None = None
+    #: avrae's ``k``/``p`` written again right after itself (``kh1kl1``): one operator
+    #: that keeps (drops) the union of every selector's dice, as d20 joins them.
+    also: tuple[Select, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,13 +172,24 @@ class Crit:
 
 
 @dataclass(frozen=True, slots=True)
+class Match:
+    """Roll20's ``m``/``mt``: dice of one face, at least ``n`` of them (and meeting
+    ``test``), are a match; ``total`` (``mt``): the term is how many matches it rolled,
+    not its sum (``m`` changes no total)."""
+
+    total: bool
+    n: int = 2
+    test: Test | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Sort:
     """Roll20's ``s``/``sa``/``sd``: the dice are shown in order; the total is unchanged."""
 
     descending: bool = False
 
 
-Modifier = Reroll | Explode | Clamp | Select | Count | Crit | Sort
+Modifier = Reroll | Explode | Clamp | Select | Count | Crit | Sort | Match
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,11 +207,20 @@ class DiceTerm:
     modifiers: tuple[Modifier, ...] = ()
     pool: bool = False
     dialect: Dialect = "roll20"
+    #: Foundry's coin ``dc``: a d2 read as 0 (tails) or 1 (heads).
+    coin: bool = False
 
     @property
     def faces(self) -> range:
         """The faces a die of this term shows."""
+        if self.coin:
+            return range(2)
         return range(-1, 2) if self.fate else range(1, self.sides + 1)
+
+    @property
+    def shift(self) -> int:
+        """What is added to a die's face as drawn (1..sides) to give what it shows."""
+        return -1 if self.coin else -2 if self.fate else 0
 
     @property
     def group(self) -> str:
@@ -243,7 +270,22 @@ class DiceTerm:
     @property
     def counts(self) -> bool:
         """Whether the term's value is a count of dice rather than their sum."""
-        return any(isinstance(m, Count) and m.kind != "margin" for m in self.modifiers)
+        return any(
+            (isinstance(m, Count) and m.kind != "margin") or (isinstance(m, Match) and m.total)
+            for m in self.modifiers
+        )
+
+    @property
+    def margin(self) -> tuple[bool, int] | None:
+        """Foundry's ``ms``: whether the term's total counts above its target (``ms>=15``:
+        the total less 15) or below it (``ms<=5``: 5 less the total), and the target. As
+        Foundry keeps one margin per term, the last written stands; a target of 0 changes
+        nothing."""
+        found = [m for m in self.modifiers if isinstance(m, Count) and m.kind == "margin"]
+        if not found or not isinstance(found[-1].test, Condition) or not found[-1].test.value:
+            return None
+        test = found[-1].test
+        return test.op in (">", ">=", "="), test.value
 
     def dice_at_worst(self) -> int:
         """The most dice this term can roll: each die rerolled and exploded to the limit."""
@@ -285,6 +327,11 @@ class Group:
     count: Count | None = None
     #: Roll20's group of one sub-roll: keep/drop picks among its dice, not its total.
     of_dice: bool = False
+    #: avrae's further set operators (``kh2pl1``), each over the members still kept.
+    then: tuple[Select, ...] = ()
+    #: Roll20's failures (``{3d6, 3d6}>10f<5``): each sub-roll that meets it takes one
+    #: success away, as on dice.
+    failure: Count | None = None
 
 
 NodeKind = Literal[
@@ -297,11 +344,14 @@ NodeKind = Literal[
     "idiv",
     "mod",
     "rem",
+    "pow",
     "neg",
     "floor",
     "ceil",
     "round",
     "abs",
+    "max",
+    "min",
     "compare",
     "group",
 ]
@@ -387,11 +437,16 @@ def node_bounds(node: Node) -> tuple[Fraction, Fraction]:
         return Fraction(0), max(-a, b)
     if kind == "compare":
         return Fraction(0), Fraction(1)
+    if kind in ("max", "min"):
+        pick = max if kind == "max" else min
+        return pick(p[0] for p in parts), pick(p[1] for p in parts)
     (a, b), (c, d) = parts
     if kind == "add":
         return a + c, b + d
     if kind == "sub":
         return a - d, b - c
+    if kind == "pow":
+        return _power_bounds(a, b, c, d)
     if kind in ("mod", "rem"):
         limit = max(abs(c), abs(d))
         return -limit, limit
@@ -407,14 +462,33 @@ def node_bounds(node: Node) -> tuple[Fraction, Fraction]:
     return min(corners), max(corners)
 
 
+def _power_bounds(a: Fraction, b: Fraction, c: Fraction, d: Fraction) -> tuple[Fraction, Fraction]:
+    """Roll20's ``**`` with a whole exponent from ``c`` to ``d`` (at least 0): the
+    extremes are among the ends' powers (and 0 or 1 where the base crosses them)."""
+    if max(abs(a), abs(b)) > 1 and d > 64:  # far past the magnitude limit: say so cheaply
+        return -Fraction(2**64), Fraction(2**64)
+    bases = {a, b} | ({Fraction(0), Fraction(1), Fraction(-1)} & _spanned(a, b))
+    powers = [x ** int(e) for x in bases for e in {c, d, c + 1, d - 1} if c <= e <= d]
+    return min(powers), max(powers)
+
+
+def _spanned(a: Fraction, b: Fraction) -> set[Fraction]:
+    return {Fraction(v) for v in (-1, 0, 1) if a <= v <= b}
+
+
 def _group_bounds(node: Node, parts: list[tuple[Fraction, Fraction]]) -> tuple[Fraction, Fraction]:
     how = node.how or Group()
     if how.count is not None:
         most = Fraction(len(parts))
-        return (-most, most) if how.count.kind == "failure" else (Fraction(0), most)
+        failing = how.count.kind == "failure" or how.failure is not None
+        return (-most, most) if failing else (Fraction(0), most)
     if how.select is None or how.of_dice:
         return sum((p[0] for p in parts), Fraction(0)), sum((p[1] for p in parts), Fraction(0))
-    n = how.select.n if how.select.keep else len(parts) - how.select.n
+    if how.then or how.select.also or how.select.how == "test":
+        # Any subset of the members may stand.
+        low = sum((min(p[0], Fraction(0)) for p in parts), Fraction(0))
+        return low, sum((max(p[1], Fraction(0)) for p in parts), Fraction(0))
+    n = max(0, how.select.n if how.select.keep else len(parts) - how.select.n)
     lows = sorted(p[0] for p in parts)[:n]
     highs = sorted((p[1] for p in parts), reverse=True)[:n]
     return sum(lows, Fraction(0)), sum(highs, Fraction(0))
@@ -422,8 +496,10 @@ def _group_bounds(node: Node, parts: list[tuple[Fraction, Fraction]]) -> tuple[F
 
 def term_bounds(term: DiceTerm) -> tuple[int, int]:
     """The least and the most a term can be."""
+    if any(isinstance(m, Match) and m.total for m in term.modifiers):
+        return 0, term.dice_at_worst() // 2
     plain = not term.pool and all(
-        isinstance(m, Reroll | Select | Crit | Sort)
+        isinstance(m, Reroll | Select | Crit | Sort | Match)
         or (isinstance(m, Explode) and m.mode == "add")
         or (isinstance(m, Count) and m.kind == "success")
         for m in term.modifiers
@@ -447,19 +523,19 @@ def term_bounds(term: DiceTerm) -> tuple[int, int]:
             each_low = min(each_low, -1)
         elif c.kind == "subtract":
             each_low = min(each_low, -max(abs(low), abs(high)))
-        elif c.kind == "margin" and isinstance(c.test, Condition):
-            t = c.test.value
-            if c.test.op in (">", ">=", "="):
-                each_low, each_high = each_low - t, each_high - t
-            else:
-                each_low, each_high = t - each_high, t - each_low
     if explode is not None and explode.mode == "compound":
         each_low = min(each_low, each_low * (1 + EXPLOSION_DEPTH))
         each_high = max(each_high, each_high * (1 + EXPLOSION_DEPTH))
     most = term.dice_at_worst()
-    fewest = 0 if term.pool or any(isinstance(m, Select) for m in term.modifiers) else term.count
+    if explode is not None and explode.mode == "compound" and not term.pool:
+        most = term.count  # a compounded chain stands as one die
+    fewest = 0 if any(isinstance(m, Select) for m in term.modifiers) else term.count
     total_low = each_low * (most if each_low < 0 else fewest)
     total_high = each_high * (most if each_high > 0 else fewest)
+    margin = term.margin
+    if margin is not None:  # Foundry's ms: the term's total less the target, or the reverse
+        above, t = margin
+        return (total_low - t, total_high - t) if above else (t - total_high, t - total_low)
     return total_low, total_high
 
 
@@ -473,7 +549,7 @@ def _clamped(value: int, clamp: Clamp) -> int:
 
 def _plain_bounds(term: DiceTerm) -> tuple[int, int]:
     """fairroll's first reading: rerolls, explosions that add dice, keep, successes."""
-    kept = term.keep_count if term.keep else term.count
+    kept = min(term.count, max(0, term.keep_count)) if term.keep else term.count
     explode = term.explode
     if term.success is not None:
         return 0, kept * (1 + (EXPLOSION_DEPTH if explode else 0))
@@ -481,6 +557,8 @@ def _plain_bounds(term: DiceTerm) -> tuple[int, int]:
     if explode is None:
         return kept * faces[0], kept * faces[-1]
     exploding = [v for v in faces if explode(v)]
+    if not exploding:  # an explosion on no face (5d6!!>8) never explodes
+        return kept * faces[0], kept * faces[-1]
     stopping = [v for v in faces if not explode(v)] or list(faces)
     lows, highs = [], []
     for n in range(EXPLOSION_DEPTH + 1):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 import msgspec
 
@@ -25,11 +26,11 @@ from fairroll.rules.dice.model import (
     EXPLOSION_DEPTH,
     REROLL_LIMIT,
     Clamp,
-    Condition,
     Count,
     DiceTerm,
     Explode,
     Group,
+    Match,
     Node,
     ParsedFormula,
     Reroll,
@@ -38,7 +39,7 @@ from fairroll.rules.dice.model import (
 from fairroll.rules.dice.outcome import FormulaOutcome, GroupOutcome, RolledDie, TermOutcome
 from fairroll.rules.errors import RuleError
 
-__all__ = ["PoolDie", "foundry_count", "js_round", "roll_formula", "whole"]
+__all__ = ["PoolDie", "clamp_pool", "foundry_count", "js_round", "roll_formula", "whole"]
 
 
 def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
@@ -48,9 +49,12 @@ def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
         roller = _roll_pool if term.pool else _roll_die_by_die
         rolled[id(term)] = roller(term, dice)
     groups: list[GroupOutcome] = []
-    total = _evaluate(formula.tree, rolled, groups)
     if formula.dialect == "avrae":
-        total = Fraction(math.trunc(total))  # d20's total is int() of its value
+        # d20 reckons in Python's numbers (a decimal is a float: 0.57*100 is
+        # 56.99999999999999), and its total is int() of the value.
+        total = Fraction(int(_evaluate_avrae(formula.tree, rolled, groups)))
+    else:
+        total = _evaluate(formula.tree, rolled, groups)
     return FormulaOutcome(
         total=whole(total),
         label=formula.label,
@@ -74,7 +78,7 @@ def js_round(value: Fraction) -> int:
 
 
 def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
-    group, sides, offset = term.group, term.sides, -2 if term.fate else 0
+    group, sides, offset = term.group, term.sides, term.shift
     reroll = next((m for m in term.modifiers if isinstance(m, Reroll)), None)
     explode = next((m for m in term.modifiers if isinstance(m, Explode)), None)
     select = next((m for m in term.modifiers if isinstance(m, Select)), None)
@@ -120,7 +124,7 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
     kept = standing
     if select is not None:
         high = select.how == "h"
-        n = select.n if select.keep else len(standing) - select.n
+        n = max(0, select.n if select.keep else len(standing) - select.n)
         keep_high = high if select.keep else not high
         order = sorted(standing, key=lambda s: (-s[1] if keep_high else s[1], s[0]))
         chosen = {s[0] for s in order[:n]}
@@ -129,7 +133,7 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
             if index not in chosen:
                 for i in (*chain, index):
                     rolled[i] = msgspec.structs.replace(rolled[i], dropped=True)
-    successes = _roll20_count(counts, kept, rolled) if counts else None
+    successes = _roll20_successes(term, counts, kept, rolled)
     return TermOutcome(
         text=term.text,
         offset=term.offset,
@@ -139,6 +143,29 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         successes=successes,
         dice=tuple(rolled),
     )
+
+
+def _roll20_successes(
+    term: DiceTerm,
+    counts: list[Count],
+    kept: list[tuple[int, int, list[int]]],
+    rolled: list[RolledDie],
+) -> int | None:
+    """What a counting Roll20 term is worth: its successes, or its matches (``mt``)."""
+    successes = _roll20_count(counts, kept, rolled) if counts else None
+    match = next((m for m in term.modifiers if isinstance(m, Match)), None)
+    if match is not None and match.total:
+        return _matches(match, [worth for _, worth, _ in kept])
+    return successes
+
+
+def _matches(match: Match, values: list[int]) -> int:
+    """Roll20's matches: the faces shown by at least ``n`` of the dice that count."""
+    shown: dict[int, int] = {}
+    for v in values:
+        if match.test is None or match.test(v):
+            shown[v] = shown.get(v, 0) + 1
+    return sum(1 for n in shown.values() if n >= match.n)
 
 
 def _roll20_count(
@@ -207,9 +234,14 @@ class PoolDie:
     def active(self) -> bool:
         return not (self.rerolled or self.dropped)
 
+    @property
+    def worth(self) -> int:
+        """What the die adds to its term: its count where a modifier set one."""
+        return self.count if self.count is not None else self.value
+
 
 def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
-    group, sides, offset = term.group, term.sides, -2 if term.fate else 0
+    group, sides, offset = term.group, term.sides, term.shift
 
     def roll(depth: int = 0, rerolls: int = 0) -> PoolDie:
         return PoolDie(dice.roll(group, sides)[0] + offset, depth, rerolls)
@@ -222,13 +254,7 @@ def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         elif isinstance(modifier, Explode):
             _pool_explode(results, modifier, roll, avrae=avrae)
         elif isinstance(modifier, Clamp):
-            for r in results:
-                if avrae and not r.active:
-                    continue  # avrae clamps the dice still kept; Foundry every result
-                if modifier.low is not None and r.value < modifier.low:
-                    r.value = modifier.low
-                if modifier.high is not None and r.value > modifier.high:
-                    r.value = modifier.high
+            clamp_pool(results, modifier, avrae=avrae)
         elif isinstance(modifier, Select):
             if avrae:
                 _avrae_select(results, modifier)
@@ -237,7 +263,10 @@ def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         elif isinstance(modifier, Count):
             foundry_count(results, modifier)
     counting = any(isinstance(m, Count) and m.kind != "margin" for m in term.modifiers)
-    value = sum((r.count if r.count is not None else r.value) for r in results if r.active)
+    value = sum(r.worth for r in results if r.active)
+    margin = term.margin
+    if margin is not None:  # Foundry's ms: on the term's total, not on each die
+        value = value - margin[1] if margin[0] else margin[1] - value
     return TermOutcome(
         text=term.text,
         offset=term.offset,
@@ -249,7 +278,37 @@ def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
     )
 
 
+def clamp_pool(results: list[PoolDie], clamp: Clamp, *, avrae: bool) -> None:
+    """avrae's ``mi``/``ma`` change the face of each die still kept, and what follows
+    sees the new face (d20 forces the value). Foundry's ``min``/``max`` change what each
+    result counts, and what follows still compares the face rolled (Foundry sets the
+    result's count and leaves its result)."""
+    for r in results:
+        if avrae and not r.active:
+            continue
+        seen = r.value if avrae else r.face
+        worth = seen if avrae or r.count is None else r.count
+        if clamp.low is not None and seen < clamp.low:
+            worth = clamp.low
+        if clamp.high is not None and seen > clamp.high:
+            worth = clamp.high
+        if avrae:
+            r.value = worth
+        elif worth != seen or r.count is not None:
+            r.count = worth
+
+
 def _record(r: PoolDie, counting: bool) -> RolledDie:
+    if not counting and r.count is not None:  # Foundry's min/max: the count is its value
+        faced: dict[str, object] = {"face": r.face} if r.count != r.face else {}
+        die = RolledDie(
+            value=r.count,
+            rerolled=r.rerolled,
+            exploded=r.exploded,
+            dropped=r.dropped,
+            success=None,
+        )
+        return msgspec.structs.replace(die, **faced) if faced else die
     die = RolledDie(
         value=r.value,
         rerolled=r.rerolled,
@@ -286,11 +345,8 @@ def _pool_reroll(
     avrae: bool,
 ) -> None:
     if modifier.mode == "add":  # avrae's ra: the first matching die rolls one more
-        matching = (
-            _ranked(results, *modifier.rank) if modifier.rank else _selected(results, modifier.test)
-        )
-        if matching:
-            first = matching[0]
+        first = _avrae_first(results, modifier)
+        if first is not None:
             first.exploded = True
             results.append(roll(first.depth + 1, 0))
         return
@@ -298,12 +354,7 @@ def _pool_reroll(
         # Every matching die is rerolled in turn; then the pool is looked at again.
         passes = 1 if modifier.mode == "once" else REROLL_LIMIT
         for _ in range(passes):
-            matching = (
-                _ranked(results, *modifier.rank)
-                if modifier.rank
-                else _selected(results, modifier.test)
-            )
-            matching = [r for r in matching if r.rerolls < REROLL_LIMIT]
+            matching = [r for r in _avrae_chosen(results, modifier) if r.rerolls < REROLL_LIMIT]
             if not matching:
                 return
             for r in matching:
@@ -355,11 +406,34 @@ def _pool_explode(
             break
 
 
+def _avrae_chosen(results: list[PoolDie], select: Select | Reroll) -> list[PoolDie]:
+    """The dice an avrae operator selects: the union of its selectors' (d20 joins an
+    operator written twice in a row into one), in pool order."""
+    chosen: set[int] = set()
+    for one in (select, *select.also):
+        if isinstance(one, Select):
+            rank = (one.how, one.n) if one.how != "test" else None
+        else:
+            rank = one.rank
+        if rank is not None:
+            chosen.update(id(r) for r in _ranked(results, *rank))
+        elif one.test is not None:
+            chosen.update(id(r) for r in _selected(results, one.test))
+    return [r for r in results if id(r) in chosen]
+
+
+def _avrae_first(results: list[PoolDie], reroll: Reroll) -> PoolDie | None:
+    """avrae's ``ra`` takes one die: the first its first selector that selects any
+    gives (the highest for ``h``, the first in the pool for a face)."""
+    for one in (reroll, *reroll.also):
+        found = _ranked(results, *one.rank) if one.rank else _selected(results, one.test)
+        if found:
+            return found[0]
+    return None
+
+
 def _avrae_select(results: list[PoolDie], select: Select) -> None:
-    if select.test is not None:
-        chosen = {id(r) for r in _selected(results, select.test)}
-    else:
-        chosen = {id(r) for r in _ranked(results, select.how, select.n)}
+    chosen = {id(r) for r in _avrae_chosen(results, select)}
     for r in results:
         if r.active and ((id(r) in chosen) != select.keep):
             r.dropped = True
@@ -413,9 +487,6 @@ def foundry_count(results: list[PoolDie], count: Count) -> None:
                 r.failure = True
                 r.success = None
                 r.count = -1 if count.kind == "failure" else -r.value
-        elif count.kind == "margin" and isinstance(test, Condition):
-            above = test.op in (">", ">=", "=")
-            r.value = r.value - test.value if above else test.value - r.value
 
 
 # ---------------------------------------------------------------------------------------
@@ -441,6 +512,8 @@ def _evaluate(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutc
         return Fraction(js_round(values[0]))
     if kind == "abs":
         return abs(values[0])
+    if kind in ("max", "min"):
+        return max(values) if kind == "max" else min(values)
     a, b = values
     if kind == "add":
         return a + b
@@ -450,6 +523,8 @@ def _evaluate(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutc
         return a * b
     if kind == "compare":
         return Fraction(int(_compare(a, node.op or "=", b)))
+    if kind == "pow":  # Roll20's **, with a whole exponent of at least 0
+        return a ** int(b)
     if b == 0:  # refused at parse where it can happen; a guard, not a path
         raise RuleError("formula: division by zero", field="formula")
     if kind == "div":
@@ -461,7 +536,62 @@ def _evaluate(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutc
     return a % b  # avrae's % is Python's: the sign of the divisor
 
 
-def _compare(a: Fraction, op: str, b: Fraction) -> bool:
+def _evaluate_avrae(
+    node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome]
+) -> int | float:
+    """avrae's arithmetic as d20 does it: Python's ints and floats, ``/`` a float."""
+    kind = node.kind
+    if kind == "const":
+        return float(node.fraction) if node.fraction is not None else node.value
+    if kind == "term":
+        return rolled[id(node.term)].value
+    if kind == "group":
+        values = [_evaluate_avrae(p, rolled, groups) for p in node.parts]
+        return _avrae_set(node, values, groups)
+    values = [_evaluate_avrae(p, rolled, groups) for p in node.parts]
+    if kind == "neg":
+        return -values[0]
+    a, b = values
+    if kind == "compare":
+        return int(_compare(a, node.op or "=", b))
+    if kind in ("div", "idiv", "mod") and b == 0:
+        raise RuleError("formula: division by zero", field="formula")  # refused at parse
+    operations: dict[str, Callable[[Any, Any], int | float]] = {
+        "add": lambda x, y: x + y,
+        "sub": lambda x, y: x - y,
+        "mul": lambda x, y: x * y,
+        "div": lambda x, y: x / y,
+        "idiv": lambda x, y: x // y,
+        "mod": lambda x, y: x % y,
+    }
+    return operations[kind](a, b)
+
+
+def _avrae_set(node: Node, values: list[int | float], groups: list[GroupOutcome]) -> int | float:
+    """A d20 set: each operator keeps (drops) among the members still kept, by value; the
+    same operator written twice in a row selects the union of its selectors."""
+    how = node.how or Group()
+    kept = [True] * len(values)
+    for select in (how.select, *how.then) if how.select is not None else ():
+        standing = [i for i in range(len(values)) if kept[i]]
+        chosen: set[int] = set()
+        for one in (select, *select.also):
+            if one.how == "test" and one.test is not None:
+                test = one.test
+                chosen.update(i for i in standing if test(Fraction(values[i])))
+            else:
+                ordered = sorted(standing, key=lambda i: values[i], reverse=one.how == "h")
+                chosen.update(ordered[: one.n])
+        for i in standing:
+            if (i in chosen) != select.keep:
+                kept[i] = False
+    groups.append(
+        GroupOutcome(offset=node.offset, values=tuple(values), kept=tuple(kept), successes=None)
+    )
+    return sum(v for v, k in zip(values, kept, strict=True) if k)
+
+
+def _compare(a: Fraction | float, op: str, b: Fraction | float) -> bool:
     return {
         "==": a == b,
         "=": a == b,
@@ -490,7 +620,7 @@ def _group(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome
                 range(len(values)),
                 key=lambda i: (-values[i] if select.how == "h" else values[i], i),
             )
-            n = select.n if select.keep else len(values) - select.n
+            n = max(0, select.n if select.keep else len(values) - select.n)
             if not select.keep:
                 # drop the n best (dh) or worst (dl): keep the others
                 order = sorted(
@@ -505,6 +635,11 @@ def _group(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome
         successes = sum(1 for v, k in zip(values, kept, strict=True) if k and test(v))
         if how.count.kind == "failure":
             successes = -successes
+        failure = how.failure.test if how.failure is not None else None
+        if failure is not None:  # Roll20: a failing sub-roll takes a success away
+            successes -= sum(
+                1 for v, k in zip(values, kept, strict=True) if k and not test(v) and failure(v)
+            )
         total = Fraction(successes)
     else:
         total = sum((v for v, k in zip(values, kept, strict=True) if k), Fraction(0))
@@ -536,7 +671,7 @@ def _keep_group_dice(inner: Node, select: Select | None, rolled: dict[int, TermO
             if not (die.rerolled or die.dropped):
                 standing.append((die.value, t, i))
     high = select.how == "h"
-    n = select.n if select.keep else len(standing) - select.n
+    n = max(0, select.n if select.keep else len(standing) - select.n)
     keep_high = high if select.keep else not high
     order = sorted(
         range(len(standing)), key=lambda k: (-standing[k][0] if keep_high else standing[k][0], k)
