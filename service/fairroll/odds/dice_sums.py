@@ -37,8 +37,9 @@ __all__ = [
 MAX_OUTCOMES = 20_001
 #: The estimated work one formula's odds may take, in milliseconds of this engine's pace
 #: on the reference machine (docs/rules/dice.md, "Odds", says which and measures it), in
-#: a calculation worker, never on the event loop. Enough for every formula icepool answers cold in well under a second
-#: (docs/rules/dice.md, "Odds"), each in less time than icepool takes.
+#: a calculation worker, never on the event loop. Enough for every formula icepool answers
+#: cold in well under a second (docs/rules/dice.md, "Odds"), each in less time than
+#: icepool takes.
 WORK_BUDGET_MS = 400
 
 #: Weights of outcomes, and the total they are out of.
