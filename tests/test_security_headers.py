@@ -7,6 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from fairroll.api.headers import security_headers
 from fairroll.redis_server import RedisServer
 from support import LiveServer
 
@@ -62,3 +63,26 @@ def test_a_vtt_may_be_allowed_to_frame_the_pages(redis_server: RedisServer, tmp_
         assert "x-frame-options" not in answer.headers  # it could only say DENY or SAMEORIGIN
     finally:
         server.stop()
+
+
+def test_a_tile_mirror_may_be_allowed_for_the_page_to_read(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The table page verifies a log from a mirror's tiles only where its content policy
+    lets it connect: the operator names the mirrors; nothing else is opened."""
+    server = LiveServer(
+        redis_server.url,
+        tmp_path / "server.log",
+        env={"FAIRROLL_MIRROR_ORIGINS": "https://logs.example"},
+    )
+    try:
+        policy = httpx.get(f"{server.url}/tables/default").headers["content-security-policy"]
+        assert "connect-src 'self' https://logs.example;" in policy
+        assert "script-src 'self';" in policy
+    finally:
+        server.stop()
+
+
+def test_a_mirror_origin_that_is_not_a_source_list_is_refused() -> None:
+    with pytest.raises(ValueError, match="FAIRROLL_MIRROR_ORIGINS"):
+        security_headers("'none'", "https://x.example; script-src *")

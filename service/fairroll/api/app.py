@@ -176,7 +176,8 @@ def create_app(settings: Settings) -> Litestar:
         _no_headers
         if settings.compute_worker
         else integration_headers(
-            security_headers(settings.frame_ancestors), settings.frame_ancestors
+            security_headers(settings.frame_ancestors, settings.mirror_origins),
+            settings.frame_ancestors,
         )
     )
     app.state.public_url = settings.public_url

@@ -5,7 +5,9 @@ load only fairroll's own scripts and styles, and have no inline script),
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``. Who may frame
 fairroll's pages is the operator's choice, since VTTs embed table pages in iframes:
 ``FAIRROLL_FRAME_ANCESTORS`` (a CSP source list, ``'none'`` by default) becomes the
-policy's ``frame-ancestors``.
+policy's ``frame-ancestors``. A table page verifies a log from its tiles on a mirror only
+where ``connect-src`` lets it read: ``FAIRROLL_MIRROR_ORIGINS`` (a CSP source list, none
+by default) adds the operator's or the players' mirrors to it.
 
 The docs (``/schema``) are Redoc 2.5.1, served by fairroll from ``/static/vendor`` (MIT,
 its licence beside it), started by ``/static/docs.js``. Redoc injects its styles and
@@ -40,11 +42,16 @@ _DOCS = (
 )
 
 
-def security_headers(frame_ancestors: str) -> Callable[[str], list[tuple[bytes, bytes]]]:
+def security_headers(
+    frame_ancestors: str, mirror_origins: str = ""
+) -> Callable[[str], list[tuple[bytes, bytes]]]:
     """The headers above for a request path (``/schema`` gets the docs policy)."""
     if not _SOURCES.fullmatch(frame_ancestors):
         raise ValueError(f"FAIRROLL_FRAME_ANCESTORS is not a CSP source list: {frame_ancestors!r}")
-    strict = f"{_STRICT}; frame-ancestors {frame_ancestors}".encode()
+    if mirror_origins and not _SOURCES.fullmatch(mirror_origins):
+        raise ValueError(f"FAIRROLL_MIRROR_ORIGINS is not a CSP source list: {mirror_origins!r}")
+    page = _STRICT.replace("connect-src 'self'", f"connect-src 'self' {mirror_origins}".rstrip())
+    strict = f"{page}; frame-ancestors {frame_ancestors}".encode()
     docs = f"{_DOCS}; frame-ancestors {frame_ancestors}".encode()
     common = [
         (b"x-content-type-options", b"nosniff"),

@@ -44,6 +44,8 @@ class Settings:
     ``compute_timeout_seconds``: such a request is stopped (its worker killed) after this.
     ``compute_worker``: this process is a compute worker (it never appends).
     ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
+    ``mirror_origins``: where else the pages may read (a CSP source list added to
+    ``connect-src``): the static mirrors of a table's tiles a player verifies from.
     ``session_tokens``: ``required``: a roll in a seed session, and its reveal, must show
     the session's token (``play.sessions``); ``optional``: only once it was shown.
     ``require_tables``: rolls only on tables created with ``POST /v1/tables`` (and on
@@ -85,6 +87,7 @@ class Settings:
     compute_workers: int = 1
     compute_worker: bool = False
     frame_ancestors: str = "'none'"
+    mirror_origins: str = ""
     require_tables: bool = False
     session_tokens: Literal["required", "optional"] = "optional"
     compute_timeout_seconds: float = 5.0
@@ -104,6 +107,7 @@ class Settings:
         ``FAIRROLL_TRUSTED_PROXY_HOPS``, ``FAIRROLL_CORS_ORIGINS`` (comma-separated),
         ``FAIRROLL_REQUEST_TIMEOUT``, ``FAIRROLL_DURABILITY``, ``FAIRROLL_REQUIRE_REPLICAS``,
         ``FAIRROLL_COMPUTE_WORKERS``, ``FAIRROLL_COMPUTE_TIMEOUT``, ``FAIRROLL_FRAME_ANCESTORS``,
+        ``FAIRROLL_MIRROR_ORIGINS``,
         ``FAIRROLL_REQUIRE_TABLES``, ``FAIRROLL_SESSION_TOKENS``, ``FAIRROLL_LOG_NAME``,
         ``FAIRROLL_KEY_CERTIFICATE``,
         ``FAIRROLL_ROOT_KEY_ID``, ``FAIRROLL_SYSTEMS`` (comma-separated modules),
@@ -139,6 +143,7 @@ class Settings:
             else _number(env, "FAIRROLL_COMPUTE_WORKERS", "1", int),
             compute_worker=bool(env.get("FAIRROLL_COMPUTE_WORKER")),
             frame_ancestors=env.get("FAIRROLL_FRAME_ANCESTORS", "").strip() or "'none'",
+            mirror_origins=env.get("FAIRROLL_MIRROR_ORIGINS", "").strip(),
             require_tables=env.get("FAIRROLL_REQUIRE_TABLES", "false").lower()
             in ("1", "true", "yes"),
             session_tokens=_session_tokens(env),

@@ -44,6 +44,7 @@ SERVE_ENVIRONMENT = {
     "FAIRROLL_TRUSTED_PROXY_HOPS": "proxies whose X-Forwarded-For is believed (default 0)",
     "FAIRROLL_CORS_ORIGINS": "the VTT origins whose pages may call it (comma-separated)",
     "FAIRROLL_FRAME_ANCESTORS": "who may frame the table page",
+    "FAIRROLL_MIRROR_ORIGINS": "tile mirrors the table page may verify from (CSP list)",
     "FAIRROLL_DEFAULT_TABLE_OPEN": "whether the default table takes rolls without a key",
     "FAIRROLL_REQUIRE_TABLES": "roll only on tables made with POST /v1/tables",
     "FAIRROLL_SESSION_TOKENS": "required: a roll in a seed session shows its token (optional)",
