@@ -28,7 +28,7 @@ def roller_of(request: Request[Any, Any, Any]) -> Roller:
     binding = SessionBinding(
         state.store.redis,
         single(headers, SESSION_TOKEN_HEADER),
-        policy=getattr(state, "session_tokens", "optional"),
+        policy=getattr(state, "session_tokens", "required"),
     )
     seed_id = request.path_params.get("seed_id")
     return BoundRoller(

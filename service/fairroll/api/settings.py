@@ -44,8 +44,10 @@ class Settings:
     ``compute_timeout_seconds``: such a request is stopped (its worker killed) after this.
     ``compute_worker``: this process is a compute worker (it never appends).
     ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
-    ``session_tokens``: ``required``: a roll in a seed session, and its reveal, must show
-    the session's token (``play.sessions``); ``optional``: only once it was shown.
+    ``session_tokens``: ``required`` (the default): a roll in a seed session, and its
+    reveal, must show the session's token (``play.sessions``), so a stranger who read a
+    session's public ``seed_id`` cannot roll in it; ``optional``, an operator's opt-in for
+    clients from before the header: only once it was shown.
     ``require_tables``: rolls only on tables created with ``POST /v1/tables`` (and on
     ``default`` while it is open): an unknown table name is a 404, not a new open table.
     ``log_name``: the signed-note key name of checkpoints, and their origins' prefix
@@ -84,7 +86,7 @@ class Settings:
     compute_worker: bool = False
     frame_ancestors: str = "'none'"
     require_tables: bool = False
-    session_tokens: Literal["required", "optional"] = "optional"
+    session_tokens: Literal["required", "optional"] = "required"
     compute_timeout_seconds: float = 5.0
     log_name: str = "fairroll"
     key_certificate: str | None = None
@@ -171,7 +173,7 @@ def _number(env: Mapping[str, str], name: str, default: str | int, kind: Callabl
 
 
 def _session_tokens(env: Mapping[str, str]) -> Literal["required", "optional"]:
-    text = env.get("FAIRROLL_SESSION_TOKENS", "optional").strip().lower()
+    text = env.get("FAIRROLL_SESSION_TOKENS", "required").strip().lower()
     if text == "required":
         return "required"
     if text == "optional":
