@@ -101,7 +101,8 @@ def main() -> int:
                     "nonce": 1,
                 }
                 body = {"formula": fair, "table": TABLE, "session": session}
-                answer = http.post("/v1/dice/rolls", json=body)
+                token = {"Fairroll-Session-Token": opened.json()["token"]}
+                answer = http.post("/v1/dice/rolls", json=body, headers=token)
                 answer.raise_for_status()
                 last = answer.json()["receipt"]["seq"]
             args.out.mkdir(parents=True, exist_ok=True)
