@@ -34,14 +34,20 @@ from fairroll.api.app import create_app
 from fairroll.api.settings import Settings
 from fairroll.audit.keyspace import session_key
 from fairroll.chain import HashChain
+from fairroll.play.sessions import SESSION_TOKEN_HEADER
 from fairroll.redis_server import RedisServer, free_port
 from roll_cost import Lifespan, scope_of
 
 
-async def request(app: Any, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """One request to ``app`` over ASGI: its status and JSON answer."""
+async def request(
+    app: Any, method: str, path: str, body: Any = None, token: str | None = None
+) -> tuple[int, Any]:
+    """One request to ``app`` over ASGI: its status and JSON answer. ``token``: the seed
+    session's, which a roll in it shows (the server requires it by default)."""
     data = b"" if body is None else json.dumps(body).encode()
     scope = scope_of(method, path, len(data))
+    if token is not None:
+        scope["headers"].append((SESSION_TOKEN_HEADER.lower().encode(), token.encode()))
     sent = False
     status, chunks = 0, []
 
@@ -98,7 +104,7 @@ async def wholes(url: str, rolls: int, sessions: int, length: int) -> dict[str, 
     out: dict[str, Any] = {"drawn": [], "chain": []}
     async with Lifespan(app):
         tables = [f"chain-{os.urandom(4).hex()}-{i}" for i in range(sessions)]
-        opened = []
+        opened, tokens = [], []
         for table in tables:
             status, made = await request(
                 app, "POST", f"/v1/tables/{table}/seeds", {"length": length}
@@ -106,15 +112,18 @@ async def wholes(url: str, rolls: int, sessions: int, length: int) -> dict[str, 
             if status != 201:
                 raise RuntimeError(f"{status} {made}")
             opened.append({"seed_id": made["seed_id"], "client_seed": secrets.token_hex(16)})
+            tokens.append(made["token"])
         nonces = [1] * sessions
         out["opened"] = [(t, o["seed_id"]) for t, o in zip(tables, opened, strict=True)]
 
         async def lane(i: int, kind: str) -> None:
             for _ in range(per):
                 body: dict[str, Any] = {"table": tables[i], "pool": 10, "risk": 5}
+                token = None
                 if kind == "chain":
                     body["session"] = {**opened[i], "nonce": nonces[i]}
-                status, said = await request(app, "POST", "/v1/fbc/rolls", body)
+                    token = tokens[i]
+                status, said = await request(app, "POST", "/v1/fbc/rolls", body, token)
                 if status != 200:
                     raise RuntimeError(f"{status} {said}")
                 if kind == "chain":

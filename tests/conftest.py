@@ -16,7 +16,7 @@ import pytest
 from redis import Redis
 
 from fairroll.redis_server import RedisServer, free_port
-from support import CLIENTS, LiveServer
+from support import CLIENTS, LiveServer, player_client
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,8 @@ def live_server(
 
 @pytest.fixture
 def client(live_server: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=live_server.url, timeout=10) as http:
+    """A player's client of the shared server: it shows its seed sessions' tokens."""
+    with player_client(live_server.url, timeout=10) as http:
         yield http
 
 

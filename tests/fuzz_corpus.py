@@ -46,7 +46,7 @@ from fairroll.audit import Signer, load_signer
 from fairroll.audit.cosignature import cosign, raw_public_key, verifier_key
 from fairroll.audit.signing import certify
 from fairroll.redis_server import RedisServer, free_port
-from support import TEST_ROOT, TEST_SIGNING_KEY, LiveServer
+from support import TEST_ROOT, TEST_SIGNING_KEY, LiveServer, SessionTokens, player_client
 
 __all__ = ["COSIGNER", "ROOT_SIGNER", "ROTATED", "Corpus", "build_corpus"]
 
@@ -112,9 +112,10 @@ def build_corpus(folder: Path) -> Iterator[Corpus]:
 def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Corpus, LiveServer]:
     receipts: list[tuple[Entry, dict[str, Any]]] = []
     open_table = "fuzz-open"
+    tokens = SessionTokens()  # the players' session tokens, across the three servers
     first = LiveServer(redis_url, folder / "root.log", env={"FAIRROLL_REDIS_TIMEOUT": "5"})
     try:
-        with httpx.Client(base_url=first.url, timeout=30) as http:
+        with player_client(first.url, tokens, timeout=30) as http:
             made = _ok(http.post("/v1/tables", json={"policy": {"chosen_seeds": False}}))
             main, auth = made["table"], {"Authorization": f"Bearer {made['write_key']}"}
             roll = _roller(http, main, auth, receipts)
@@ -141,7 +142,7 @@ def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Co
     env = {"FAIRROLL_REDIS_TIMEOUT": "5", **new_env}
     second = LiveServer(redis_url, folder / "rotated.log", env=env)
     try:
-        with httpx.Client(base_url=second.url, timeout=30) as http:
+        with player_client(second.url, tokens, timeout=30) as http:
             roll = _roller(http, main, auth, receipts)
             roll()  # the new key's first entry: its certificate
             roll(session={"seed_id": chain, "client_seed": "device-2"})
@@ -169,7 +170,7 @@ def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Co
     )
     third = LiveServer(redis_url, folder / "after.log", env=env)
     try:
-        with httpx.Client(base_url=third.url, timeout=30) as http:
+        with player_client(third.url, tokens, timeout=30) as http:
             roll = _roller(http, main, auth, receipts)
             roll()
             roll(session={"seed_id": chain, "client_seed": "device-3"})

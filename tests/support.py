@@ -7,6 +7,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,9 +27,11 @@ __all__ = [
     "TEST_ROOT",
     "TEST_SIGNING_KEY",
     "LiveServer",
+    "SessionTokens",
     "browser_ready",
     "chance",
     "chances",
+    "player_client",
     "run_node",
     "typescript_client_lock",
 ]
@@ -134,6 +137,75 @@ class LiveServer:
                 self.process.kill()
                 self.process.wait()
         self._log.close()
+
+
+#: The header a seed session's player shows (``play.sessions.SESSION_TOKEN_HEADER``).
+SESSION_TOKEN_HEADER = "Fairroll-Session-Token"
+_OPENED = re.compile(r"/v1/tables/[^/]+/seeds")
+_REVEALED = re.compile(r"/v1/tables/[^/]+/seeds/([^/]+)/reveal")
+
+
+class SessionTokens:
+    """A player's memory of the seed sessions it opened, kept as the clients keep it.
+
+    The server requires a session's token by default: a roll in the session and its
+    reveal show, in ``Fairroll-Session-Token``, the ``token`` its opening answered. An
+    httpx client given these hooks (``player_client``) keeps each token it was answered
+    and shows it with each roll naming that session and with its reveal, so a test rolls
+    in its sessions as the page and both client packages do. A call that already sets
+    the header keeps its own; a session this client did not open gets none (a stranger's
+    call: use a client of its own for it).
+    """
+
+    def __init__(self) -> None:
+        self.tokens: dict[str, str] = {}
+
+    def hooks(self) -> dict[str, list[Any]]:
+        """The ``event_hooks`` of an ``httpx.Client``."""
+        return {"request": [self.show], "response": [self.keep]}
+
+    def show(self, request: httpx.Request) -> None:
+        """Show the token of the session the request rolls in or reveals, if kept."""
+        seed_id = _session_of(request)
+        token = self.tokens.get(seed_id) if seed_id else None
+        if token is not None and SESSION_TOKEN_HEADER not in request.headers:
+            request.headers[SESSION_TOKEN_HEADER] = token
+
+    def keep(self, response: httpx.Response) -> None:
+        """Keep the token of a session this answer opened."""
+        request = response.request
+        if request.method != "POST" or not _OPENED.fullmatch(request.url.path):
+            return
+        if response.status_code != 201:
+            return
+        response.read()
+        opened = response.json()
+        self.tokens[opened["seed_id"]] = opened["token"]
+
+
+def player_client(
+    base_url: str, tokens: SessionTokens | None = None, **options: Any
+) -> httpx.Client:
+    """An ``httpx.Client`` that keeps and shows its seed sessions' tokens: its own, or
+    ``tokens`` shared with the player's clients of other servers of the same Redis."""
+    hooks = (tokens or SessionTokens()).hooks()
+    return httpx.Client(base_url=base_url, event_hooks=hooks, **options)
+
+
+def _session_of(request: httpx.Request) -> str | None:
+    """The seed session a request reveals (its path) or rolls in (its body's ``session``)."""
+    revealed = _REVEALED.fullmatch(request.url.path)
+    if revealed:
+        return revealed.group(1)
+    if request.method != "POST":
+        return None
+    try:
+        body = json.loads(request.content)
+    except (httpx.RequestNotRead, ValueError):
+        return None
+    session = body.get("session") if isinstance(body, dict) else None
+    seed_id = session.get("seed_id") if isinstance(session, dict) else None
+    return seed_id if isinstance(seed_id, str) else None
 
 
 def verified_export(

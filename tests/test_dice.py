@@ -452,6 +452,7 @@ def test_odds_are_icepools(formula: str) -> None:
     assert exact(formula) == reference(formula)
 
 
+@pytest.mark.slow  # CI runs the oracle on a line of its own (.ci/run)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=formulas())
 def test_odds_are_icepools_for_any_formula(formula: str) -> None:

@@ -109,9 +109,13 @@ def test_without_a_pinned_root_the_answer_says_not_verified(
     assert "verified under" not in rolled["checked"]
 
 
-def forwarding(change: Callable[[dict[str, Any]], None]) -> Rewrite:
+def forwarding(
+    change: Callable[[dict[str, Any]], None], tokens: dict[str, str] | None = None
+) -> Rewrite:
     """An operator that rolls the player's request changed by ``change`` (the server
-    then records and signs that roll, as it would the player's own)."""
+    then records and signs that roll, as it would the player's own). The operator runs
+    the server, which drew every session's token: it shows the one of the session it
+    rolls in (the player's own rode in on the request; another's from ``tokens``)."""
 
     def rewrite(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
         if answer is not None or request.method != "POST" or request.url.path != ROLLS:
@@ -120,8 +124,9 @@ def forwarding(change: Callable[[dict[str, Any]], None]) -> Rewrite:
         change(body)
         headers = dict(request.headers)
         headers.pop("content-length", None)
-        # The operator writes to its own store: the session's token binds nothing it does.
-        headers.pop("fairroll-session-token", None)
+        token = (tokens or {}).get(body["session"]["seed_id"])
+        if token is not None:
+            headers["fairroll-session-token"] = token
         forged = httpx.Request("POST", request.url, headers=headers, content=json.dumps(body))
         with httpx.Client() as http:
             real = http.send(forged)
@@ -145,15 +150,17 @@ def test_a_roll_in_another_players_session_is_unfair(
     fc: ModuleType, live_server: LiveServer
 ) -> None:
     holder: dict[str, str] = {}
+    tokens: dict[str, str] = {}
 
     def other_session(body: dict[str, Any]) -> None:
         body["session"]["seed_id"] = holder["other"]
         body["session"]["nonce"] = 1
 
-    dice = player(fc, live_server, forwarding(other_session), root=TEST_ROOT)
+    dice = player(fc, live_server, forwarding(other_session, tokens), root=TEST_ROOT)
     sheena = fc.Fairroll(live_server.url, dice.write_key, player="Sheena")
     other = sheena.session(dice.table)
     holder["other"] = other.seed_id
+    tokens[other.seed_id] = other.state().token
     with pytest.raises(fc.UnfairRollError, match="this player's session"):
         dice.roll_formula("1d20", table=dice.table)
 
@@ -320,8 +327,10 @@ def test_a_revealed_session_is_not_replaced_by_a_fresh_one(
     fc: ModuleType, live_server: LiveServer
 ) -> None:
     dice = player(fc, live_server, pass_through, root=TEST_ROOT)
-    seed_id = dice.session(dice.table).seed_id
-    dice.call("POST", f"/v1/tables/{dice.table}/seeds/{seed_id}/reveal")
+    opened = dice.session(dice.table)
+    token = {"Fairroll-Session-Token": opened.state().token}
+    dice.call("POST", f"/v1/tables/{dice.table}/seeds/{opened.seed_id}/reveal", headers=token)
+    seed_id = opened.seed_id
     with pytest.raises(fc.SessionClosedError):
         dice.roll_formula("1d20", table=dice.table)
     commits = [e for e in log_of(fc, live_server, dice.table) if e["mechanic"] == "session.commit"]

@@ -18,7 +18,7 @@ import pytest
 from fairroll.audit import Draft, Head, Signer, Trust, load_signer, verify_entries
 from fairroll.audit.signing import certify, seal
 from fairroll.redis_server import RedisServer, free_port
-from support import LiveServer
+from support import LiveServer, SessionTokens, player_client
 
 BODY = {"a": {"attribute": 12}, "b": {"attribute": 12}}
 
@@ -61,7 +61,8 @@ def test_three_replicas_append_to_one_table_without_forks_or_reused_nonces(
         for i in range(3)
     ]
     try:
-        clients = [httpx.Client(base_url=s.url, timeout=30) for s in servers]
+        tokens = SessionTokens()  # the session's player rolls through every replica
+        clients = [player_client(s.url, tokens, timeout=30) for s in servers]
         seed_id = clients[0].post("/v1/tables/crowd/seeds").json()["seed_id"]
 
         def one(i: int) -> httpx.Response:

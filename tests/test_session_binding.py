@@ -2,7 +2,9 @@
 
 Issue 39: a stranger who read alice's ``seed_id`` in the log rolled in her session and
 revealed it; alice's next roll got 409. The token answered at opening is the player's
-credential (``Fairroll-Session-Token``); a stranger is refused 403.
+credential (``Fairroll-Session-Token``); a stranger is refused 403. The server requires
+it by default; ``FAIRROLL_SESSION_TOKENS=optional`` is an operator's opt-in for clients
+from before the header.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from fairroll.api.settings import Settings
 from fairroll.redis_server import RedisServer
 from support import LiveServer
 
@@ -23,9 +26,10 @@ HEADER = "Fairroll-Session-Token"
 
 
 @pytest.fixture(scope="module")
-def strict(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("strict") / "server.log"
-    server = LiveServer(redis_server.url, log, env={"FAIRROLL_SESSION_TOKENS": "required"})
+def lenient(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server whose operator opted into ``optional`` tokens."""
+    log = tmp_path_factory.mktemp("lenient") / "server.log"
+    server = LiveServer(redis_server.url, log, env={"FAIRROLL_SESSION_TOKENS": "optional"})
     yield server.url
     server.stop()
 
@@ -46,32 +50,50 @@ def roll(client: httpx.Client, table: str, seed_id: str, token: str | None) -> h
     return client.post("/v1/tft/contests", json=body, headers=headers)
 
 
-def test_a_stranger_can_neither_roll_in_nor_reveal_alices_session(strict: str, table: str) -> None:
-    with httpx.Client(base_url=strict, timeout=10) as client:
-        seed_id, token = open_session(client, table)
-        for stranger in (None, "not-her-token"):
-            refused = roll(client, table, seed_id, stranger)
+def test_sessions_belong_to_their_player_by_default() -> None:
+    assert Settings.from_env({}).session_tokens == "required"
+    assert Settings().session_tokens == "required"
+    assert Settings.from_env({"FAIRROLL_SESSION_TOKENS": "optional"}).session_tokens == "optional"
+    with pytest.raises(ValueError, match="FAIRROLL_SESSION_TOKENS"):
+        Settings.from_env({"FAIRROLL_SESSION_TOKENS": "maybe"})
+
+
+def test_a_stranger_who_read_the_seed_id_is_refused_on_an_open_table_by_default(
+    live_server: LiveServer, table: str
+) -> None:
+    """Issue 39's attack on the default settings (the shared server sets no token
+    policy): alice opens a session on an open table; a stranger reads its ``seed_id`` in
+    the public log and, without her token or with a made-up one, tries to roll in it and
+    to reveal it. Each try is refused 403 and takes nothing: alice's first roll is nonce
+    1, and her session is still open for her to reveal."""
+    with httpx.Client(base_url=live_server.url, timeout=10) as alice:
+        seed_id, token = open_session(alice, table)
+    with httpx.Client(base_url=live_server.url, timeout=10) as stranger:
+        entries = stranger.get(f"/v1/tables/{table}/entries").json()["entries"]
+        read = next(e["request"]["seed_id"] for e in entries if e["mechanic"] == "session.commit")
+        assert read == seed_id  # the seed_id is public
+        for guess in (None, "not-her-token"):
+            refused = roll(stranger, table, read, guess)
             assert refused.status_code == 403, refused.text
-            assert seed_id in refused.json()["detail"]
-            headers = {HEADER: stranger} if stranger else {}
-            reveal = client.post(f"/v1/tables/{table}/seeds/{seed_id}/reveal", headers=headers)
+            assert read in refused.json()["detail"]
+            headers = {HEADER: guess} if guess else {}
+            reveal = stranger.post(f"/v1/tables/{table}/seeds/{read}/reveal", headers=headers)
             assert reveal.status_code == 403, reveal.text
-        mine = roll(client, table, seed_id, token)
+    with httpx.Client(base_url=live_server.url, timeout=10) as alice:
+        mine = roll(alice, table, seed_id, token)
         assert mine.status_code == 200, mine.text
         assert mine.json()["session"]["nonce"] == 1  # the refused calls took no nonce
-        revealed = client.post(
-            f"/v1/tables/{table}/seeds/{seed_id}/reveal", headers={HEADER: token}
-        )
+        assert roll(alice, table, seed_id, token).json()["session"]["nonce"] == 2
+        revealed = alice.post(f"/v1/tables/{table}/seeds/{seed_id}/reveal", headers={HEADER: token})
         assert revealed.status_code == 200, revealed.text
 
 
-def test_under_optional_tokens_a_session_shown_its_token_is_bound(
-    live_server: LiveServer, table: str
-) -> None:
-    """While clients learn to send the header, a session never shown its token takes
-    rolls without one (old clients keep working); once its player's client showed it,
-    nobody rolls in it without it, and a wrong token is refused from the start."""
-    with httpx.Client(base_url=live_server.url, timeout=10) as client:
+def test_under_optional_tokens_a_session_shown_its_token_is_bound(lenient: str, table: str) -> None:
+    """Where the operator opted into ``optional`` for clients from before the header, a
+    session never shown its token takes rolls without one (old clients keep working);
+    once its player's client showed it, nobody rolls in it without it, and a wrong token
+    is refused from the start."""
+    with httpx.Client(base_url=lenient, timeout=10) as client:
         seed_id, token = open_session(client, table)
         assert roll(client, table, seed_id, "wrong").status_code == 403
         assert roll(client, table, seed_id, None).status_code == 200  # an old client
@@ -82,8 +104,8 @@ def test_under_optional_tokens_a_session_shown_its_token_is_bound(
         assert reveal.status_code == 403, reveal.text
 
 
-def test_a_session_token_sent_twice_is_refused(strict: str, table: str) -> None:
-    with httpx.Client(base_url=strict, timeout=10) as client:
+def test_a_session_token_sent_twice_is_refused(live_server: LiveServer, table: str) -> None:
+    with httpx.Client(base_url=live_server.url, timeout=10) as client:
         seed_id, token = open_session(client, table)
         body = {**BODY, "table": table, "session": {"seed_id": seed_id, "client_seed": "c1"}}
         twice = [(HEADER.encode(), token.encode())] * 2
@@ -91,13 +113,14 @@ def test_a_session_token_sent_twice_is_refused(strict: str, table: str) -> None:
 
 
 def test_the_python_client_sends_its_sessions_token_with_every_roll(
-    fc: ModuleType, strict: str
+    fc: ModuleType, live_server: LiveServer
 ) -> None:
-    """A server that requires the token takes the client's rolls: the client keeps the
-    token its session's opening showed and sends it with each roll, across a chain's end."""
-    with fc.Fairroll(strict) as owner:
+    """The default server, which requires the token, takes the client's rolls: the client
+    keeps the token its session's opening showed and sends it with each roll, across a
+    chain's end."""
+    with fc.Fairroll(live_server.url) as owner:
         made = owner.create_table()
-    with fc.Fairroll(strict, made["write_key"], player="alice") as dice:
+    with fc.Fairroll(live_server.url, made["write_key"], player="alice") as dice:
         dice.session(made["table"], length=2)
         nonces = [dice.roll_formula("1d20", table=made["table"])["session"]["nonce"]]
         nonces += [dice.roll_formula("1d20", table=made["table"])["session"]["nonce"]]

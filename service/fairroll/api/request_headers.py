@@ -5,7 +5,7 @@ checked as text fairroll understands or refused with a 422 naming the header, ne
 500. Where a header decides what is recorded or who may record, two of it are
 ambiguous (which one did the client mean, which one did a proxy add?) and refused:
 ``Idempotency-Key`` (a retry naming the second key recorded a second roll),
-``Authorization`` and ``X-Session-Token``.
+``Authorization`` and ``Fairroll-Session-Token``.
 
 ``Last-Event-ID`` is a seq: ASCII digits only (``str.isdigit`` also takes ``²``, which
 ``int`` refuses), at most ``LAST_SEQ``.

@@ -46,8 +46,10 @@ class Settings:
     ``frame_ancestors``: who may embed fairroll's pages in a frame (a CSP source list).
     ``mirror_origins``: where else the pages may read (a CSP source list added to
     ``connect-src``): the static mirrors of a table's tiles a player verifies from.
-    ``session_tokens``: ``required``: a roll in a seed session, and its reveal, must show
-    the session's token (``play.sessions``); ``optional``: only once it was shown.
+    ``session_tokens``: ``required`` (the default): a roll in a seed session, and its
+    reveal, must show the session's token (``play.sessions``), so a stranger who read a
+    session's public ``seed_id`` cannot roll in it; ``optional``, an operator's opt-in for
+    clients from before the header: only once it was shown.
     ``require_tables``: rolls only on tables created with ``POST /v1/tables`` (and on
     ``default`` while it is open): an unknown table name is a 404, not a new open table.
     ``log_name``: the signed-note key name of checkpoints, and their origins' prefix
@@ -89,7 +91,7 @@ class Settings:
     frame_ancestors: str = "'none'"
     mirror_origins: str = ""
     require_tables: bool = False
-    session_tokens: Literal["required", "optional"] = "optional"
+    session_tokens: Literal["required", "optional"] = "required"
     compute_timeout_seconds: float = 5.0
     log_name: str = "fairroll"
     key_certificate: str | None = None
@@ -180,7 +182,7 @@ def _number(env: Mapping[str, str], name: str, default: str | int, kind: Callabl
 
 
 def _session_tokens(env: Mapping[str, str]) -> Literal["required", "optional"]:
-    text = env.get("FAIRROLL_SESSION_TOKENS", "optional").strip().lower()
+    text = env.get("FAIRROLL_SESSION_TOKENS", "required").strip().lower()
     if text == "required":
         return "required"
     if text == "optional":

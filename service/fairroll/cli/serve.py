@@ -47,7 +47,7 @@ SERVE_ENVIRONMENT = {
     "FAIRROLL_MIRROR_ORIGINS": "tile mirrors the table page may verify from (CSP list)",
     "FAIRROLL_DEFAULT_TABLE_OPEN": "whether the default table takes rolls without a key",
     "FAIRROLL_REQUIRE_TABLES": "roll only on tables made with POST /v1/tables",
-    "FAIRROLL_SESSION_TOKENS": "required: a roll in a seed session shows its token (optional)",
+    "FAIRROLL_SESSION_TOKENS": "required (default): session rolls show their token; or optional",
     "FAIRROLL_SYSTEMS": "extra rule systems to load (comma-separated modules)",
     "FAIRROLL_COMPUTE_WORKERS": "calculation worker processes (odds, verification)",
     "FAIRROLL_COMPUTE_TIMEOUT": "seconds a calculation may take",

@@ -33,8 +33,8 @@ __all__ = [
     "weighted_distribution",
 ]
 
-#: An outcome of a quantity: a count (successes, HP, periods) or a named result.
-#: An outcome: a number (an integer, but for a formula that divides) or a name.
+#: An outcome of a quantity: a count (successes, HP, periods; a fraction only for a
+#: dice formula that divides) or a named result.
 Outcome = float | str
 OutcomeT = TypeVar("OutcomeT", bound=float | str)
 

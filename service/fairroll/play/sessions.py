@@ -8,11 +8,13 @@ read it could roll in alice's session, then reveal it, on any open table; alice'
 roll got 409. Now:
 
 - a wrong token is refused 403, always;
-- no token is refused 403 where the operator requires tokens
-  (``FAIRROLL_SESSION_TOKENS=required``), and for a session that was ever shown its
-  token (it is then *bound*: its player's client sends it, so nobody else may roll in
-  it without it). Under ``optional`` (the default while the clients learn to send the
-  header) a session never shown its token still takes rolls without one.
+- no token is refused 403 too, by default (``FAIRROLL_SESSION_TOKENS=required``): the
+  page and both clients send it, so only a stranger's call comes without it.
+  ``optional`` is an operator's opt-in for clients from before the header: there a
+  session never shown its token still takes rolls without one, and one that was shown
+  it once is *bound* (its player's client sends it, so nobody rolls in it without it).
+  That leaves a session whose player's client never sends the header open to anyone
+  who read its ``seed_id``: the reason it is not the default.
 
 A session from before tokens (no digest) is left as it was. A table's write key is
 checked as before (``Roller.authorize``): the token says which player, the key which

@@ -26,8 +26,9 @@ Attribute = Literal["st", "qk", "in", "ma", "mr"]
 MAX_SCORE = 99
 MAX_LEVEL = 100
 MAX_HP = 999
-#: A battle stops (``ended_by: dice_limit``) once this many coins have been flipped: at
-#: most 40 a turn, so about a hundred turns of the hardest hitters, a reply of ~200 KB.
+#: A battle stops (``ended_by: dice_limit``) once this many coins have been flipped, so
+#: a long battle of hard hitters still answers a reply of bounded size (how large, and
+#: the command that shows it: docs/rules/fast-battle.md, "Limits that are fairroll's").
 MAX_BATTLE_COINS = 4000
 Score = Annotated[int, msgspec.Meta(ge=0, le=MAX_SCORE)]
 #: The five attributes, each titled in the seed's words (the page labels its fields so).
