@@ -79,14 +79,20 @@ def cosigned_note(http: httpx.Client) -> dict[str, str]:
     return {"vkey": verifier_key(EXAMPLE_COSIGNER, raw_public_key(key)), "note": f"{note}{line}\n"}
 
 
-def send(http: httpx.Client, method: str, path: str, example: dict[str, Any]) -> Any:
+def send(
+    http: httpx.Client,
+    method: str,
+    path: str,
+    example: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> Any:
     params = example.get("params", {})
     url = path.format(**params)
     query = {k: v for k, v in params.items() if "{" + k + "}" not in path}
     if path.endswith("/events"):  # a stream that never ends: its first two entries
         return first_events(http, url, query, 2)
     if "request" in example:
-        response = http.request(method, url, params=query, json=example["request"])
+        response = http.request(method, url, params=query, json=example["request"], headers=headers)
     elif example.get("ndjson") is not None:
         response = http.request(
             method,
@@ -96,7 +102,7 @@ def send(http: httpx.Client, method: str, path: str, example: dict[str, Any]) ->
             headers={"content-type": "application/x-ndjson"},
         )
     else:
-        response = http.request(method, url, params=query)
+        response = http.request(method, url, params=query, headers=headers)
     if response.status_code >= 300:
         raise RuntimeError(f"{example['operation']}/{example['name']}: {response.text}")
     kind = response.headers["content-type"]
@@ -142,9 +148,14 @@ def main() -> None:
                         example["ndjson"] = state["export"]
                     if op == "cosignTableCheckpoint":
                         example["request"] = cosigned_note(http)
-                    example["response"] = send(http, method, path, example)
+                    # A session's reveal shows the token its opening answered (by default
+                    # the server requires it); the example documents the header.
+                    token = state.get("token") if op == "revealSeedSession" else None
+                    headers = {"Fairroll-Session-Token": token} if token else None
+                    example["response"] = send(http, method, path, example, headers)
                     if op == "createSeedSession":
                         state["seed_id"] = example["response"]["seed_id"]
+                        state["token"] = example["response"]["token"]
                     if op == "getTableLogCheckpoint":
                         state["size"] = int(example["response"].split("\n")[1])
                     if op == "exportTable":

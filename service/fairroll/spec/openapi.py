@@ -125,8 +125,25 @@ def _forbids_unknown(cls: type[msgspec.Struct]) -> bool:
     return bool(cls.__struct_config__.forbid_unknown_fields)
 
 
+#: A seed session's credential (``play.sessions``): a roll in a session and a call on a
+#: session's path show it; the server refuses them 403 without it by default.
+_SESSION_TOKEN = Parameter(
+    name="Fairroll-Session-Token",
+    param_in="header",
+    required=False,
+    description=(
+        "The `token` the session's opening answered (POST /v1/tables/{table}/seeds): a "
+        "roll in a seed session (its body names `session`) and its reveal show it; without "
+        "it, or with another, they are refused 403 (unless the operator set "
+        "FAIRROLL_SESSION_TOKENS=optional). Not needed for a roll outside a session."
+    ),
+    schema=Schema(type=OpenAPIType.STRING, min_length=1, max_length=128, pattern="^[!-~]+$"),
+)
+
+
 def declare_roll_headers(app: Litestar) -> None:
-    """Declare the headers every roll reads: ``Idempotency-Key`` and the table's write key."""
+    """Declare the headers every roll reads: ``Idempotency-Key``, the table's write key and
+    a seed session's token (on a session's own POSTs too)."""
     spec = app.openapi_schema
     components = spec.components
     components.security_schemes = {
@@ -139,10 +156,15 @@ def declare_roll_headers(app: Litestar) -> None:
     }
     # Every operation is open to anonymous callers unless it says otherwise (the rolls).
     spec.security = [{}]
-    for operation in _operations(spec).values():
+    for method, path, operation in operations_by_id(spec).values():
         if "401" in (operation.responses or {}):
             # Anonymous on an open table (``default``), the write key on a table that has one.
             operation.security = [{}, {"tableWriteKey": []}]
+        # A cosignature shows a session's token in its body (``session``), not the header.
+        cosigns = path.endswith("/cosignatures")
+        in_session = method == "POST" and "{seed_id}" in path
+        if (_is_roll(operation) and not cosigns) or in_session:
+            operation.parameters = [*(operation.parameters or ()), _SESSION_TOKEN]
         if not _is_roll(operation):
             continue
         operation.parameters = [
