@@ -14,10 +14,19 @@ from typing import Annotated, Any, cast
 
 import msgspec
 
-from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, faces_meta, plural
+from fairroll.mechanics.declare import (
+    DiceGroups,
+    EarlierRevision,
+    Mechanic,
+    System,
+    Words,
+    faces_meta,
+    plural,
+)
 from fairroll.odds import Distribution, weighted_distribution
 from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
-from fairroll.rules import dice
+from fairroll.randomness import DiceSource
+from fairroll.rules import dice, dice_first
 from fairroll.rules.dice.model import Crit, Sort
 from fairroll.rules.dice.rolling import whole
 
@@ -192,6 +201,23 @@ def odds_of_roll(request: dice.Formula) -> list[Distribution]:
     ]
 
 
+def _first_reading(request: dice.Formula, source: DiceSource) -> dice_first.FormulaOutcome:
+    """The formula rolled as the first reading rolled it (frozen in
+    :mod:`fairroll.rules.dice_first`): its request is the same two fields, so it is handed
+    over as they were recorded."""
+    first = dice_first.Formula(formula=request.formula, dialect=request.dialect)
+    return dice_first.resolve_formula(first, source)
+
+
+#: The dialects' reading before they were re-read to match each VTT's own roller
+#: (docs/rules/dice.md says what changed): an entry a server recorded then replays under it.
+FIRST_READING: EarlierRevision[dice.Formula] = EarlierRevision(
+    name="the first reading (before 2026-12-03): each dialect as read before it was matched "
+    "to its VTT's own roller",
+    resolve=_first_reading,
+)
+
+
 ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
     name="dice.roll",
     path="/rolls",
@@ -212,6 +238,7 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
     input_type=dice.Formula,
     dice_type=FormulaDice,
     resolve=dice.resolve_formula,
+    earlier=(FIRST_READING,),
     read=read_roll,
     odds=odds_of_roll,
     odds_operation_id="diceFormulaOdds",
