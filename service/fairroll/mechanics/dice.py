@@ -122,14 +122,38 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
             critical = critical or flag in ("natural 20", "critical success")
             catastrophic = catastrophic or flag in ("natural 1", "critical failure")
             dice_said.append(_die(die) + (f" ({flag})" if flag else ""))
-        said.append(f"{rolled.text}: {', '.join(dice_said)}")
+        said.append(f"{rolled.text}: {', '.join(dice_said) or 'no dice'}")
     terms = "; ".join(said)
+    text = f"{head} — {terms}" if terms else head
+    bot_option = _bot_option(formula)
+    if bot_option:
+        text = f"{text}. {bot_option}"
     return Words(
         asked=asked,
-        text=f"{head} — {terms}" if terms else head,
+        text=text,
         critical=critical,
         catastrophic=catastrophic,
     )
+
+
+#: avrae's bot options a label may hold, and how the formula itself rolls them.
+_BOT_OPTIONS = {"adv": ("advantage", "2d20kh1"), "dis": ("disadvantage", "2d20kl1")}
+
+
+def _bot_option(formula: dice.ParsedFormula) -> str | None:
+    """avrae's ``!r 1d20+5 adv`` rolls at advantage, but ``adv`` is the bot's option, not
+    d20's: read in this dialect it is the label, and the roll is not at advantage. The
+    words say so, lest a reader take the label for what was rolled."""
+    if formula.dialect != "avrae" or not formula.label:
+        return None
+    for word in formula.label.lower().split():
+        if word in _BOT_OPTIONS:
+            meant, written = _BOT_OPTIONS[word]
+            return (
+                f'"{word}" is avrae\'s bot option, not its dice notation: not rolled at '
+                f"{meant} (write {written})"
+            )
+    return None
 
 
 def _worked(formula: dice.ParsedFormula, outcome: dice.FormulaOutcome) -> str:
