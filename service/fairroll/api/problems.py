@@ -25,6 +25,7 @@ from fairroll.play.errors import (
 )
 from fairroll.randomness import DiceError
 from fairroll.rules import RuleError
+from fairroll.rules.dice.limits import FormulaSyntaxError
 
 __all__ = [
     "CALC_ERRORS",
@@ -137,8 +138,14 @@ def _field_of(item: dict[str, Any]) -> str:
 
 
 def _rule(request: Request[Any, Any, Any], exc: RuleError | DiceError) -> Response[Problem]:
-    slug = "invalid-dice" if isinstance(exc, DiceError) else "rule-violation"
-    title = "The supplied dice do not fit" if isinstance(exc, DiceError) else "Against the rules"
+    """A 422 naming the field at fault. A formula its dialect cannot read (``2d6+``) is a
+    typo, not a roll the rules forbid, so it has a type and title of its own."""
+    if isinstance(exc, DiceError):
+        slug, title = "invalid-dice", "The supplied dice do not fit"
+    elif isinstance(exc, FormulaSyntaxError):
+        slug, title = "not-a-formula", "Not a formula"
+    else:
+        slug, title = "rule-violation", "Against the rules"
     return _respond(
         request,
         status=422,

@@ -101,7 +101,8 @@ def _print_audit(audit: AuditReport, report: VerifyReport) -> None:
                 test = f"exact multinomial p = {fit.p_value:.3g}"
             else:
                 test = str(fit.note)
-            print(f"  d{die.sides}: {die.dice} dice, {counted}; {test}")
+            many = "die" if die.dice == 1 else "dice"
+            print(f"  d{die.sides}: {die.dice} {many}, {counted}; {test}")
     if report.last_seq:
         print(
             f"keep: the signed checkpoint of size {report.last_seq} (Merkle root "

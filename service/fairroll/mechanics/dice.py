@@ -14,10 +14,19 @@ from typing import Annotated, Any, cast
 
 import msgspec
 
-from fairroll.mechanics.declare import DiceGroups, Mechanic, System, Words, faces_meta, plural
+from fairroll.mechanics.declare import (
+    DiceGroups,
+    EarlierRevision,
+    Mechanic,
+    System,
+    Words,
+    faces_meta,
+    plural,
+)
 from fairroll.odds import Distribution, weighted_distribution
 from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
-from fairroll.rules import dice
+from fairroll.randomness import DiceSource
+from fairroll.rules import dice, dice_first
 from fairroll.rules.dice.model import Crit, Sort
 from fairroll.rules.dice.rolling import whole
 
@@ -113,14 +122,38 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
             critical = critical or flag in ("natural 20", "critical success")
             catastrophic = catastrophic or flag in ("natural 1", "critical failure")
             dice_said.append(_die(die) + (f" ({flag})" if flag else ""))
-        said.append(f"{rolled.text}: {', '.join(dice_said)}")
+        said.append(f"{rolled.text}: {', '.join(dice_said) or 'no dice'}")
     terms = "; ".join(said)
+    text = f"{head} — {terms}" if terms else head
+    bot_option = _bot_option(formula)
+    if bot_option:
+        text = f"{text}. {bot_option}"
     return Words(
         asked=asked,
-        text=f"{head} — {terms}" if terms else head,
+        text=text,
         critical=critical,
         catastrophic=catastrophic,
     )
+
+
+#: avrae's bot options a label may hold, and how the formula itself rolls them.
+_BOT_OPTIONS = {"adv": ("advantage", "2d20kh1"), "dis": ("disadvantage", "2d20kl1")}
+
+
+def _bot_option(formula: dice.ParsedFormula) -> str | None:
+    """avrae's ``!r 1d20+5 adv`` rolls at advantage, but ``adv`` is the bot's option, not
+    d20's: read in this dialect it is the label, and the roll is not at advantage. The
+    words say so, lest a reader take the label for what was rolled."""
+    if formula.dialect != "avrae" or not formula.label:
+        return None
+    for word in formula.label.lower().split():
+        if word in _BOT_OPTIONS:
+            meant, written = _BOT_OPTIONS[word]
+            return (
+                f'"{word}" is avrae\'s bot option, not its dice notation: not rolled at '
+                f"{meant} (write {written})"
+            )
+    return None
 
 
 def _worked(formula: dice.ParsedFormula, outcome: dice.FormulaOutcome) -> str:
@@ -192,6 +225,23 @@ def odds_of_roll(request: dice.Formula) -> list[Distribution]:
     ]
 
 
+def _first_reading(request: dice.Formula, source: DiceSource) -> dice_first.FormulaOutcome:
+    """The formula rolled as the first reading rolled it (frozen in
+    :mod:`fairroll.rules.dice_first`): its request is the same two fields, so it is handed
+    over as they were recorded."""
+    first = dice_first.Formula(formula=request.formula, dialect=request.dialect)
+    return dice_first.resolve_formula(first, source)
+
+
+#: The dialects' reading before they were re-read to match each VTT's own roller
+#: (docs/rules/dice.md says what changed): an entry a server recorded then replays under it.
+FIRST_READING: EarlierRevision[dice.Formula] = EarlierRevision(
+    name="the first reading (before 2026-12-03): each dialect as read before it was matched "
+    "to its VTT's own roller",
+    resolve=_first_reading,
+)
+
+
 ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
     name="dice.roll",
     path="/rolls",
@@ -212,6 +262,7 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
     input_type=dice.Formula,
     dice_type=FormulaDice,
     resolve=dice.resolve_formula,
+    earlier=(FIRST_READING,),
     read=read_roll,
     odds=odds_of_roll,
     odds_operation_id="diceFormulaOdds",

@@ -1,0 +1,552 @@
+"""Rolling a parsed formula: each term's dice as its dialect rolls them, then the arithmetic.
+
+Two orders of rolling, as the dialects document them:
+
+- **die by die** (Roll20, fairroll's reading of today): each die is rolled with its
+  rerolls and its explosions before the next die, and the modifiers apply in one fixed
+  order whatever their order in the text (rerolls, explosions, keep/drop, counting);
+- **pool by pool** (Foundry VTT, avrae): every die of the term is rolled first, then
+  each modifier runs over the pool as it stands, in the order written. A die a
+  modifier adds goes to the end of the pool (Foundry: rerolls and explosions; avrae:
+  explosions), or in the place of the die it rerolls (avrae: a die keeps its place,
+  as in d20). Supplied dice are taken in the order the dice are rolled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+import msgspec
+
+from fairroll.randomness import DiceSource
+from fairroll.rules.dice_first.model import (
+    EXPLOSION_DEPTH,
+    REROLL_LIMIT,
+    Clamp,
+    Condition,
+    Count,
+    DiceTerm,
+    Explode,
+    Group,
+    Node,
+    ParsedFormula,
+    Reroll,
+    Select,
+)
+from fairroll.rules.dice_first.outcome import FormulaOutcome, GroupOutcome, RolledDie, TermOutcome
+from fairroll.rules.errors import RuleError
+
+__all__ = ["PoolDie", "foundry_count", "js_round", "roll_formula", "whole"]
+
+
+def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
+    """Roll every term in order, then evaluate the tree (groups pick among what rolled)."""
+    rolled: dict[int, TermOutcome] = {}
+    for term in formula.terms:
+        roller = _roll_pool if term.pool else _roll_die_by_die
+        rolled[id(term)] = roller(term, dice)
+    groups: list[GroupOutcome] = []
+    total = _evaluate(formula.tree, rolled, groups)
+    if formula.dialect == "avrae":
+        total = Fraction(math.trunc(total))  # d20's total is int() of its value
+    return FormulaOutcome(
+        total=whole(total),
+        label=formula.label,
+        terms=tuple(rolled[id(t)] for t in formula.terms),
+        groups=tuple(groups) if groups else msgspec.UNSET,
+    )
+
+
+def whole(value: Fraction) -> int | float:
+    """A total as JSON gives it: an integer, or the nearest float to a fraction."""
+    return value.numerator if value.denominator == 1 else float(value)
+
+
+def js_round(value: Fraction) -> int:
+    """JavaScript's ``Math.round``, which Roll20 and Foundry use: halves go up."""
+    return math.floor(value + Fraction(1, 2))
+
+
+# ---------------------------------------------------------------------------------------
+# Die by die (Roll20)
+
+
+def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
+    group, sides, offset = term.group, term.sides, -2 if term.fate else 0
+    reroll = next((m for m in term.modifiers if isinstance(m, Reroll)), None)
+    explode = next((m for m in term.modifiers if isinstance(m, Explode)), None)
+    select = next((m for m in term.modifiers if isinstance(m, Select)), None)
+    counts = [m for m in term.modifiers if isinstance(m, Count)]
+    rolled: list[RolledDie] = []
+
+    def one() -> int:
+        """A die with its rerolls; the rerolled faces are kept in the record."""
+        value = dice.roll(group, sides)[0] + offset
+        if reroll is not None:
+            limit = 1 if reroll.mode == "once" else REROLL_LIMIT
+            for _ in range(limit):
+                if not reroll.test(value):
+                    break
+                rolled.append(RolledDie(value=value, rerolled=True))
+                value = dice.roll(group, sides)[0] + offset
+        return value
+
+    # Each standing die: its index in ``rolled`` and what it is worth (a compounded die
+    # is worth its whole chain, and its chain's faces share its fate).
+    standing: list[tuple[int, int, list[int]]] = []
+    for _ in range(term.count):
+        value = one()
+        depth = 0
+        chain: list[int] = []
+        worth = value
+        while explode is not None and explode.test(value) and depth < EXPLOSION_DEPTH:
+            if explode.mode == "compound":
+                chain.append(len(rolled))
+                rolled.append(RolledDie(value=value, exploded=True, compounded=True))
+            else:
+                standing.append((len(rolled), rolled_value(value, depth, explode), []))
+                rolled.append(_face(value, depth, explode, exploded=True))
+            value = one()
+            worth += value
+            depth += 1
+        index = len(rolled)
+        rolled.append(_face(value, depth, explode))
+        if explode is not None and explode.mode == "compound":
+            standing.append((index, worth, chain))
+        else:
+            standing.append((index, rolled_value(value, depth, explode), []))
+    kept = standing
+    if select is not None:
+        high = select.how == "h"
+        n = select.n if select.keep else len(standing) - select.n
+        keep_high = high if select.keep else not high
+        order = sorted(standing, key=lambda s: (-s[1] if keep_high else s[1], s[0]))
+        chosen = {s[0] for s in order[:n]}
+        kept = [s for s in standing if s[0] in chosen]
+        for index, _, chain in standing:
+            if index not in chosen:
+                for i in (*chain, index):
+                    rolled[i] = msgspec.structs.replace(rolled[i], dropped=True)
+    successes = _roll20_count(counts, kept, rolled) if counts else None
+    return TermOutcome(
+        text=term.text,
+        offset=term.offset,
+        sides=sides,
+        fate=term.fate,
+        value=successes if successes is not None else sum(worth for _, worth, _ in kept),
+        successes=successes,
+        dice=tuple(rolled),
+    )
+
+
+def _roll20_count(
+    counts: list[Count], kept: list[tuple[int, int, list[int]]], rolled: list[RolledDie]
+) -> int:
+    """Roll20's successes (``>N``) less its failures (``fN``), marked on the dice."""
+    success = next((c.test for c in counts if c.kind == "success"), None)
+    failure = next((c.test for c in counts if c.kind == "failure"), None)
+    tally = 0
+    for index, worth, chain in kept:
+        met = success is not None and success(worth)
+        missed = not met and failure is not None and failure(worth)
+        tally += int(met) - int(missed)
+        for i in (*chain, index):
+            changes: dict[str, object] = {"success": met}
+            if missed:
+                changes["failure"] = True
+            rolled[i] = msgspec.structs.replace(rolled[i], **changes)
+    return tally
+
+
+def rolled_value(face: int, depth: int, explode: Explode | None) -> int:
+    """What a die of an explosion chain counts: a penetrating die after the first, one less."""
+    if explode is not None and explode.mode == "penetrate" and depth > 0:
+        return face - 1
+    return face
+
+
+def _face(face: int, depth: int, explode: Explode | None, *, exploded: bool = False) -> RolledDie:
+    value = rolled_value(face, depth, explode)
+    if value != face:
+        return RolledDie(value=value, exploded=exploded, face=face)
+    return RolledDie(value=value, exploded=exploded)
+
+
+# ---------------------------------------------------------------------------------------
+# Pool by pool (Foundry VTT, avrae)
+
+
+class PoolDie:
+    """One die of a pool as the modifiers see it."""
+
+    __slots__ = (
+        "count",
+        "depth",
+        "dropped",
+        "exploded",
+        "face",
+        "failure",
+        "rerolled",
+        "rerolls",
+        "success",
+        "value",
+    )
+
+    def __init__(self, face: int, depth: int = 0, rerolls: int = 0) -> None:
+        self.face = self.value = face
+        self.depth = depth
+        self.rerolls = rerolls
+        self.rerolled = self.exploded = self.dropped = False
+        self.success: bool | None = None
+        self.failure = False
+        self.count: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return not (self.rerolled or self.dropped)
+
+
+def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
+    group, sides, offset = term.group, term.sides, -2 if term.fate else 0
+
+    def roll(depth: int = 0, rerolls: int = 0) -> PoolDie:
+        return PoolDie(dice.roll(group, sides)[0] + offset, depth, rerolls)
+
+    results = [roll() for _ in range(term.count)]
+    avrae = term.dialect == "avrae"
+    for modifier in term.modifiers:
+        if isinstance(modifier, Reroll):
+            _pool_reroll(results, modifier, roll, avrae=avrae)
+        elif isinstance(modifier, Explode):
+            _pool_explode(results, modifier, roll, avrae=avrae)
+        elif isinstance(modifier, Clamp):
+            for r in results:
+                if avrae and not r.active:
+                    continue  # avrae clamps the dice still kept; Foundry every result
+                if modifier.low is not None and r.value < modifier.low:
+                    r.value = modifier.low
+                if modifier.high is not None and r.value > modifier.high:
+                    r.value = modifier.high
+        elif isinstance(modifier, Select):
+            if avrae:
+                _avrae_select(results, modifier)
+            else:
+                _foundry_keep(results, modifier)
+        elif isinstance(modifier, Count):
+            foundry_count(results, modifier)
+    counting = any(isinstance(m, Count) and m.kind != "margin" for m in term.modifiers)
+    value = sum((r.count if r.count is not None else r.value) for r in results if r.active)
+    return TermOutcome(
+        text=term.text,
+        offset=term.offset,
+        sides=sides,
+        fate=term.fate,
+        value=value,
+        successes=value if counting else None,
+        dice=tuple(_record(r, counting) for r in results),
+    )
+
+
+def _record(r: PoolDie, counting: bool) -> RolledDie:
+    die = RolledDie(
+        value=r.value,
+        rerolled=r.rerolled,
+        exploded=r.exploded,
+        dropped=r.dropped,
+        success=r.success if counting and r.success is not None else None,
+    )
+    changes: dict[str, object] = {}
+    if r.face != r.value:
+        changes["face"] = r.face
+    if r.failure:
+        changes["failure"] = True
+    if counting and r.count is not None and r.count not in (0, 1):
+        changes["count"] = r.count
+    return msgspec.structs.replace(die, **changes) if changes else die
+
+
+def _selected(results: list[PoolDie], test: Callable[[int], bool]) -> list[PoolDie]:
+    return [r for r in results if r.active and test(r.value)]
+
+
+def _ranked(results: list[PoolDie], how: str, n: int) -> list[PoolDie]:
+    """avrae's ``hN``/``lN``: the highest (lowest) N kept dice; among equals, the earlier."""
+    kept = [r for r in results if r.active]
+    ordered = sorted(kept, key=lambda r: r.value, reverse=how == "h")
+    return ordered[:n]
+
+
+def _pool_reroll(
+    results: list[PoolDie],
+    modifier: Reroll,
+    roll: Callable[[int, int], PoolDie],
+    *,
+    avrae: bool,
+) -> None:
+    if modifier.mode == "add":  # avrae's ra: the first matching die rolls one more
+        matching = (
+            _ranked(results, *modifier.rank) if modifier.rank else _selected(results, modifier.test)
+        )
+        if matching:
+            first = matching[0]
+            first.exploded = True
+            results.append(roll(first.depth + 1, 0))
+        return
+    if avrae:
+        # Every matching die is rerolled in turn; then the pool is looked at again.
+        passes = 1 if modifier.mode == "once" else REROLL_LIMIT
+        for _ in range(passes):
+            matching = (
+                _ranked(results, *modifier.rank)
+                if modifier.rank
+                else _selected(results, modifier.test)
+            )
+            matching = [r for r in matching if r.rerolls < REROLL_LIMIT]
+            if not matching:
+                return
+            for r in matching:
+                # d20 rerolls a die in its place: the new face follows the old one.
+                r.rerolled = True
+                results.insert(results.index(r) + 1, roll(r.depth, r.rerolls + 1))
+        return
+    # Foundry: one pass over the results, rerolled dice appended; ``rr`` goes on over them.
+    checked, initial = 0, len(results)
+    while checked < len(results):
+        r = results[checked]
+        checked += 1
+        if r.active and modifier.test(r.value) and r.rerolls < REROLL_LIMIT:
+            r.rerolled = True
+            results.append(roll(r.depth, r.rerolls + 1))
+        if modifier.mode == "once" and checked == initial:
+            break
+
+
+def _pool_explode(
+    results: list[PoolDie],
+    modifier: Explode,
+    roll: Callable[[int, int], PoolDie],
+    *,
+    avrae: bool,
+) -> None:
+    if avrae:
+        done: set[int] = set()
+        while True:
+            matching = [
+                r
+                for r in _selected(results, modifier.test)
+                if id(r) not in done and r.depth < EXPLOSION_DEPTH
+            ]
+            if not matching:
+                return
+            for r in matching:
+                r.exploded = True
+                done.add(id(r))
+                results.append(roll(r.depth + 1, 0))
+    checked, initial = 0, len(results)
+    while checked < len(results):
+        r = results[checked]
+        checked += 1
+        if r.active and modifier.test(r.value) and r.depth < EXPLOSION_DEPTH:
+            r.exploded = True
+            results.append(roll(r.depth + 1, 0))
+        if modifier.mode == "once" and checked == initial:
+            break
+
+
+def _avrae_select(results: list[PoolDie], select: Select) -> None:
+    if select.test is not None:
+        chosen = {id(r) for r in _selected(results, select.test)}
+    else:
+        chosen = {id(r) for r in _ranked(results, select.how, select.n)}
+    for r in results:
+        if r.active and ((id(r) in chosen) != select.keep):
+            r.dropped = True
+
+
+def _foundry_keep(results: list[PoolDie], select: Select) -> None:
+    """Foundry's keep and drop: a cut at the n-th value, ties discarded earliest first."""
+    keep, highest = select.keep, select.how == "h"
+    ascending = keep == highest
+    values = sorted((r.value for r in results if r.active), reverse=not ascending)
+    number = max(0, min(len(values) - select.n if keep else select.n, len(values)))
+    if number == len(values):
+        for r in results:
+            if r.active:
+                r.dropped = True
+        return
+    cut = values[number]
+    discarded = 0
+    ties = []
+    for r in results:
+        if not r.active:
+            continue
+        if (r.value < cut) if ascending else (r.value > cut):
+            r.dropped = True
+            discarded += 1
+        elif r.value == cut:
+            ties.append(r)
+    for r in ties:
+        if discarded < number:
+            r.dropped = True
+            discarded += 1
+
+
+def foundry_count(results: list[PoolDie], count: Count) -> None:
+    test = count.test
+    for r in results:
+        if count.kind == "success" and test is not None:
+            r.success = test(r.value)
+            r.count = int(r.success)
+        elif count.kind == "failures" and test is not None:
+            met = test(r.value)
+            r.failure = met
+            r.count = int(met)
+        elif count.kind in ("even", "odd"):
+            met = r.value % 2 == (0 if count.kind == "even" else 1)
+            r.success = met
+            r.count = int(met)
+        elif count.kind in ("failure", "subtract"):
+            failed = test(r.value) if test is not None else r.success is False
+            if failed:
+                r.failure = True
+                r.success = None
+                r.count = -1 if count.kind == "failure" else -r.value
+        elif count.kind == "margin" and isinstance(test, Condition):
+            above = test.op in (">", ">=", "=")
+            r.value = r.value - test.value if above else test.value - r.value
+
+
+# ---------------------------------------------------------------------------------------
+# Arithmetic
+
+
+def _evaluate(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome]) -> Fraction:
+    kind = node.kind
+    if kind == "const":
+        return node.number
+    if kind == "term":
+        return Fraction(rolled[id(node.term)].value)
+    if kind == "group":
+        return _group(node, rolled, groups)
+    values = [_evaluate(p, rolled, groups) for p in node.parts]
+    if kind == "neg":
+        return -values[0]
+    if kind == "floor":
+        return Fraction(math.floor(values[0]))
+    if kind == "ceil":
+        return Fraction(math.ceil(values[0]))
+    if kind == "round":
+        return Fraction(js_round(values[0]))
+    if kind == "abs":
+        return abs(values[0])
+    a, b = values
+    if kind == "add":
+        return a + b
+    if kind == "sub":
+        return a - b
+    if kind == "mul":
+        return a * b
+    if kind == "compare":
+        return Fraction(int(_compare(a, node.op or "=", b)))
+    if b == 0:  # refused at parse where it can happen; a guard, not a path
+        raise RuleError("formula: division by zero", field="formula")
+    if kind == "div":
+        return a / b
+    if kind == "idiv":
+        return Fraction(a // b)
+    if kind == "rem":  # JavaScript's % (Foundry): the sign of the dividend
+        return a - b * math.trunc(a / b)
+    return a % b  # avrae's % is Python's: the sign of the divisor
+
+
+def _compare(a: Fraction, op: str, b: Fraction) -> bool:
+    return {
+        "==": a == b,
+        "=": a == b,
+        "!=": a != b,
+        ">=": a >= b,
+        "<=": a <= b,
+        ">": a > b,
+        "<": a < b,
+    }[op]
+
+
+def _group(node: Node, rolled: dict[int, TermOutcome], groups: list[GroupOutcome]) -> Fraction:
+    how = node.how or Group()
+    if how.of_dice:
+        (inner,) = node.parts
+        _keep_group_dice(inner, how.select, rolled)
+        value = _evaluate(inner, rolled, groups)
+        values = [value]
+        kept = [True]
+    else:
+        values = [_evaluate(p, rolled, groups) for p in node.parts]
+        kept = [True] * len(values)
+        if how.select is not None:
+            select = how.select
+            order = sorted(
+                range(len(values)),
+                key=lambda i: (-values[i] if select.how == "h" else values[i], i),
+            )
+            n = select.n if select.keep else len(values) - select.n
+            if not select.keep:
+                # drop the n best (dh) or worst (dl): keep the others
+                order = sorted(
+                    range(len(values)),
+                    key=lambda i: (values[i] if select.how == "h" else -values[i], i),
+                )
+            chosen = set(order[:n])
+            kept = [i in chosen for i in range(len(values))]
+    successes: int | None = None
+    if how.count is not None and how.count.test is not None:
+        test = how.count.test
+        successes = sum(1 for v, k in zip(values, kept, strict=True) if k and test(v))
+        if how.count.kind == "failure":
+            successes = -successes
+        total = Fraction(successes)
+    else:
+        total = sum((v for v, k in zip(values, kept, strict=True) if k), Fraction(0))
+    groups.append(
+        GroupOutcome(
+            offset=node.offset,
+            values=tuple(whole(v) for v in values),
+            kept=tuple(kept),
+            successes=successes,
+        )
+    )
+    return total
+
+
+def _term_nodes(node: Node) -> list[DiceTerm]:
+    if node.kind == "term":
+        return [node.dice]
+    return [t for p in node.parts for t in _term_nodes(p)]
+
+
+def _keep_group_dice(inner: Node, select: Select | None, rolled: dict[int, TermOutcome]) -> None:
+    """Roll20's group of one sub-roll: keep/drop picks among all of its dice."""
+    if select is None:
+        return
+    standing: list[tuple[int, int, int]] = []  # (value, term index, die index)
+    terms = _term_nodes(inner)
+    for t, term in enumerate(terms):
+        for i, die in enumerate(rolled[id(term)].dice):
+            if not (die.rerolled or die.dropped):
+                standing.append((die.value, t, i))
+    high = select.how == "h"
+    n = select.n if select.keep else len(standing) - select.n
+    keep_high = high if select.keep else not high
+    order = sorted(
+        range(len(standing)), key=lambda k: (-standing[k][0] if keep_high else standing[k][0], k)
+    )
+    chosen = {standing[k][1:] for k in order[:n]}
+    for t, term in enumerate(terms):
+        outcome = rolled[id(term)]
+        dice = list(outcome.dice)
+        for i, die in enumerate(dice):
+            if not (die.rerolled or die.dropped) and (t, i) not in chosen:
+                dice[i] = msgspec.structs.replace(die, dropped=True)
+        value = sum(d.value for d in dice if not (d.rerolled or d.dropped))
+        rolled[id(term)] = msgspec.structs.replace(outcome, dice=tuple(dice), value=value)
