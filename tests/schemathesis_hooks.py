@@ -19,7 +19,11 @@ from schemathesis.core.transport import Response
 
 from fairroll.audit import Entry
 
-RULE_PROBLEMS = ("urn:fairroll:problem:rule-violation", "urn:fairroll:problem:invalid-dice")
+RULE_PROBLEMS = (
+    "urn:fairroll:problem:rule-violation",
+    "urn:fairroll:problem:invalid-dice",
+    "urn:fairroll:problem:not-a-formula",
+)
 
 
 @schemathesis.serializer("application/x-ndjson")
