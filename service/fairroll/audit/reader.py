@@ -18,24 +18,23 @@ import msgspec
 from fairroll.audit import merkle
 from fairroll.audit.checkpoint import Checkpoint
 from fairroll.audit.entry import Entry, Head
-from fairroll.audit.keyspace import base_key, log_key, tree_key
 from fairroll.audit.merkle import Frontier
-from fairroll.audit.redis.scripts import HASHES
+from fairroll.audit.redis import reads
+from fairroll.audit.redis.connection import AnyRedis
 
 __all__ = ["PAGE", "LogReader", "stored_json"]
 
 #: Entries read a page at a time.
 PAGE = 500
 
-_Row = tuple[bytes, dict[bytes, bytes]]
 _entry_decoder = msgspec.json.Decoder(Entry)
 
 
 class LogReader:
-    """Reads of a table's log through ``redis``; ``tip`` (the head and tree frontier the
-    proofs are bounded by) is the store's."""
+    """Reads of a table's log through ``redis`` (each asked in ``audit.redis.reads``);
+    ``tip`` (the head and tree frontier the proofs are bounded by) is the store's."""
 
-    redis: Any
+    redis: AnyRedis
 
     async def tip(self, table: str) -> tuple[Head, Frontier]:
         raise NotImplementedError
@@ -51,14 +50,14 @@ class LogReader:
 
     async def base(self, table: str) -> Checkpoint | None:
         """The signed checkpoint the table's log was archived through, if it was."""
-        raw = await self.redis.hget(base_key(table), "checkpoint")
+        raw = await reads.archived_base(self.redis, table)
         return None if raw is None else msgspec.json.decode(raw, type=Checkpoint)
 
     async def read_hashes(self, table: str, indices: list[int]) -> list[bytes]:
         """Stored tree hashes by index (``merkle.stored_index``), in one round trip."""
         if not indices:
             return []
-        raw = await self.redis.eval(HASHES.text, 1, tree_key(table), *indices)
+        raw = await reads.tree_hashes(self.redis, table, indices)
         hashes = [bytes(h) if not isinstance(h, str) else h.encode() for h in raw]
         if any(len(h) != merkle.HASH_SIZE for h in hashes):
             raise ValueError(f"table {table!r}: its tree lacks hashes it should hold")
@@ -123,9 +122,8 @@ class LogReader:
         rows = await self._range(table, f"{after + 1}-0", f"{until}-0", limit)
         return [(int(stream_id.split(b"-")[0]), stored_json(fields)) for stream_id, fields in rows]
 
-    async def _range(self, table: str, start: str, end: str, count: int) -> list[_Row]:
-        rows = await self.redis.xrange(log_key(table), start, end, count=count)
-        return cast(list[_Row], rows or [])
+    async def _range(self, table: str, start: str, end: str, count: int) -> list[reads.Row]:
+        return await reads.log_rows(self.redis, table, start, end, count)
 
 
 def stored_json(fields: dict[bytes, bytes]) -> bytes:

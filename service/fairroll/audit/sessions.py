@@ -49,7 +49,8 @@ from fairroll.audit.entry import (
     Receipt,
     receipt_of,
 )
-from fairroll.audit.keyspace import OPEN_SESSIONS, session_key
+from fairroll.audit.keyspace import OPEN_SESSIONS
+from fairroll.audit.redis import sessions as session_keys
 from fairroll.audit.store import AuditStore, ClaimRefusedError, Recorded
 from fairroll.chain import HashChain
 from fairroll.randomness import commitment_of, new_seed
@@ -57,6 +58,7 @@ from fairroll.randomness import commitment_of, new_seed
 __all__ = [
     "DEFAULT_CHAIN_LENGTH",
     "IDLE_SECONDS",
+    "OPEN_SESSIONS",
     "SeedSessions",
     "SessionError",
     "SessionKind",
@@ -214,8 +216,8 @@ class SeedSessions:
         recorded = await self.store.record(Draft.statement(table, COMMIT_MECHANIC, request, claim))
         entry = recorded.entry
         token = secrets.token_urlsafe(24)
-        await self.redis.hset(session_key(table, seed_id), "token", _digest(token))
-        await self.redis.zadd(OPEN_SESSIONS, {f"{table}\n{seed_id}": _now_ms()})
+        await session_keys.set_field(self.redis, table, seed_id, session_keys.TOKEN, _digest(token))
+        await session_keys.list_open(self.redis, table, seed_id, _now_ms())
         return SessionStatus(
             table=table,
             seed_id=seed_id,
@@ -236,8 +238,8 @@ class SeedSessions:
     async def holds(self, table: str, seed_id: str, token: str) -> bool:
         """Whether ``token`` is the one session ``seed_id`` of ``table`` was started with,
         and the session is open: what a player shows to post a cosignature."""
-        digest, revealed = await self.redis.hmget(
-            session_key(table, seed_id), ["token", "revealed"]
+        digest, revealed = await session_keys.read_fields(
+            self.redis, table, seed_id, [session_keys.TOKEN, "revealed"]
         )
         if digest is None or _text(revealed) == "1":
             return False
@@ -319,8 +321,10 @@ class SeedSessions:
             self._states.popitem(last=False)
 
     async def _read(self, table: str, seed_id: str) -> SessionState:
-        raw = await self.redis.hmget(
-            session_key(table, seed_id),
+        raw = await session_keys.read_fields(
+            self.redis,
+            table,
+            seed_id,
             ["nonce", "server_seed", "commitment", "revealed", "used", "start", "length"],
         )
         nonce, server_seed, commitment, revealed, used, start, length = (
@@ -368,13 +372,13 @@ class SeedSessions:
                     if exc.why == "moved":
                         continue
                     return await self.status(table, seed_id)
-                await self.redis.zrem(OPEN_SESSIONS, f"{table}\n{seed_id}")
+                await session_keys.unlist(self.redis, table, seed_id)
                 status = await self.status(table, seed_id)
                 return msgspec.structs.replace(status, receipt=_receipt(recorded))
         raise SessionError(f"seed session {seed_id} is too busy to reveal; retry", revealed=False)
 
     async def status(self, table: str, seed_id: str) -> SessionStatus:
-        raw = await self.redis.hgetall(session_key(table, seed_id))
+        raw = await session_keys.read_session(self.redis, table, seed_id)
         if not raw:
             raise SessionError(f"table {table!r} has no seed session {seed_id}", revealed=False)
         fields = {_text(k): _text(v) for k, v in raw.items()}
@@ -401,22 +405,19 @@ class SeedSessions:
         run in every process at once: a reveal is one atomic append, refused if a roll
         moved the session meanwhile."""
         cutoff = _now_ms() - int(idle_seconds * 1000)
-        due = await self.redis.zrangebyscore(OPEN_SESSIONS, "-inf", cutoff, 0, SWEEP_BATCH)
         revealed = 0
-        for raw in due:
-            member = _text(raw)
-            table, _, seed_id = member.partition("\n")
+        for table, seed_id in await session_keys.due_sessions(self.redis, cutoff, SWEEP_BATCH):
             try:
                 status = await self.reveal(table, seed_id, by="expiry", idle_before=cutoff)
             except SessionError:
-                await self.redis.zrem(OPEN_SESSIONS, member)
+                await session_keys.unlist(self.redis, table, seed_id)
                 continue
             if not status.revealed:  # rolled since: look again once it has been idle enough
                 state = await self.state(table, seed_id)
-                await self.redis.zadd(OPEN_SESSIONS, {member: state.used})
+                await session_keys.list_open(self.redis, table, seed_id, state.used)
                 continue
             revealed += status.receipt is not None
-            await self.redis.zrem(OPEN_SESSIONS, member)
+            await session_keys.unlist(self.redis, table, seed_id)
         return revealed
 
 

@@ -23,9 +23,9 @@ from fairroll.audit.entry import (
     Head,
     TablePolicy,
 )
-from fairroll.audit.keyspace import head_key, log_key, signed_key
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.reader import LogReader
+from fairroll.audit.redis import reads
 from fairroll.audit.redis.append import Marker
 from fairroll.audit.redis.commit import GroupCommit, Recorded
 from fairroll.audit.redis.connection import AnyRedis, connect_redis
@@ -43,7 +43,7 @@ from fairroll.audit.redis.errors import (
 from fairroll.audit.redis.keyring import KeyRing
 from fairroll.audit.redis.maintenance import Maintenance
 from fairroll.audit.redis.tables import Tables
-from fairroll.audit.redis.tips import FenceAlarm, Tips, parse_head
+from fairroll.audit.redis.tips import FenceAlarm, Tips
 from fairroll.audit.redis.verified import VerifiedStates
 from fairroll.audit.signing import PublicKey, Signer
 
@@ -152,21 +152,18 @@ class AuditStore(LogReader):
         try:
             return await self.tips.head(table), None
         except TableFencedError as stopped:
-            return parse_head(await self.redis.get(head_key(table)) or b""), stopped
+            return await reads.head_of(self.redis, table), stopped
 
     async def log_length(self, table: str) -> tuple[int, int]:
         """How many entries the table's log holds (after its archive base), and its
         head's seq, read together (one transaction)."""
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.xlen(log_key(table))
-        pipe.get(head_key(table))
-        length, head = await pipe.execute()
-        return int(length), parse_head(head or b"").seq
+        length, head = await reads.length_and_head(self.redis, table)
+        return length, head.seq
 
     async def last_signed(self, table: str) -> tuple[int, bytes] | None:
         """The size and root of the last checkpoint this log's server signed (every
         round's, and every ``GET .../checkpoint``'s), None if none was."""
-        raw = await self.redis.get(signed_key(table))
+        raw = await reads.signed_mark(self.redis, table)
         if not raw:
             return None
         size, _, root = (raw.decode() if isinstance(raw, bytes) else str(raw)).partition(" ")

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 from msgspec import UnsetType
 
-from fairroll.audit.keyspace import session_key
+from fairroll.audit.redis import sessions as session_keys
 from fairroll.audit.sessions import SeedSessions
 from fairroll.audit.store import AnyRedis, AuditStore
 from fairroll.mechanics import Mechanic
@@ -42,7 +42,6 @@ __all__ = ["SESSION_TOKEN_HEADER", "BoundRoller", "SessionBinding", "TokenPolicy
 
 SESSION_TOKEN_HEADER = "Fairroll-Session-Token"  # noqa: S105 (a header name)
 TokenPolicy = Literal["required", "optional"]
-_BOUND = "bound"
 InputT = TypeVar("InputT", bound=msgspec.Struct)
 OutcomeT = TypeVar("OutcomeT", bound=msgspec.Struct)
 
@@ -58,8 +57,9 @@ class SessionBinding:
     async def check(self, table: str, seed_id: str) -> None:
         """Raise ``KeyRefusedError`` (403) unless this request may act in the session.
         An unknown session passes: the roll or reveal itself answers 404."""
-        key = session_key(table, seed_id)
-        digest, bound = await self.redis.hmget(key, ["token", _BOUND])
+        digest, bound = await session_keys.read_fields(
+            self.redis, table, seed_id, [session_keys.TOKEN, session_keys.BOUND]
+        )
         if digest is None:
             return
         if self.token is None:
@@ -75,7 +75,7 @@ class SessionBinding:
                 "opened it may roll in it or reveal it"
             )
         if _text(bound) != "1":
-            await self.redis.hset(key, _BOUND, "1")
+            await session_keys.set_field(self.redis, table, seed_id, session_keys.BOUND, "1")
 
 
 class BoundRoller(Roller):

@@ -10,6 +10,12 @@
 ``tables``       a table's write key and policy
 ``maintenance``  checkpoints, archives and epochs
 ``errors``       what an append or read can fail with
+``reads``        a log's rows, its tree's hashes, head, length and signed mark, read
+``sessions``     a seed session's hash (token, binding) and the open sessions' index
+``cosignatures`` kept cosignatures; ``verified`` where the server's own check stopped
+``buckets``      the rate limiter; ``markers`` idempotency markers; ``feeds`` XREAD
 
-Every key is named in ``audit.keyspace``; reads of a log are ``audit.reader``'s.
+Every key is named in ``audit.keyspace``; reads of a log are ``audit.reader``'s, asked
+through ``reads``. Outside this package, code holds a client (and closes it) but sends
+Redis no command.
 """

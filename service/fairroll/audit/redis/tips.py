@@ -71,7 +71,8 @@ class Tips:
             raise self.fence_error(table)
         for _ in range(MAX_ATTEMPTS):
             known = self.anchors.get(table)
-            raw = await self.redis.eval(TIP.text, 5, *tip_keys(table))
+            keys = tip_keys(table)
+            raw = await self.redis.eval(TIP.text, len(keys), *keys)
             if not self.learn_tip(table, cast(list[Any], raw), known=known):
                 raise self.fence_error(table)
             if table not in self.heads:
@@ -103,7 +104,7 @@ class Tips:
     async def fetch(self, tables: list[str]) -> list[list[Any] | BaseException]:
         """Each table's tip as the tip script returns it, or the error fetching it met,
         in one round trip."""
-        return await pipelined(self.redis, [("EVAL", TIP.text, 5, *tip_keys(t)) for t in tables])
+        return await pipelined(self.redis, [_tip_call(t) for t in tables])
 
     async def build_tree(self, table: str) -> None:
         """Give a table from before Merkle trees (format 1) its tree, from its entries."""
@@ -249,3 +250,10 @@ def parse_head(value: bytes | str) -> Head:
         return Head.empty()
     seq, entry_hash = plain.split(":", 1)
     return Head(int(seq), entry_hash)
+
+
+def _tip_call(table: str) -> tuple[str | int, ...]:
+    """The tip script's EVAL of ``table``: its text, how many KEYS it takes (counted
+    from ``keyspace.tip_keys``, as ``tip`` counts them), the keys."""
+    keys = tip_keys(table)
+    return ("EVAL", TIP.text, len(keys), *keys)
