@@ -15,8 +15,10 @@ delivery crosses processes through Redis (a blocking XREAD per table). Scenarios
   load, ``--seconds`` a run, ``--connections``) while a thread rolls on the watched
   table at ``--rate``, through the same process; with the C subscribers connected to
   it (every delivery checked) and without them, alternated ``--rounds`` times, the
-  order reversed each round. Printed: the other tables' req/s and p99, and the
-  deliveries of each run.
+  order reversed each round. Printed: the other tables' req/s and p99, the serving
+  process's CPU per roll on them (the watched table's rolls and their fan-out
+  included: what the subscribers cost, however the shared machine schedules it), and
+  the deliveries of each run.
 
 For each roll, the time from sending it to each subscriber receiving its event is
 recorded (both ends on this machine's monotonic clock; each socket stamped just before
@@ -58,6 +60,7 @@ import httpx
 
 from fairroll.redis_server import RedisServer, free_port
 from harness import LUA, SCENARIOS, start, stop, wrk
+from scale_out import cpu_seconds, descendants
 from soak import children
 
 KEY = base64.b64encode(b"fairroll events benchmark key 01").decode()
@@ -387,8 +390,9 @@ async def baseline(roll_url: str, rolls: int) -> float:
     return statistics.median(times)
 
 
-def pace(url: str, rolls: int, rate: float) -> None:
-    """``rolls`` rolls on the watched table, ``rate`` a second, one at a time."""
+def pace(url: str, rolls: int, rate: float, failed: list[int]) -> None:
+    """``rolls`` rolls on the watched table, ``rate`` a second, one at a time; each roll
+    not answered 200 counted in ``failed``."""
     with httpx.Client(base_url=url, timeout=30) as roller:
         next_at = time.monotonic()
         for _ in range(rolls):
@@ -399,10 +403,10 @@ def pace(url: str, rolls: int, rate: float) -> None:
                 content=BODY % "watched",
                 headers={"content-type": "application/json"},
             )
-            answer.raise_for_status()
+            failed[0] += answer.status_code != 200
 
 
-def others(url: str, args: argparse.Namespace, tmp: Path) -> None:
+def others(url: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
     """The ``others`` scenario: rolls on other tables, with and without the subscribers
     of one table, alternated."""
     path, body = SCENARIOS["fbc"]
@@ -415,7 +419,11 @@ def others(url: str, args: argparse.Namespace, tmp: Path) -> None:
         f"FBC rolls over 1,000 other tables (wrk -t1 -c{args.connections}, {args.seconds} s "
         f"a run) while the watched table takes {args.rate:g} rolls/s"
     )
-    print(f"{'subscribers':>11} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'failed':>6}  deliveries")
+    print(
+        f"{'subscribers':>11} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'failed':>6} "
+        f"{'CPU µs/roll':>11}  watched: failed, deliveries"
+    )
+    pids = descendants(pid)
     rows: dict[int, list[tuple[float, float]]] = {0: [], args.subscribers: []}
     for number in range(args.rounds):
         order = [0, args.subscribers] if number % 2 == 0 else [args.subscribers, 0]
@@ -423,12 +431,15 @@ def others(url: str, args: argparse.Namespace, tmp: Path) -> None:
             native = start_c_client("c", url, rolls, paths[:subscribers]) if subscribers else None
             if native is not None:
                 time.sleep(1.0)
-            roller = threading.Thread(target=pace, args=(url, rolls, args.rate))
+            failed = [0]
+            roller = threading.Thread(target=pace, args=(url, rolls, args.rate, failed))
+            cpu = cpu_seconds(pids)
             roller.start()
             rps, p50, p99, _, non2xx, errors = wrk(
                 url + path, script, args.seconds, args.connections
             )
             roller.join()
+            cpu = cpu_seconds(pids) - cpu
             delivered = "-"
             if native is not None:
                 out, _ = native.communicate(timeout=120)
@@ -436,7 +447,8 @@ def others(url: str, args: argparse.Namespace, tmp: Path) -> None:
             rows[subscribers].append((rps, p99))
             print(
                 f"{subscribers:>11,} {rps:>8,.0f} {p50:>7.2f} {p99:>7.2f} "
-                f"{int(non2xx + errors):>6}  {delivered}",
+                f"{int(non2xx + errors):>6} {cpu / (rps * args.seconds) * 1e6:>11,.0f}  "
+                f"{failed[0]}, {delivered}",
                 flush=True,
             )
     for subscribers, runs in rows.items():
@@ -500,7 +512,7 @@ def main() -> None:
             urls.append(url)
         try:
             if args.scenarios == "others":
-                others(urls[0], args, Path(tmp))
+                others(urls[0], servers[0].pid, args, Path(tmp))
                 return
             worker = max(children(servers[0].pid), default=servers[0].pid)
             answer = asyncio.run(baseline(urls[1], args.rolls))

@@ -19,7 +19,8 @@ Redis spent per append script call (``INFO commandstats``, the calls of that run
 the part of a roll that could grow with the table.
 
 ``--keep DIR`` writes the largest table's export, ``GET /v1/keys`` and the root key id
-there, for ``verify_rate.py --export``.
+there, for ``verify_rate.py --export``. ``--data DIR`` keeps Redis's data and the key in
+``DIR`` (and reuses them: a table already as large as its size is not built again).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from fairroll.audit.store import connect_redis
 from fairroll.redis_server import RedisServer, free_port
 from harness import LUA, SCENARIOS, start, stop, wrk
 from redis_memory import build
+from scale_out import cpu_seconds, descendants
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Run:
     p99_ms: float
     failed: int
     script_us: float
+    cpu_us: float
 
 
 async def build_tables(url: str, seed: str, counts: dict[str, int]) -> float:
@@ -83,16 +86,26 @@ def script_stats(client: redis.Redis) -> tuple[int, int]:
 
 
 def roll(
-    base: str, table: str, connections: int, seconds: int, tmp: Path, client: redis.Redis
-) -> tuple[float, float, float, int, float]:
+    base: str,
+    table: str,
+    connections: int,
+    seconds: int,
+    tmp: Path,
+    client: redis.Redis,
+    pids: list[int],
+) -> tuple[float, float, float, int, float, float]:
+    """wrk on ``table``: req/s, p50, p99, failures, Redis's µs per script call and the
+    server's CPU µs per roll."""
     path, body = SCENARIOS["fbc"]
     script = tmp / f"{table}.lua"
     script.write_text(LUA % {"tables": 1, "body": body % table})
     calls, usec = script_stats(client)
+    cpu = cpu_seconds(pids)
     rps, p50, p99, _, non2xx, errors = wrk(base + path, script, seconds, connections)
+    cpu = cpu_seconds(pids) - cpu
     calls2, usec2 = script_stats(client)
     per_call = (usec2 - usec) / max(1, calls2 - calls)
-    return rps, p50, p99, int(non2xx + errors), per_call
+    return rps, p50, p99, int(non2xx + errors), per_call, cpu / (rps * seconds) * 1e6
 
 
 def main() -> None:
@@ -102,23 +115,33 @@ def main() -> None:
     parser.add_argument("--connections", default="1,32")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="write the largest table's export here")
+    parser.add_argument("--data", type=Path, help="keep (and reuse) Redis's data and the key")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     connections = [int(c) for c in args.connections.split(",")]
-    seed = base64.b64encode(os.urandom(32)).decode()
     runs: list[Run] = []
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        with RedisServer(tmp / "redis", port=free_port()) as server_redis:
-            counts = {f"grow-{size}": size for size in sizes}
-            seconds = uvloop.run(build_tables(server_redis.url, seed, counts))
-            built = sum(sizes)
-            print(
-                f"built {built:,} entries over {len(sizes)} tables in {seconds:.0f} s "
-                f"({built / seconds:,.0f}/s, appendfsync no)",
-                flush=True,
-            )
-            client = redis.Redis.from_url(server_redis.url)
+        data = args.data or tmp
+        data.mkdir(parents=True, exist_ok=True)
+        if not (data / "seed.txt").exists():
+            (data / "seed.txt").write_text(base64.b64encode(os.urandom(32)).decode())
+        seed = (data / "seed.txt").read_text().strip()
+        with RedisServer(data / "redis", port=free_port()) as server_redis:
+            client = redis.Redis.from_url(server_redis.url, socket_timeout=600)
+            counts = {
+                f"grow-{size}": size
+                for size in sizes
+                if client.xlen(f"fairroll:{{grow-{size}}}:log") < size
+            }
+            if counts:
+                seconds = uvloop.run(build_tables(server_redis.url, seed, counts))
+                built = sum(counts.values())
+                print(
+                    f"built {built:,} entries over {len(counts)} tables in {seconds:.0f} s "
+                    f"({built / seconds:,.0f}/s, appendfsync no)",
+                    flush=True,
+                )
             env = {
                 **os.environ,
                 "REDIS_URL": server_redis.url,
@@ -133,17 +156,20 @@ def main() -> None:
                 f"{base}/livez",
             )
             try:
-                roll(base, "warm-up", 32, 2, tmp, client)
+                pids = descendants(server.pid)
+                roll(base, "warm-up", 32, 2, tmp, client, pids)
                 for number in range(args.rounds):
                     order = [0, *sizes] if number % 2 == 0 else [*reversed(sizes), 0]
                     for count in connections:
                         for size in order:
                             table = f"grow-{size}" if size else f"new-{number}-{count}"
                             entries = int(client.xlen(f"fairroll:{{{table}}}:log"))
-                            rps, p50, p99, failed, per_call = roll(
-                                base, table, count, args.seconds, tmp, client
+                            rps, p50, p99, failed, per_call, cpu = roll(
+                                base, table, count, args.seconds, tmp, client, pids
                             )
-                            runs.append(Run(table, entries, count, rps, p50, p99, failed, per_call))
+                            runs.append(
+                                Run(table, entries, count, rps, p50, p99, failed, per_call, cpu)
+                            )
                             print(
                                 f"  round {number + 1}, {count:>2} conns, {entries:>9,} "
                                 f"entries: {rps:,.0f} req/s, p99 {p99:.2f} ms",
@@ -181,12 +207,13 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
     )
     print(
         f"{'table':<16} {'entries':>10} {'conns':>5} {'req/s':>8} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'failed':>6} {'Redis µs/call':>13}"
+        f"{'p99 ms':>7} {'failed':>6} {'Redis µs/call':>13} {'CPU µs/roll':>11}"
     )
     for r in sorted(runs, key=lambda r: (r.connections, r.entries)):
         print(
             f"{r.table:<16} {r.entries:>10,} {r.connections:>5} {r.rps:>8,.0f} "
-            f"{r.p50_ms:>7.2f} {r.p99_ms:>7.2f} {r.failed:>6} {r.script_us:>13.1f}"
+            f"{r.p50_ms:>7.2f} {r.p99_ms:>7.2f} {r.failed:>6} {r.script_us:>13.1f} "
+            f"{r.cpu_us:>11.0f}"
         )
 
 
