@@ -60,7 +60,7 @@ import httpx
 
 from fairroll.redis_server import RedisServer, free_port
 from harness import LUA, SCENARIOS, start, stop, wrk
-from scale_out import cpu_seconds, descendants
+from scale_out import cpu_seconds, settle
 from soak import children
 
 KEY = base64.b64encode(b"fairroll events benchmark key 01").decode()
@@ -423,7 +423,7 @@ def others(url: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
         f"{'subscribers':>11} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'failed':>6} "
         f"{'CPU µs/roll':>11}  watched: failed, deliveries"
     )
-    pids = descendants(pid)
+    pids = settle(pid, 1)
     rows: dict[int, list[tuple[float, float]]] = {0: [], args.subscribers: []}
     for number in range(args.rounds):
         order = [0, args.subscribers] if number % 2 == 0 else [args.subscribers, 0]

@@ -44,7 +44,7 @@ from fairroll.audit.store import connect_redis
 from fairroll.redis_server import RedisServer, free_port
 from harness import LUA, SCENARIOS, start, stop, wrk
 from redis_memory import build
-from scale_out import cpu_seconds, descendants
+from scale_out import cpu_seconds, settle
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def main() -> None:
                 f"{base}/livez",
             )
             try:
-                pids = descendants(server.pid)
+                pids = settle(server.pid, 1)
                 roll(base, "warm-up", 32, 2, tmp, client, pids)
                 for number in range(args.rounds):
                     order = [0, *sizes] if number % 2 == 0 else [*reversed(sizes), 0]

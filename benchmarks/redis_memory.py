@@ -67,7 +67,7 @@ def draft(mechanic: str, table: str) -> Draft:
         table=table,
         mechanic=mechanic,
         request=request,
-        source="seeded",
+        source="drawn",
         seed=dice.seed,
         dice=dice.dice,
         outcome=outcome,

@@ -11,7 +11,9 @@ serve --workers N`` (granian, as ``harness.py`` starts it) takes FBC rolls from 
 over ``--tables`` tables; every table's keys carry its name as a hash tag, so on the
 cluster the tables spread over the three primaries by the hash of their names.
 
-Each run prints req/s and p99, and the CPU each side spent per roll (from
+Each run starts once every worker and its compute worker have started and gone idle
+(``settle``: on a loaded machine their imports run on well after the first worker
+answers), and prints req/s and p99, and the CPU each side spent per roll (from
 ``/proc/<pid>/stat``, the run's delta): the fairroll processes together, and the Redis
 processes together. Those two figures are what the extrapolation to a larger cluster in
 docs/performance.md rests on; the req/s is what this 2-core machine, shared by wrk,
@@ -26,6 +28,7 @@ import base64
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -72,6 +75,21 @@ def descendants(pid: int) -> list[int]:
     for child in children(pid):
         found += descendants(child)
     return found
+
+
+def settle(pid: int, workers: int, timeout: float = 180.0) -> list[int]:
+    """Wait until the server under ``pid`` has its workers and their compute workers
+    (one each) and sits idle for a second: on a loaded machine their imports run on
+    well after the first worker answers, and would be counted as the rolls' CPU. The
+    processes, then."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = descendants(pid)
+        before = cpu_seconds(pids)
+        time.sleep(1.0)
+        if len(pids) >= 1 + 2 * workers and cpu_seconds(pids) - before < 0.1:
+            return pids
+    raise RuntimeError(f"the server did not settle: {descendants(pid)}")
 
 
 @contextmanager
@@ -122,11 +140,12 @@ def measure(
         f"{base}/livez",
     )
     try:
+        settle(server.pid, workers)
         path, body = SCENARIOS["fbc"]
         script = folder / "fbc.lua"
         script.write_text(LUA % {"tables": args.tables, "body": body})
         wrk(base + path, script, 2, args.connections)  # warm-up: every worker, every table
-        pids = descendants(server.pid)
+        pids = settle(server.pid, workers)
         server_before, redis_before = cpu_seconds(pids), cpu_seconds(redis_pids)
         rps, _, p99, _, non2xx, errors = wrk(base + path, script, args.seconds, args.connections)
         server_cpu = cpu_seconds(pids) - server_before

@@ -26,9 +26,12 @@ in this process, through the store with the server's key (``growth.build_tables`
 exports it from the server, and then times ``fairroll verify --keys K --root R export``
 (the auditor's default: every entry's signature, the rules replayed, on every core) as a
 process of its own, its start-up included. ``--export DIR`` skips the writing and the
-building: it verifies the export ``growth.py --keep DIR`` kept, against
-``--write-rate``. ``--profile FILE`` runs that verify under ``py-spy record`` (its
-worker processes too) and writes the raw stacks there.
+building: it verifies the export ``growth.py --keep DIR`` kept, against the write
+rate it measures first (or ``--write-rate``). Beside the rates it prints the CPU the
+writer spent per roll and the verifier per entry (its worker processes included): on
+a machine others load, the ratio of those is the steadier figure. ``--profile FILE``
+runs that verify under ``py-spy record`` (its worker processes too) and writes the raw
+stacks there.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import base64
 import contextlib
 import io
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -51,6 +55,7 @@ from fairroll.cli import main as fairroll_main
 from fairroll.redis_server import RedisServer, free_port
 from growth import build_tables, keep
 from harness import LUA, SCENARIOS, start, stop, wrk
+from scale_out import cpu_seconds, settle
 
 
 def timed_verify(export: Path, root: str, *extra: str, runs: int = 3) -> tuple[float, str]:
@@ -88,9 +93,10 @@ def ask_until_complete(client: httpx.Client) -> tuple[httpx.Response, list[int],
     return online, statuses, times
 
 
-def hour_table(args: argparse.Namespace, folder: Path) -> float:
+def hour_table(args: argparse.Namespace, folder: Path | None) -> tuple[float, float]:
     """Measure the write rate, build a table of an hour of it and keep its export in
-    ``folder`` (``growth.keep``); the write rate."""
+    ``folder`` (``growth.keep``; no ``folder``: measure only); the write rate and the
+    server's CPU seconds per roll."""
     seed = base64.b64encode(os.urandom(32)).decode()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -108,15 +114,21 @@ def hour_table(args: argparse.Namespace, folder: Path) -> float:
                 path, body = SCENARIOS["fbc"]
                 script = tmp / "roll.lua"
                 script.write_text(LUA % {"tables": args.tables, "body": body})
+                settle(server.pid, 1)
                 wrk(base + path, script, 2, args.connections)  # warm-up
+                pids = settle(server.pid, 1)
+                cpu = cpu_seconds(pids)
                 rate, _, p99, _, _, _ = wrk(base + path, script, args.seconds, args.connections)
+                cpu = (cpu_seconds(pids) - cpu) / (rate * args.seconds)
                 entries = int(rate * 3600)
                 print(
                     f"write: {rate:,.0f} rolls/s (FBC over {args.tables} tables, "
-                    f"{args.connections} connections, p99 {p99:.1f} ms): an hour is "
-                    f"{entries:,} entries",
+                    f"{args.connections} connections, p99 {p99:.1f} ms; the server's CPU "
+                    f"{cpu * 1e6:,.0f} µs a roll): an hour is {entries:,} entries",
                     flush=True,
                 )
+                if folder is None:
+                    return rate, cpu
                 if args.entries:
                     entries = min(entries, args.entries)
                 took = uvloop.run(build_tables(redis.url, seed, {"hour": entries}))
@@ -124,11 +136,14 @@ def hour_table(args: argparse.Namespace, folder: Path) -> float:
                 keep(base, "hour", folder)
             finally:
                 stop(server)
-    return rate
+    return rate, cpu
 
 
-def auditor(folder: Path, rate: float, profile: Path | None) -> None:
-    """Time ``fairroll verify --keys K --root R export`` as its own process."""
+def auditor(folder: Path, rate: float, write_cpu: float | None, profile: Path | None) -> None:
+    """Time ``fairroll verify --keys K --root R export`` as its own process, and count
+    the CPU it and its worker processes spent (``RUSAGE_CHILDREN``: a verifier's cost
+    per entry beside the writer's per roll, which a loaded machine's share leaves
+    alone)."""
     export = folder / "export.ndjson"
     root = (folder / "root.txt").read_text().strip()
     command = [
@@ -144,9 +159,12 @@ def auditor(folder: Path, rate: float, profile: Path | None) -> None:
     with export.open("rb") as lines:
         for _ in lines:
             entries += 1
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
     said = done.stdout.splitlines()
     print(f"fairroll verify exited {done.returncode}: {said[0] if said else done.stderr[-500:]}")
     print(
@@ -154,16 +172,26 @@ def auditor(folder: Path, rate: float, profile: Path | None) -> None:
         f"entries/s, x{entries / seconds / rate:.2f} the write rate ({rate:,.0f} rolls/s); "
         f"cores: {os.cpu_count()}{', under py-spy' if profile else ''}"
     )
+    print(f"verify's CPU (its workers' included): {cpu / entries * 1e6:,.0f} µs an entry")
+    if write_cpu is not None:
+        print(
+            f"the writer's CPU: {write_cpu * 1e6:,.0f} µs a roll: a verifier with as much CPU "
+            f"as one worker checks x{write_cpu / (cpu / entries):.2f} the rate it writes"
+        )
 
 
 def one_hour(args: argparse.Namespace) -> None:
     """``--hour``: a kept export (``--export``), or a table built here, verified."""
     if args.export is not None:
-        auditor(args.export, args.write_rate, args.profile)
+        if args.write_rate is not None:
+            auditor(args.export, args.write_rate, None, args.profile)
+            return
+        rate, cpu = hour_table(args, None)
+        auditor(args.export, rate, cpu, args.profile)
         return
     with tempfile.TemporaryDirectory() as name:
-        rate = hour_table(args, Path(name))
-        auditor(Path(name), rate, args.profile)
+        rate, cpu = hour_table(args, Path(name))
+        auditor(Path(name), rate, cpu, args.profile)
 
 
 def arguments() -> argparse.Namespace:
@@ -183,12 +211,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--tables", type=int, default=1000, help="(--hour) the write rate's")
     parser.add_argument("--entries", type=int, help="(--hour) at most this many entries")
     parser.add_argument("--export", type=Path, help="(--hour) verify this kept export")
-    parser.add_argument("--write-rate", type=float, help="(--export) to compare with")
+    parser.add_argument(
+        "--write-rate", type=float, help="(--export) to compare with (else measured first)"
+    )
     parser.add_argument("--profile", type=Path, help="(--hour) py-spy's raw stacks here")
-    args = parser.parse_args()
-    if args.hour and args.export is not None and args.write_rate is None:
-        parser.error("--export needs --write-rate")
-    return args
+    return parser.parse_args()
 
 
 def main() -> None:
