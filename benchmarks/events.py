@@ -16,9 +16,10 @@ delivery crosses processes through Redis (a blocking XREAD per table). Scenarios
   table at ``--rate``, through the same process; with the C subscribers connected to
   it (every delivery checked) and without them, alternated ``--rounds`` times, the
   order reversed each round. Printed: the other tables' req/s and p99, the serving
-  process's CPU per roll on them (the watched table's rolls and their fan-out
-  included: what the subscribers cost, however the shared machine schedules it), and
-  the deliveries of each run.
+  process's CPU per roll on them while wrk ran (the watched table's rolls and their
+  fan-out included: what the subscribers cost, however the shared machine schedules
+  it), and the deliveries of each run (the watched rolls still paced after wrk's end
+  are delivered, not counted in the CPU).
 
 For each roll, the time from sending it to each subscriber receiving its event is
 recorded (both ends on this machine's monotonic clock; each socket stamped just before
@@ -438,8 +439,8 @@ def others(url: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
             rps, p50, p99, _, non2xx, errors = wrk(
                 url + path, script, args.seconds, args.connections
             )
+            cpu = cpu_seconds(pids) - cpu  # wrk's window only
             roller.join()
-            cpu = cpu_seconds(pids) - cpu
             delivered = "-"
             if native is not None:
                 out, _ = native.communicate(timeout=120)
