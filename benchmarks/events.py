@@ -407,9 +407,10 @@ def pace(url: str, rolls: int, rate: float, failed: list[int]) -> None:
             failed[0] += answer.status_code != 200
 
 
-def others(url: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
-    """The ``others`` scenario: rolls on other tables, with and without the subscribers
-    of one table, alternated."""
+def others(url: str, watched: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
+    """The ``others`` scenario: rolls on other tables at ``url``, with and without the
+    subscribers of one table at ``watched`` (the same server, or with ``--split`` the
+    second one), alternated."""
     path, body = SCENARIOS["fbc"]
     script = tmp / "others.lua"
     script.write_text(LUA % {"tables": 1000, "body": body})
@@ -429,11 +430,13 @@ def others(url: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
     for number in range(args.rounds):
         order = [0, args.subscribers] if number % 2 == 0 else [args.subscribers, 0]
         for subscribers in order:
-            native = start_c_client("c", url, rolls, paths[:subscribers]) if subscribers else None
+            native = (
+                start_c_client("c", watched, rolls, paths[:subscribers]) if subscribers else None
+            )
             if native is not None:
                 time.sleep(1.0)
             failed = [0]
-            roller = threading.Thread(target=pace, args=(url, rolls, args.rate, failed))
+            roller = threading.Thread(target=pace, args=(watched, rolls, args.rate, failed))
             cpu = cpu_seconds(pids)
             roller.start()
             rps, p50, p99, _, non2xx, errors = wrk(
@@ -492,6 +495,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5, help="a run of wrk (others)")
     parser.add_argument("--connections", type=int, default=32, help="wrk's (others)")
     parser.add_argument("--rounds", type=int, default=3, help="alternations (others)")
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="(others) the subscribers and the watched table's rolls on a second process",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         redis = RedisServer(Path(tmp) / "redis", port=free_port()).start()
@@ -513,7 +521,8 @@ def main() -> None:
             urls.append(url)
         try:
             if args.scenarios == "others":
-                others(urls[0], servers[0].pid, args, Path(tmp))
+                watched = urls[1] if args.split else urls[0]
+                others(urls[0], watched, servers[0].pid, args, Path(tmp))
                 return
             worker = max(children(servers[0].pid), default=servers[0].pid)
             answer = asyncio.run(baseline(urls[1], args.rolls))
