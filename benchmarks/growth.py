@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import base64
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -42,9 +41,9 @@ from fairroll.audit import AuditStore
 from fairroll.audit.signing import load_signer
 from fairroll.audit.store import connect_redis
 from fairroll.redis_server import RedisServer, free_port
-from harness import LUA, SCENARIOS, start, stop, wrk
+from harness import LUA, SCENARIOS, stop, wrk
 from redis_memory import build
-from scale_out import cpu_seconds, settle
+from scale_out import cpu_seconds, serve, settle
 
 
 @dataclass(frozen=True)
@@ -142,19 +141,7 @@ def main() -> None:
                     f"({built / seconds:,.0f}/s, appendfsync no)",
                     flush=True,
                 )
-            env = {
-                **os.environ,
-                "REDIS_URL": server_redis.url,
-                "FAIRROLL_SIGNING_KEY": seed,
-            }
-            port = free_port()
-            base = f"http://127.0.0.1:{port}"
-            server = start(
-                [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)],
-                env,
-                tmp / "fairroll.log",
-                f"{base}/livez",
-            )
+            server, base = serve(server_redis.url, seed, tmp / "fairroll.log")
             try:
                 pids = settle(server.pid, 1)
                 roll(base, "warm-up", 32, 2, tmp, client, pids)

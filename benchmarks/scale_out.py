@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import base64
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -77,6 +78,23 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def serve(
+    redis_url: str, key: str | None, log: Path, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``fairroll serve --workers N`` on a free port, as ``harness.py`` starts it, with
+    the signing key ``key`` (a fresh one for None): the process, once it answers, and
+    its base URL."""
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "FAIRROLL_SIGNING_KEY": key or base64.b64encode(os.urandom(32)).decode(),
+    }
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)]
+    return start([*command, "--workers", str(workers)], env, log, f"{base}/livez"), base
+
+
 def settle(pid: int, workers: int, timeout: float = 180.0) -> list[int]:
     """Wait until the server under ``pid`` has its workers and their compute workers
     (one each) and sits idle for a second: on a loaded machine their imports run on
@@ -117,28 +135,7 @@ def backend(name: str, folder: Path) -> Iterator[tuple[str, list[int], list[redi
 def measure(
     name: str, workers: int, args: argparse.Namespace, folder: Path, url: str, redis_pids: list[int]
 ) -> Run:
-    env = {
-        **os.environ,
-        "REDIS_URL": url,
-        "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
-    }
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = start(
-        [
-            sys.executable,
-            "-m",
-            "fairroll.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--workers",
-            str(workers),
-        ],
-        env,
-        folder / f"fairroll-{name}-{workers}.log",
-        f"{base}/livez",
-    )
+    server, base = serve(url, None, folder / f"fairroll-{name}-{workers}.log", workers)
     try:
         settle(server.pid, workers)
         path, body = SCENARIOS["fbc"]

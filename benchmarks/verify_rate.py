@@ -54,8 +54,8 @@ import uvloop
 from fairroll.cli import main as fairroll_main
 from fairroll.redis_server import RedisServer, free_port
 from growth import build_tables, keep
-from harness import LUA, SCENARIOS, start, stop, wrk
-from scale_out import cpu_seconds, settle
+from harness import LUA, SCENARIOS, stop, wrk
+from scale_out import cpu_seconds, serve, settle
 
 
 def timed_verify(export: Path, root: str, *extra: str, runs: int = 3) -> tuple[float, str]:
@@ -101,15 +101,7 @@ def hour_table(args: argparse.Namespace, folder: Path | None) -> tuple[float, fl
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         with RedisServer(tmp / "redis", port=free_port()) as redis:
-            env = {**os.environ, "REDIS_URL": redis.url, "FAIRROLL_SIGNING_KEY": seed}
-            port = free_port()
-            base = f"http://127.0.0.1:{port}"
-            server = start(
-                [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)],
-                env,
-                tmp / "fairroll.log",
-                f"{base}/livez",
-            )
+            server, base = serve(redis.url, seed, tmp / "fairroll.log")
             try:
                 path, body = SCENARIOS["fbc"]
                 script = tmp / "roll.lua"
@@ -227,19 +219,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         with RedisServer(tmp / "redis", port=free_port()) as redis:
-            env = {
-                **os.environ,
-                "REDIS_URL": redis.url,
-                "FAIRROLL_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
-            }
-            port = free_port()
-            base = f"http://127.0.0.1:{port}"
-            server = start(
-                [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)],
-                env,
-                tmp / "fairroll.log",
-                f"{base}/livez",
-            )
+            server, base = serve(redis.url, None, tmp / "fairroll.log")
             try:
                 script = tmp / "roll.lua"
                 script.write_text(LUA % {"tables": 1, "body": body})
