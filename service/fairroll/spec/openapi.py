@@ -242,7 +242,11 @@ def declare_links(app: Litestar) -> None:
     _link(
         operations["createSeedSession"],
         GetSeedSession=("getSeedSession", session),
-        RevealSeedSession=("revealSeedSession", session),
+        # The reveal shows the token the opening answered (a session is its player's).
+        RevealSeedSession=(
+            "revealSeedSession",
+            {**session, "header.Fairroll-Session-Token": "$response.body#/token"},
+        ),
     )
 
 
