@@ -16,7 +16,6 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -35,14 +34,11 @@ DONE = "fairroll-test-monitor-done"
 
 
 @pytest.fixture(scope="module")
-def own() -> Iterator[tuple[RedisServer, LiveServer]]:
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RedisServer, LiveServer]]:
     """A Redis of its own (its command stream is read whole) and a default server on it."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder, RedisServer(
-        Path(folder) / "redis", port=free_port()
-    ) as redis:
-        server = LiveServer(redis.url, Path(folder) / "fairroll.log")
+    folder = tmp_path_factory.mktemp("own")
+    with RedisServer(folder / "redis", port=free_port()) as redis:
+        server = LiveServer(redis.url, folder / "fairroll.log")
         try:
             yield redis, server
         finally:
@@ -82,9 +78,10 @@ def test_a_roll_with_a_missing_or_wrong_session_token_writes_nothing(
     they were before each refused try, and the player's next roll takes nonce 2."""
     redis_server, server = own
     table = "t-" + secrets.token_hex(8)
-    with httpx.Client(base_url=server.url, timeout=10) as http, Redis.from_url(
-        redis_server.url
-    ) as redis:
+    with (
+        httpx.Client(base_url=server.url, timeout=10) as http,
+        Redis.from_url(redis_server.url) as redis,
+    ):
         seed_id, token = open_session(http, table)
         assert roll(http, table, seed_id, token).status_code == 200
         before = snapshot(redis, table, seed_id)
@@ -131,7 +128,8 @@ def test_the_memory_guard_runs_at_most_once_an_interval_far_from_full(
     table = "t-" + secrets.token_hex(8)
     rolls = 20
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        assert http.post("/v1/fbc/rolls", json={"pool": 6, "risk": 2, "table": table}).status_code == 200
+        first = http.post("/v1/fbc/rolls", json={"pool": 6, "risk": 2, "table": table})
+        assert first.status_code == 200, first.text
         started = time.monotonic()
 
         def run() -> None:
