@@ -24,7 +24,7 @@ from fairroll.audit.entry import (
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.reader import LogReader
 from fairroll.audit.redis import reads
-from fairroll.audit.redis.append import Marker
+from fairroll.audit.redis.append import SHOWN_TOKEN, Marker, ShownToken, TokenRefusedError
 from fairroll.audit.redis.commit import GroupCommit, Recorded
 from fairroll.audit.redis.connection import AnyRedis, connect_redis, is_cluster
 from fairroll.audit.redis.cosignatures import Cosignatures
@@ -46,6 +46,7 @@ from fairroll.audit.redis.verified import VerifiedStates
 from fairroll.audit.signing import PublicKey, Signer
 
 __all__ = [
+    "SHOWN_TOKEN",
     "AlreadyRecordedError",
     "AnyRedis",
     "AppendConflictError",
@@ -55,9 +56,11 @@ __all__ = [
     "Marker",
     "NotDurableError",
     "Recorded",
+    "ShownToken",
     "StoreFullError",
     "StoreUnavailableError",
     "TableFencedError",
+    "TokenRefusedError",
     "connect_redis",
 ]
 
