@@ -142,17 +142,17 @@ class BoundRoller(Roller):
         except TokenRefusedError as exc:
             raise _refused(exc.seed_id, exc.why) from None
 
-    async def _append(
+    async def append_draft(
         self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
     ) -> Recorded:
         """The append of a roll in a session carries the token this request showed
         (``SHOWN_TOKEN``, for that one append): the script refuses it there."""
         claim = draft.claim
         if claim is None or claim.kind != "roll":
-            return await super()._append(mechanic, draft, marker)
+            return await super().append_draft(mechanic, draft, marker)
         shown = SHOWN_TOKEN.set(self.binding.shown(claim.seed_id))
         try:
-            return await super()._append(mechanic, draft, marker)
+            return await super().append_draft(mechanic, draft, marker)
         finally:
             SHOWN_TOKEN.reset(shown)
 
