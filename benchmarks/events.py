@@ -3,6 +3,8 @@
 Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many] [--rate 20]
                                  [--client c|epoll|raw|httpx] [--listen-workers 1]
                                  [--listen-processes 1]
+     python benchmarks/events.py --scenarios others [--rounds 3] [--seconds 5]
+                                 [--history 100] [--ab BASE] [--split]
 
 Starts a private redis-server and two fairroll processes on it (granian, one worker
 each): subscribers listen on the first, rolls are appended through the second, so every
@@ -15,7 +17,11 @@ delivery crosses processes through Redis (a blocking XREAD per table). Scenarios
   load, ``--seconds`` a run, ``--connections``) while a thread rolls on the watched
   table at ``--rate``, through the same process; with the C subscribers connected to
   it (every delivery checked) and without them, alternated ``--rounds`` times, the
-  order reversed each round. Printed: the other tables' req/s and p99, the serving
+  order reversed each round. Each run watches a fresh table that first takes
+  ``--history`` rolls, which its subscribers (opening at its start) read as they
+  connect, before every live roll. ``--ab BASE`` runs a server of git revision BASE
+  beside this checkout's, on the same Redis, and alternates the two as well.
+  Printed: the other tables' req/s and p99, the serving
   process's CPU per roll on them while wrk ran (the watched table's rolls and their
   fan-out included: what the subscribers cost, however the shared machine schedules
   it), and the deliveries of each run (the watched rolls still paced after wrk's end
