@@ -16,8 +16,10 @@ with subscribers here, fanning out to them, and gone with the last of them. Each
 subscriber remembers the last seq it sent. An entry that arrives past a gap (the
 feed started after the subscriber caught up, or the subscriber fell behind and its
 queue overflowed) is preceded by the missing ones, read from the log: a subscriber
-sees every entry, in order, once. Subscribers per process are bounded
-(``FAIRROLL_MAX_SUBSCRIBERS``); beyond it the answer is 503 with ``Retry-After``.
+sees every entry, in order, once. A feed keeps its table's latest events (``HISTORY``),
+so the subscribers catching up read them from memory, not each from the log.
+Subscribers per process are bounded (``FAIRROLL_MAX_SUBSCRIBERS``); beyond it the
+answer is 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
