@@ -3,6 +3,8 @@
 Run: python benchmarks/events.py [--rolls 50] [--scenarios one,many] [--rate 20]
                                  [--client c|epoll|raw|httpx] [--listen-workers 1]
                                  [--listen-processes 1]
+     python benchmarks/events.py --scenarios others [--rounds 3] [--seconds 5]
+                                 [--history 100] [--ab BASE] [--split]
 
 Starts a private redis-server and two fairroll processes on it (granian, one worker
 each): subscribers listen on the first, rolls are appended through the second, so every
@@ -15,7 +17,11 @@ delivery crosses processes through Redis (a blocking XREAD per table). Scenarios
   load, ``--seconds`` a run, ``--connections``) while a thread rolls on the watched
   table at ``--rate``, through the same process; with the C subscribers connected to
   it (every delivery checked) and without them, alternated ``--rounds`` times, the
-  order reversed each round. Printed: the other tables' req/s and p99, the serving
+  order reversed each round. Each run watches a fresh table that first takes
+  ``--history`` rolls, which its subscribers (opening at its start) read as they
+  connect, before every live roll. ``--ab BASE`` runs a server of git revision BASE
+  beside this checkout's, on the same Redis, and alternates the two as well.
+  Printed: the other tables' req/s and p99, the serving
   process's CPU per roll on them while wrk ran (the watched table's rolls and their
   fan-out included: what the subscribers cost, however the shared machine schedules
   it), and the deliveries of each run (the watched rolls still paced after wrk's end
@@ -55,12 +61,13 @@ import time
 from array import array
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import httpx
 
 from fairroll.redis_server import RedisServer, free_port
-from harness import LUA, SCENARIOS, start, stop, wrk
+from harness import LUA, SCENARIOS, start, stop, worktree, wrk
 from scale_out import cpu_seconds, settle
 from soak import children
 
@@ -391,77 +398,116 @@ async def baseline(roll_url: str, rolls: int) -> float:
     return statistics.median(times)
 
 
-def pace(url: str, rolls: int, rate: float, failed: list[int]) -> None:
-    """``rolls`` rolls on the watched table, ``rate`` a second, one at a time; each roll
-    not answered 200 counted in ``failed``."""
+def pace(url: str, table: str, rolls: int, rate: float, failed: list[int]) -> None:
+    """``rolls`` rolls on ``table``, ``rate`` a second (0: as fast as answered), one at a
+    time; each roll not answered 200 counted in ``failed``."""
     with httpx.Client(base_url=url, timeout=30) as roller:
         next_at = time.monotonic()
         for _ in range(rolls):
-            next_at += 1.0 / rate
-            time.sleep(max(0.0, next_at - time.monotonic()))
+            if rate:
+                next_at += 1.0 / rate
+                time.sleep(max(0.0, next_at - time.monotonic()))
             answer = roller.post(
                 "/v1/tft/contests",
-                content=BODY % "watched",
+                content=BODY % table,
                 headers={"content-type": "application/json"},
             )
             failed[0] += answer.status_code != 200
 
 
-def others(url: str, watched: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
-    """The ``others`` scenario: rolls on other tables at ``url``, with and without the
-    subscribers of one table at ``watched`` (the same server, or with ``--split`` the
-    second one), alternated."""
+class Side(NamedTuple):
+    """A server the ``others`` scenario measures: its name, where wrk rolls, where the
+    watched table is rolled on and listened to, the rolling server's processes."""
+
+    name: str
+    url: str
+    watched: str
+    pids: list[int]
+
+
+def others(sides: list[Side], args: argparse.Namespace, tmp: Path) -> None:
+    """The ``others`` scenario: rolls on other tables at each side's ``url``, with and
+    without the subscribers of one table at its ``watched``, alternated (and, with
+    ``--ab``, the two servers alternated too, the order reversed each round). Each run
+    watches a fresh table that first takes ``--history`` rolls: its subscribers open at
+    its start, so they read that history as they connect and then every live roll."""
     path, body = SCENARIOS["fbc"]
     script = tmp / "others.lua"
     script.write_text(LUA % {"tables": 1000, "body": body})
-    wrk(url + path, script, 2, args.connections)  # warm-up: imports, caches, connections
+    for side in sides:  # warm-up: imports, caches, connections
+        wrk(side.url + path, script, 2, args.connections)
     rolls = int(args.rate * args.seconds)
-    paths = ["/v1/tables/watched/events"] * args.subscribers
     print(
         f"FBC rolls over 1,000 other tables (wrk -t1 -c{args.connections}, {args.seconds} s "
-        f"a run) while the watched table takes {args.rate:g} rolls/s"
+        f"a run) while the watched table takes {args.rate:g} rolls/s after {args.history} "
+        "rolls of history"
     )
     print(
-        f"{'subscribers':>11} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'failed':>6} "
-        f"{'CPU µs/roll':>11}  watched: failed, deliveries"
+        f"{'server':>6} {'subscribers':>11} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'failed':>6} {'CPU µs/roll':>11}  watched: failed, deliveries"
     )
-    pids = settle(pid, 1)
-    rows: dict[int, list[tuple[float, float]]] = {0: [], args.subscribers: []}
+    runs = [(side, n) for side in sides for n in (0, args.subscribers)]
+    rows: dict[tuple[str, int], list[tuple[float, float, float]]] = {
+        (side.name, n): [] for side, n in runs
+    }
     for number in range(args.rounds):
-        order = [0, args.subscribers] if number % 2 == 0 else [args.subscribers, 0]
-        for subscribers in order:
+        for run_number, (side, subscribers) in enumerate(runs if number % 2 == 0 else runs[::-1]):
+            table = f"watched-{number}-{run_number}"
+            failed = [0]
+            pace(side.watched, table, args.history, 0, failed)
+            paths = [f"/v1/tables/{table}/events"] * subscribers
             native = (
-                start_c_client("c", watched, rolls, paths[:subscribers]) if subscribers else None
+                start_c_client("c", side.watched, args.history + rolls, paths)
+                if subscribers
+                else None
             )
             if native is not None:
                 time.sleep(1.0)
-            failed = [0]
-            roller = threading.Thread(target=pace, args=(watched, rolls, args.rate, failed))
-            cpu = cpu_seconds(pids)
+            roller = threading.Thread(
+                target=pace, args=(side.watched, table, rolls, args.rate, failed)
+            )
+            cpu = cpu_seconds(side.pids)
             roller.start()
             rps, p50, p99, _, non2xx, errors = wrk(
-                url + path, script, args.seconds, args.connections
+                side.url + path, script, args.seconds, args.connections
             )
-            cpu = cpu_seconds(pids) - cpu  # wrk's window only
+            cpu = cpu_seconds(side.pids) - cpu  # wrk's window only
             roller.join()
             delivered = "-"
             if native is not None:
-                out, _ = native.communicate(timeout=120)
-                delivered = f"{len(out.splitlines()):,}/{rolls * subscribers:,}"
-            rows[subscribers].append((rps, p99))
+                out, _ = native.communicate(timeout=300)
+                delivered = f"{len(out.splitlines()):,}/{(args.history + rolls) * subscribers:,}"
+            per_roll = cpu / (rps * args.seconds) * 1e6
+            rows[side.name, subscribers].append((rps, p99, per_roll))
             print(
-                f"{subscribers:>11,} {rps:>8,.0f} {p50:>7.2f} {p99:>7.2f} "
-                f"{int(non2xx + errors):>6} {cpu / (rps * args.seconds) * 1e6:>11,.0f}  "
-                f"{failed[0]}, {delivered}",
+                f"{side.name:>6} {subscribers:>11,} {rps:>8,.0f} {p50:>7.2f} {p99:>7.2f} "
+                f"{int(non2xx + errors):>6} {per_roll:>11,.0f}  {failed[0]}, {delivered}",
                 flush=True,
             )
-    for subscribers, runs in rows.items():
-        mean = sum(r for r, _ in runs) / len(runs)
-        p99s = ", ".join(f"{p:.1f}" for _, p in runs)
-        print(f"{subscribers:>11,} subscribers: mean {mean:,.0f} req/s; p99 ms {p99s}")
+    for (name, subscribers), got in rows.items():
+        mean = sum(r for r, _, _ in got) / len(got)
+        p99s = ", ".join(f"{p:.1f}" for _, p, _ in got)
+        cpus = ", ".join(f"{c:,.0f}" for _, _, c in got)
+        print(
+            f"{name:>6} {subscribers:>6,} subscribers: mean {mean:,.0f} req/s; p99 ms {p99s}; "
+            f"CPU µs/roll {cpus}"
+        )
+    for side in sides:
+        alone, watched = rows[side.name, 0], rows[side.name, args.subscribers]
+        ratios = ", ".join(f"{w[0] / a[0]:.2f}" for a, w in zip(alone, watched, strict=True))
+        print(f"{side.name:>6}: req/s with the subscribers / without, each round: {ratios}")
 
 
-def main() -> None:
+def serve_base(tree: Path, env: dict[str, str], tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A server of the code checked out at ``tree`` (``--ab``), and its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "fairroll.cli", "serve", "--port", str(port)]
+    environ = {**env, "PYTHONPATH": str(tree / "service")}
+    return start(command, environ, tmp / "base.log", f"{url}/livez"), url
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rolls", type=int, default=50)
     parser.add_argument("--scenarios", default="one,many")
@@ -500,7 +546,19 @@ def main() -> None:
         action="store_true",
         help="(others) the subscribers and the watched table's rolls on a second process",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--history", type=int, default=100, help="(others) rolls on a watched table before"
+    )
+    parser.add_argument(
+        "--ab",
+        metavar="BASE",
+        help="(others) alternate with a server of git revision BASE on the same Redis",
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
     with tempfile.TemporaryDirectory() as tmp:
         redis = RedisServer(Path(tmp) / "redis", port=free_port()).start()
         env = {
@@ -519,10 +577,16 @@ def main() -> None:
                 command += ["--workers", str(args.listen_workers)]
             servers.append(start(command, env, Path(tmp) / f"{name}.log", f"{url}/livez"))
             urls.append(url)
+        base_tree = worktree(args.ab, Path(tmp) / "base") if args.ab else None
         try:
             if args.scenarios == "others":
                 watched = urls[1] if args.split else urls[0]
-                others(urls[0], watched, servers[0].pid, args, Path(tmp))
+                sides = [Side("this", urls[0], watched, settle(servers[0].pid, 1))]
+                if base_tree is not None:
+                    server, url = serve_base(base_tree, env, Path(tmp))
+                    servers.append(server)
+                    sides.insert(0, Side("base", url, url, settle(server.pid, 1)))
+                others(sides, args, Path(tmp))
                 return
             worker = max(children(servers[0].pid), default=servers[0].pid)
             answer = asyncio.run(baseline(urls[1], args.rolls))
@@ -569,6 +633,12 @@ def main() -> None:
             for server in servers:
                 stop(server)
             redis.stop()
+            if base_tree is not None:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(base_tree)],
+                    cwd=Path(__file__).parent,
+                    check=False,
+                )
             log = (Path(tmp) / "listen.log").read_text().splitlines()
             errors = [line for line in log if "ERROR" in line or "Exception" in line]
             if errors:  # every delivery must arrive: say why one did not

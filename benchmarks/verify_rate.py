@@ -1,6 +1,8 @@
 """How fast a log is verified, against how fast one server process writes it, in one run.
 
 Run:  python benchmarks/verify_rate.py [--seconds 10] [--connections 32] [--scenario tft]
+      python benchmarks/verify_rate.py --hour [--entries N] [--keep DIR | --export DIR]
+                                       [--ab BASE] [--rounds 2]
 
 Starts a private redis-server and fairroll (``fairroll serve``, one process, as
 ``benchmarks/harness.py`` does), drives rolls onto one table with wrk for ``--seconds``
@@ -27,7 +29,10 @@ exports it from the server, and then times ``fairroll verify --keys K --root R e
 (the auditor's default: every entry's signature, the rules replayed, on every core) as a
 process of its own, its start-up included. ``--export DIR`` skips the writing and the
 building: it verifies the export ``growth.py --keep DIR`` kept, against the write
-rate it measures first (or ``--write-rate``). Beside the rates it prints the CPU the
+rate it measures first (or ``--write-rate``); ``--keep DIR`` keeps the export built.
+``--ab BASE`` times the code of git revision BASE and this checkout's in turn on the
+same export, ``--rounds`` times, the order reversed each round, and prints their ratio.
+Beside the rates it prints the CPU the
 writer spent per roll and the verifier per entry (its worker processes included): on
 a machine others load, the ratio of those is the steadier figure. ``--profile FILE``
 runs that verify under ``py-spy record`` (its worker processes too) and writes the raw
@@ -54,7 +59,7 @@ import uvloop
 from fairroll.cli import main as fairroll_main
 from fairroll.redis_server import RedisServer, free_port
 from growth import build_tables, keep
-from harness import LUA, SCENARIOS, stop, wrk
+from harness import LUA, SCENARIOS, stop, worktree, wrk
 from scale_out import cpu_seconds, serve, settle
 
 
@@ -131,11 +136,17 @@ def hour_table(args: argparse.Namespace, folder: Path | None) -> tuple[float, fl
     return rate, cpu
 
 
-def auditor(folder: Path, rate: float, write_cpu: float | None, profile: Path | None) -> None:
-    """Time ``fairroll verify --keys K --root R export`` as its own process, and count
-    the CPU it and its worker processes spent (``RUSAGE_CHILDREN``: a verifier's cost
-    per entry beside the writer's per roll, which a loaded machine's share leaves
-    alone)."""
+def auditor(
+    folder: Path,
+    rate: float,
+    write_cpu: float | None,
+    profile: Path | None,
+    python_path: str | None = None,
+) -> float:
+    """Time ``fairroll verify --keys K --root R export`` as its own process (the code at
+    ``python_path``, else this checkout's), and count the CPU it and its worker processes
+    spent (``RUSAGE_CHILDREN``: a verifier's cost per entry beside the writer's per roll,
+    which a loaded machine's share leaves alone); its entries a second."""
     export = folder / "export.ndjson"
     root = (folder / "root.txt").read_text().strip()
     command = [
@@ -153,7 +164,8 @@ def auditor(folder: Path, rate: float, write_cpu: float | None, profile: Path | 
             entries += 1
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    env = {**os.environ, "PYTHONPATH": python_path} if python_path else None
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
@@ -170,20 +182,44 @@ def auditor(folder: Path, rate: float, write_cpu: float | None, profile: Path | 
             f"the writer's CPU: {write_cpu * 1e6:,.0f} µs a roll: a verifier with as much CPU "
             f"as one worker checks x{write_cpu / (cpu / entries):.2f} the rate it writes"
         )
+    return entries / seconds
 
 
 def one_hour(args: argparse.Namespace) -> None:
-    """``--hour``: a kept export (``--export``), or a table built here, verified."""
-    if args.export is not None:
-        if args.write_rate is not None:
-            auditor(args.export, args.write_rate, None, args.profile)
-            return
-        rate, cpu = hour_table(args, None)
-        auditor(args.export, rate, cpu, args.profile)
+    """``--hour``: a kept export (``--export``), or a table built here (kept in ``--keep``
+    if given), verified; with ``--ab BASE``, by the code of BASE and this checkout's in
+    turn, ``--rounds`` times, the order reversed each round."""
+    if args.export is None:
+        with contextlib.ExitStack() as stack:
+            folder = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            folder.mkdir(parents=True, exist_ok=True)
+            rate, cpu = hour_table(args, folder)
+            auditors(args, folder, rate, cpu)
+        return
+    if args.write_rate is not None:
+        auditors(args, args.export, args.write_rate, None)
+        return
+    rate, cpu = hour_table(args, None)
+    auditors(args, args.export, rate, cpu)
+
+
+def auditors(args: argparse.Namespace, folder: Path, rate: float, cpu: float | None) -> None:
+    if args.ab is None:
+        auditor(folder, rate, cpu, args.profile)
         return
     with tempfile.TemporaryDirectory() as name:
-        rate, cpu = hour_table(args, Path(name))
-        auditor(Path(name), rate, cpu, args.profile)
+        base = worktree(args.ab, Path(name) / "base")
+        sides = {"base": str(base / "service"), "this": None}
+        rates: dict[str, list[float]] = {"base": [], "this": []}
+        try:
+            for number in range(args.rounds):
+                for side in sides if number % 2 == 0 else list(sides)[::-1]:
+                    print(f"round {number + 1}, {side}:", flush=True)
+                    rates[side].append(auditor(folder, rate, cpu, None, sides[side]))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], check=False)
+    ratios = ", ".join(f"{t / b:.2f}" for b, t in zip(rates["base"], rates["this"], strict=True))
+    print(f"this / base ({args.ab}) in entries a second, each round: {ratios}")
 
 
 def arguments() -> argparse.Namespace:
@@ -207,6 +243,8 @@ def arguments() -> argparse.Namespace:
         "--write-rate", type=float, help="(--export) to compare with (else measured first)"
     )
     parser.add_argument("--profile", type=Path, help="(--hour) py-spy's raw stacks here")
+    parser.add_argument("--ab", metavar="BASE", help="(--hour) alternate with git revision BASE")
+    parser.add_argument("--rounds", type=int, default=2, help="(--ab) alternations")
     return parser.parse_args()
 
 

@@ -295,12 +295,55 @@ def verify_signature(public_key_b64: str, entry_hash: str, signature_b64: str) -
 
 
 def verify_message(public_key_b64: str, message: bytes, signature: bytes) -> bool:
-    """True when ``signature`` is the key's Ed25519 signature of ``message``."""
+    """True when ``signature`` is the key's Ed25519 signature of ``message``.
+
+    ``cryptography``'s answer is the verdict. libsodium (PyNaCl, when installed) is asked
+    first, as it checks a signature in well under half the time (a verifier checks one
+    an entry): what it accepts, ``cryptography`` accepts too (the same cofactorless
+    equation over the same canonical encodings; libsodium refuses small-order keys and
+    points besides), so its yes is final, and only its no is asked again."""
+    if _sodium_accepts(public_key_b64, message, signature):
+        return True
     try:
         _public_key(public_key_b64).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def _sodium_opener() -> Callable[[bytes, bytes], bytes] | None:
+    """libsodium's ``crypto_sign_open`` (signature then message, raw key), if installed."""
+    try:
+        bindings = importlib.import_module("nacl.bindings")
+    except ImportError:
+        return None
+    opener: Callable[[bytes, bytes], bytes] = bindings.crypto_sign_open
+    return opener
+
+
+_sodium_open = _sodium_opener()
+
+
+def _sodium_accepts(public_key_b64: str, message: bytes, signature: bytes) -> bool:
+    """libsodium's yes (False: its no, or no libsodium, or not a key and signature's size)."""
+    raw = _raw_key(public_key_b64)
+    if _sodium_open is None or raw is None or len(signature) != _SIGNATURE_SIZE:
+        return False
+    try:
+        _sodium_open(signature + message, raw)
+    except Exception:  # a refusal, in whichever words: cryptography is asked
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _raw_key(public_key_b64: str) -> bytes | None:
+    """A key's 32 raw bytes (None: not base64 of 32 bytes), read once."""
+    try:
+        raw = base64.b64decode(public_key_b64, validate=True)
+    except ValueError:
+        return None
+    return raw if len(raw) == 32 else None
 
 
 @functools.lru_cache(maxsize=64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     from fairroll.audit import VerifyReport
@@ -60,14 +60,29 @@ def answer(
     return status
 
 
+class _Read(TypedDict, total=False):
+    """What ``audit_report`` reads of an entry (any type: the verdict has passed them)."""
+
+    table: Any
+    mechanic: Any
+    source: Any
+    seq: Any
+    key_id: Any
+    time: Any
+    dice: Any
+
+
 def _audit(export: Reopener) -> AuditReport:
-    """The auditor's report of an export the verifier has passed."""
+    """The auditor's report of an export the verifier has passed: each line decoded to
+    the fields the report reads (``audit_report``), not its request, outcome and proofs,
+    as this is a second read of the whole export after the verdict."""
     import msgspec  # noqa: PLC0415
 
     from fairroll.audit.report import audit_report  # noqa: PLC0415
 
+    decode = msgspec.json.Decoder(_Read).decode
     with export() as lines:
-        entries = (msgspec.json.decode(line) for line in lines if line.strip())
+        entries = (decode(line) for line in lines if line.strip())
         return audit_report(entries)
 
 

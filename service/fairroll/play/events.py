@@ -16,8 +16,10 @@ with subscribers here, fanning out to them, and gone with the last of them. Each
 subscriber remembers the last seq it sent. An entry that arrives past a gap (the
 feed started after the subscriber caught up, or the subscriber fell behind and its
 queue overflowed) is preceded by the missing ones, read from the log: a subscriber
-sees every entry, in order, once. Subscribers per process are bounded
-(``FAIRROLL_MAX_SUBSCRIBERS``); beyond it the answer is 503 with ``Retry-After``.
+sees every entry, in order, once. A feed keeps its table's latest events (``HISTORY``),
+so the subscribers catching up read them from memory, not each from the log.
+Subscribers per process are bounded (``FAIRROLL_MAX_SUBSCRIBERS``); beyond it the
+answer is 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -60,6 +62,10 @@ CONCURRENT_READS = 16
 QUEUE_SIZE = 256
 #: A checkpoint event at most this often per subscriber.
 CHECKPOINT_SECONDS = 1.0
+#: A table's latest entry events its feed keeps, made once, for the subscribers that
+#: catch up (a thousand streams opening on one table read them from memory, not each
+#: from the log).
+HISTORY = 256
 
 _entry = msgspec.json.Decoder(Entry)
 _log = logging.getLogger(__name__)
@@ -136,6 +142,9 @@ class Subscription:
         self.writing: asyncio.Future[None] | None = None
         self.failed: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
+        #: The table's feed (set by ``TableEvents.subscribe``): its history serves a
+        #: catch-up from memory where it can.
+        self.feed: _Feed | None = None
 
     def deliver(self, event: _Event) -> None:
         """``event`` to this subscriber: written at once by the feed's task where the
@@ -206,14 +215,38 @@ class Subscription:
 
 
 class _Feed:
-    """One blocking reader of a table's log, fanning entries out to its subscribers."""
+    """One blocking reader of a table's log, fanning entries out to its subscribers, and
+    the table's latest entry events (``HISTORY``), each made once: the live ones as they
+    arrive and those its subscribers read from the log as they catch up. A seq's entry
+    never changes, so an event kept is the one the log would give again."""
 
     def __init__(self, hub: TableEvents, table: str) -> None:
         self.hub = hub
         self.table = table
         self.subscribers: set[Subscription] = set()
         self.started = asyncio.Event()
+        self.history: dict[int, _Event] = {}
+        self.newest = 0
+        #: Held by the subscriber of this table reading its log (``_catch_up``).
+        self.reading = asyncio.Lock()
         self.task = asyncio.ensure_future(self._run())
+
+    def event(self, seq: int, entry_json: bytes) -> _Event:
+        """The event of entry ``seq`` (its stored JSON ``entry_json``), made once."""
+        event = self.history.get(seq)
+        if event is None:
+            event = event_of(seq, entry_json)
+            self.keep(event)
+        return event
+
+    def keep(self, event: _Event) -> None:
+        if event.seq <= self.newest - HISTORY:
+            return
+        self.history[event.seq] = event
+        self.newest = max(self.newest, event.seq)
+        if len(self.history) > 2 * HISTORY:
+            floor = self.newest - HISTORY
+            self.history = {seq: kept for seq, kept in self.history.items() if seq > floor}
 
     async def _run(self) -> None:
         follower = TableFollower(self.hub.feeds_redis, self.table)
@@ -226,7 +259,7 @@ class _Feed:
                 await asyncio.sleep(1.0)
                 continue
             for kind, seq, data in arrived:
-                event = cosignature_event(data) if kind == "cosignature" else event_of(seq, data)
+                event = cosignature_event(data) if kind == "cosignature" else self.event(seq, data)
                 for subscriber in list(self.subscribers):
                     subscriber.deliver(event)
 
@@ -277,6 +310,7 @@ class TableEvents:
         if feed is None or feed.task.done():
             feed = self.feeds[table] = _Feed(self, table)
         feed.subscribers.add(subscription)
+        subscription.feed = feed
         if self._ticker is None or self._ticker.done():
             self._ticker = asyncio.ensure_future(self._tick())
         await feed.started.wait()
@@ -382,21 +416,49 @@ async def stream(subscription: Subscription, *, checkpoints: bool) -> AsyncGener
 
 
 async def _catch_up(subscription: Subscription, *, until: int | None) -> AsyncIterator[Message]:
-    store = subscription.hub.store
+    """The entries after the subscriber's last, up to ``until`` (None: the table's head):
+    from its feed's history while it holds the next one, then from the log; each run of
+    them one message, so one write. One subscriber of a table reads at a time (its
+    feed's ``reading``), so a thousand streams opening together on a table read its
+    history from the log once and from memory after that."""
+    hub, feed = subscription.hub, subscription.feed
     while True:
-        async with subscription.hub.reads:
-            head = until if until is not None else (await store.head(subscription.table)).seq
-            page = await store.raw_page(subscription.table, after=subscription.last, until=head)
-        limit = head
-        for seq, entry_json in page:
-            subscription.last = seq
-            yield _message(event_of(seq, entry_json))
-        if not page or subscription.last >= limit:
+        async with feed.reading if feed is not None else contextlib.nullcontext(), hub.reads:
+            head = until if until is not None else (await hub.store.head(subscription.table)).seq
+            remembered = _remembered(subscription, head)
+            page = (
+                await hub.store.raw_page(subscription.table, after=subscription.last, until=head)
+                if subscription.last < head
+                else []
+            )
+            read = [
+                feed.event(seq, entry_json) if feed is not None else event_of(seq, entry_json)
+                for seq, entry_json in page
+            ]
+        if remembered:
+            yield Message("entry", frame=b"".join(remembered))
+        if read:
+            subscription.last = read[-1].seq
+            yield Message("entry", frame=b"".join(event.frame for event in read))
+        if not page or subscription.last >= head:
             return
 
 
-def _message(event: _Event) -> Message:
-    return Message("entry", id=event.seq, frame=event.frame)
+def _remembered(subscription: Subscription, head: int) -> list[bytes]:
+    """The frames of the entries after the subscriber's last, up to ``head``, that its
+    feed's history holds in a row (the subscriber's last moves past them)."""
+    frames: list[bytes] = []
+    feed = subscription.feed
+    if feed is None:
+        return frames
+    history = feed.history
+    while subscription.last < head:
+        event = history.get(subscription.last + 1)
+        if event is None:
+            break
+        subscription.last = event.seq
+        frames.append(event.frame)
+    return frames
 
 
 async def _checkpoint(store: AuditStore, table: str) -> Message:
