@@ -21,6 +21,9 @@ __all__ = ["SERVE_ENVIRONMENT", "add_openapi", "add_serve", "openapi_text", "run
 
 APP_FACTORY = "fairroll.api.app:create_app_from_env"
 SERVERS = ("granian", "uvicorn")
+#: Requests a worker takes at once beside its live event streams (granian's default
+#: backlog, which is its default bound on a single worker's requests in flight).
+REQUESTS_BESIDE_STREAMS = 1024
 
 
 #: The environment ``fairroll serve`` reads (``api/settings.py``), for its --help; a test
@@ -114,7 +117,7 @@ def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) 
     # Every setting and the key are read here, once, so that a typo stops the server in
     # one line naming the variable, before any worker starts (and fails 35 lines later).
     try:
-        root_key_id = _startup_check(external=external)
+        root_key_id, in_flight = _startup_check(external=external)
     except ValueError as exc:
         print(f"fairroll: cannot start: {exc}", file=sys.stderr)
         return 2
@@ -125,21 +128,23 @@ def _serve(host: str, port: int, server: str, data_dir: Path, workers: int = 1) 
         file=sys.stderr,
     )
     if external:
-        run_server(APP_FACTORY, host, port, server, workers)
+        run_server(APP_FACTORY, host, port, server, workers, in_flight=in_flight)
         return 0
     embedded = RedisServer(data_dir / "redis").start()
     os.environ["REDIS_URL"] = embedded.url
     print(f"fairroll: embedded Redis at {embedded.url} (data in {data_dir})", file=sys.stderr)
     try:
-        run_server(APP_FACTORY, host, port, server, workers)
+        run_server(APP_FACTORY, host, port, server, workers, in_flight=in_flight)
     finally:
         embedded.stop()
     return 0
 
 
-def _startup_check(*, external: bool = False) -> str:
-    """The root key id players pin; a ValueError naming the variable at fault. With an
-    external Redis, what ``REDIS_URL`` reaches is checked and said (``_redis_check``)."""
+def _startup_check(*, external: bool = False) -> tuple[str, int]:
+    """The root key id players pin, and the requests a worker must hold at once (every
+    live event stream it may serve, and as many requests again); a ValueError naming the
+    variable at fault. With an external Redis, what ``REDIS_URL`` reaches is checked and
+    said (``_redis_check``)."""
     from fairroll.api.settings import Settings  # noqa: PLC0415
     from fairroll.api.wiring import server_signer  # noqa: PLC0415
 
@@ -147,7 +152,8 @@ def _startup_check(*, external: bool = False) -> str:
     signer = server_signer(settings)  # a SignerError, a ValueError, names the variable
     if external:
         print(f"fairroll: {_redis_check(settings, signer)}", file=sys.stderr)
-    return settings.root_key_id or signer.certificate.certified_by
+    in_flight = settings.max_subscribers + REQUESTS_BESIDE_STREAMS
+    return settings.root_key_id or signer.certificate.certified_by, in_flight
 
 
 def _redis_check(settings: Settings, signer: Signer) -> str:
@@ -199,10 +205,21 @@ def _redis_check(settings: Settings, signer: Signer) -> str:
     return f"{variable} reaches {shown}"
 
 
-def run_server(factory: str, host: str, port: int, server: str, workers: int = 1) -> None:
+def run_server(
+    factory: str,
+    host: str,
+    port: int,
+    server: str,
+    workers: int = 1,
+    *,
+    in_flight: int = REQUESTS_BESIDE_STREAMS,
+) -> None:
     """Serve the ASGI app ``factory`` ("module:function") the production way: ``workers``
     processes (one by default), uvloop, no access log (benchmarks serve their ceiling
-    app with it too)."""
+    app with it too). Granian takes at most ``in_flight`` requests a worker at once (its
+    ``backpressure``; its own default is its listen backlog over the workers): a live
+    event stream is a request held open, so a worker serving ``FAIRROLL_MAX_SUBSCRIBERS``
+    of them must still take rolls beside them, or it accepts no connection at all."""
     if server == "uvicorn":
         import uvicorn  # noqa: PLC0415
 
@@ -230,6 +247,7 @@ def run_server(factory: str, host: str, port: int, server: str, workers: int = 1
         workers=workers,
         loop=Loops.uvloop,
         log_access=False,
+        backpressure=in_flight,
     ).serve()
 
 
