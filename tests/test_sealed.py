@@ -328,3 +328,17 @@ def _edited(opening: Any, edit: str) -> Any:
     else:
         forged["blind"] = secrets.token_hex(32)
     return forged
+
+
+def test_the_servers_incremental_verification_checks_a_reveal_after_its_roll(
+    client: httpx.Client, table: str, sealed_roll: dict[str, Any]
+) -> None:
+    # The state the server keeps between two verifications holds the sealed rolls still
+    # open: the reveal read on the second pass is checked against the roll of the first.
+    seq = sealed_roll["receipt"]["seq"]
+    first = client.get(f"/v1/tables/{table}/verification").json()
+    assert first["ok"] and first["sealed_unrevealed"] == [seq]
+    assert _reveal(client, table, seq, sealed_roll["opening"]).status_code == 200
+    second = client.get(f"/v1/tables/{table}/verification").json()
+    assert second["ok"], second["reason"]
+    assert second["sealed_unrevealed"] == [] and second["sealed_revealed"] == 1
