@@ -370,3 +370,18 @@ def test_listings_say_a_sealed_roll_and_its_reveal_in_words(
     words = {e["seq"]: w["text"] for e, w in zip(listed["entries"], listed["words"], strict=True)}
     assert words[seq].startswith("Sealed tft.contest roll (shown to: roller and GM)")
     assert words[seq + 1] == f"Sealed roll at seq {seq} revealed: {sealed_roll['words']['text']}"
+
+
+def test_a_hostile_opening_is_a_4xx_never_a_500(
+    client: httpx.Client, table: str, sealed_roll: dict[str, Any]
+) -> None:
+    seq = sealed_roll["receipt"]["seq"]
+    deep = '{"x":' * 3000 + "1" + "}" * 3000
+    for request in (deep, '{"f":1.5}', '{"n":' + str(2**60) + "}"):
+        opening = json.dumps({**sealed_roll["opening"], "request": "HERE"})
+        answer = client.post(
+            f"/v1/tables/{table}/sealed/{seq}/reveal",
+            content='{"opening":' + opening.replace('"HERE"', request) + "}",
+            headers={"content-type": "application/json"},
+        )
+        assert 400 <= answer.status_code < 500, answer.text
