@@ -131,3 +131,16 @@ def test_the_stdlib_script_asks_for_the_opening_of_a_sealed_roll(tmp_path: Path)
     sealed = json.loads(_lines("sealed-roll-never-revealed")[2])
     done = _stdlib(tmp_path, sealed, None)
     assert done.returncode == 1 and "pass --opening" in done.stdout
+
+
+def test_the_auditors_report_counts_a_sealed_rolls_dice_once_opened() -> None:
+    # A sealed roll's entry holds no dice: its dice are fairroll's own once its reveal
+    # opened them, and counted there (never revealed: not counted, nothing to count).
+    from fairroll.audit.report import audit_report  # noqa: PLC0415
+
+    revealed = [json.loads(line) for line in _lines("sealed-rolls-revealed")]
+    openings = [e["request"]["opening"] for e in revealed if e["mechanic"] == "sealed.reveal"]
+    report = audit_report(revealed)
+    assert sum(f.dice for f in report.derived_faces) == sum(len(o["dice"]) for o in openings)
+    never = [json.loads(line) for line in _lines("sealed-roll-never-revealed")]
+    assert sum(f.dice for f in audit_report(never).derived_faces) == len(openings[0]["dice"])
