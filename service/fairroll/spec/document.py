@@ -234,8 +234,25 @@ def _sealed_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
     hides) and the reveal that opens it (docs/audit.md, "Sealed rolls")."""
     null = {"type": "null"}
     hex64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
-    opening = (
-        {"$ref": "#/components/schemas/Opening"} if "Opening" in schemas else {"type": "object"}
+    # The opening of each mechanic's roll, typed as its answer's (one per mechanic), by
+    # its mechanic: a generator makes one model of each, none left untyped.
+    openings = {
+        m.name: f"#/components/schemas/{m.type_name}Opening"
+        for m in sorted(MECHANICS.values(), key=lambda m: m.name)
+        if f"{m.type_name}Opening" in schemas
+    }
+    opening: dict[str, Any] = (
+        {
+            "oneOf": [{"$ref": ref} for ref in openings.values()],
+            "discriminator": {"propertyName": "mechanic", "mapping": openings},
+        }
+        if openings
+        else {"type": "object"}
+    )
+    audience = (
+        {"$ref": "#/components/schemas/Audience"}
+        if "Audience" in schemas
+        else {"type": "string", "enum": ["blind", "gm", "self"]}
     )
     return {
         "sealed.roll": (
@@ -244,7 +261,7 @@ def _sealed_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
                 "and the SHA-256 commitment to its opening (its dice and outcome are not "
                 "in the entry).",
                 mechanic={"type": "string"},
-                audience={"type": "string", "enum": ["blind", "gm", "self"]},
+                audience=audience,
                 commitment=hex64,
             ),
             null,
