@@ -73,10 +73,11 @@ def _roll_body(document: dict[str, Any], mechanic: Mechanic[Any, Any]) -> None:
         elif others:
             dependent[field] = {"not": {"required": list(others)}}
     component["dependentSchemas"] = dependent
-    if mechanic.dependent_required:
-        component["dependentRequired"] = {
-            k: list(v) for k, v in mechanic.dependent_required.items()
-        }
+    # A sealed roll rolls in a (hash-chain) seed session.
+    required = {"sealed": ["session"]} if "sealed" in component.get("properties", {}) else {}
+    required |= {k: list(v) for k, v in mechanic.dependent_required.items()}
+    if required:
+        component["dependentRequired"] = required
 
 
 def _entry_union(document: dict[str, Any]) -> None:
