@@ -162,3 +162,12 @@ def test_sealed_outside_the_clients_session_is_refused_before_sending(
         dice.roll(TFT, {**BODY, "table": dice.table}, sealed="gm", fair=False)
     with pytest.raises(ValueError, match="gm, blind or self"):
         dice.roll(TFT, {**BODY, "table": dice.table}, sealed="everyone")
+
+
+def test_a_sealed_dice_formula_is_checked(fc: ModuleType, live_server: LiveServer) -> None:
+    # A GM's roll behind the screen is most often a formula (Foundry's /gmroll 1d20+5).
+    dice = _player(fc, live_server, _honest)
+    rolled = dice.roll_formula("1d20+5 # Perception", table=dice.table, sealed="gm")
+    assert rolled["checked"] == f"verified under root {TEST_ROOT}"
+    assert rolled["opening"]["mechanic"] == "dice.roll"
+    assert rolled["outcome"] == rolled["opening"]["outcome"]

@@ -163,10 +163,13 @@ class AsyncFairroll:
         session: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         fair: bool = True,
+        sealed: Audience | None = None,
     ) -> dict[str, Any]:
         """Roll a dice formula read in ``dialect`` (``roll20``, ``foundry``, ``avrae``)."""
         body = formula_body(formula, table, dialect, seed=seed, dice=dice, session=session)
-        return await self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair)
+        return await self.roll(
+            "/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair, sealed=sealed
+        )
 
     async def odds(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self.call("POST", f"{path}/odds", json=body)  # type: ignore[no-any-return]

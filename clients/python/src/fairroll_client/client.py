@@ -155,12 +155,15 @@ class Fairroll:
         session: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         fair: bool = True,
+        sealed: Audience | None = None,
     ) -> dict[str, Any]:
         """Roll a dice formula (``4d6kh3``, ``1d20+5 # Longsword``, ``6d10>=8!``) read in
         ``dialect`` (``roll20``, ``foundry`` or ``avrae``), in this client's seed session
-        unless ``seed``, ``dice`` or ``session`` is given."""
+        unless ``seed``, ``dice`` or ``session`` is given (``sealed``: as ``roll``)."""
         body = formula_body(formula, table, dialect, seed=seed, dice=dice, session=session)
-        return self.roll("/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair)
+        return self.roll(
+            "/v1/dice/rolls", body, idempotency_key=idempotency_key, fair=fair, sealed=sealed
+        )
 
     def odds(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """Exact odds of any mechanic's input: ``odds("/v1/dice/rolls", {"formula": "2d6"})``."""
