@@ -73,10 +73,11 @@ def _roll_body(document: dict[str, Any], mechanic: Mechanic[Any, Any]) -> None:
         elif others:
             dependent[field] = {"not": {"required": list(others)}}
     component["dependentSchemas"] = dependent
-    if mechanic.dependent_required:
-        component["dependentRequired"] = {
-            k: list(v) for k, v in mechanic.dependent_required.items()
-        }
+    # A sealed roll rolls in a (hash-chain) seed session.
+    required = {"sealed": ["session"]} if "sealed" in component.get("properties", {}) else {}
+    required |= {k: list(v) for k, v in mechanic.dependent_required.items()}
+    if required:
+        component["dependentRequired"] = required
 
 
 def _entry_union(document: dict[str, Any]) -> None:
@@ -119,9 +120,12 @@ def _entry_union(document: dict[str, Any]) -> None:
         if came.get("type") == "object":
             schemas[f"{stem}Outcome"] = came
             outcome = {"$ref": f"#/components/schemas/{stem}Outcome"}
-        schemas[name] = _variant(
-            generic, f"A signed statement of the log: {kind}.", [kind], request, outcome
+        said_as = (
+            "A sealed roll: a committed roll whose dice and outcome its commitment hides."
+            if kind == "sealed.roll"
+            else f"A signed statement of the log: {kind}."
         )
+        schemas[name] = _variant(generic, said_as, [kind], request, outcome)
         ref = f"#/components/schemas/{name}"
         mapping[kind] = ref
         variants.append({"$ref": ref})
@@ -153,6 +157,7 @@ def _statements(schemas: dict[str, Any]) -> dict[str, Statement]:
     null = {"type": "null"}
     return {
         **_session_statements(schemas),
+        **_sealed_statements(schemas),
         "table.policy": (policy, null),
         "key.retire": (_closed("A key that signs no entry after this one.", key_id=text), null),
         "audit.epoch": (
@@ -219,6 +224,54 @@ def _session_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
                 server_seed=text,
                 rolls={"type": "integer", "minimum": 0},
                 revealed_by=text,
+            ),
+            null,
+        ),
+    }
+
+
+def _sealed_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
+    """A sealed roll's entry (a committed roll whose dice and outcome its commitment
+    hides) and the reveal that opens it (docs/audit.md, "Sealed rolls")."""
+    null = {"type": "null"}
+    hex64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+    # The opening of each mechanic's roll, typed as its answer's (one per mechanic), by
+    # its mechanic: a generator makes one model of each, none left untyped.
+    openings = {
+        m.name: f"#/components/schemas/{m.type_name}Opening"
+        for m in sorted(MECHANICS.values(), key=lambda m: m.name)
+        if f"{m.type_name}Opening" in schemas
+    }
+    opening: dict[str, Any] = (
+        {
+            "oneOf": [{"$ref": ref} for ref in openings.values()],
+            "discriminator": {"propertyName": "mechanic", "mapping": openings},
+        }
+        if openings
+        else {"type": "object"}
+    )
+    audience = (
+        {"$ref": "#/components/schemas/Audience"}
+        if "Audience" in schemas
+        else {"type": "string", "enum": ["blind", "gm", "self"]}
+    )
+    return {
+        "sealed.roll": (
+            _closed(
+                "A sealed roll: the mechanic it rolled, whom the roller's VTT shows it to, "
+                "and the SHA-256 commitment to its opening (its dice and outcome are not "
+                "in the entry).",
+                mechanic={"type": "string"},
+                audience=audience,
+                commitment=hex64,
+            ),
+            null,
+        ),
+        "sealed.reveal": (
+            _closed(
+                "A sealed roll opened: the seq of its sealed.roll entry and its opening.",
+                seq={"type": "integer", "minimum": 1},
+                opening=opening,
             ),
             null,
         ),

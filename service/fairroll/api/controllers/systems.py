@@ -1,7 +1,8 @@
 """The routes of every declared system, built from its declaration.
 
 For each :class:`~fairroll.mechanics.Mechanic` this makes its request type (the
-input struct plus the envelope's ``table``, ``seed``, ``dice`` and ``session``),
+input struct plus the envelope's ``table``, ``seed``, ``dice``, ``session`` and
+``sealed``),
 its response type (the envelope, the outcome and its words), its roll handler
 and its odds handler; for each calculation, its handler; and ``GET /v1/systems``,
 which lists them all. Nothing here is particular to one system.
@@ -23,8 +24,8 @@ from fairroll.api.direct import DIRECT
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.mechanics import Calculation, Mechanic, System, Words, ordered
 from fairroll.odds import Odds
-from fairroll.play.envelope import RollResponse, SessionRef, TableName
-from fairroll.randomness import Seed
+from fairroll.play.envelope import Blind, RollResponse, SealedRef, SessionRef, TableName
+from fairroll.randomness import Die, Seed
 
 __all__ = [
     "MechanicTypes",
@@ -58,6 +59,7 @@ def mechanic_types(mechanic: Mechanic[Any, Any]) -> MechanicTypes:
                 ("seed", Seed | UnsetType, UNSET),
                 ("dice", mechanic.dice_type | UnsetType, UNSET),
                 ("session", SessionRef | UnsetType, UNSET),
+                ("sealed", SealedRef | UnsetType, UNSET),
             ],
             bases=(mechanic.input_type,),
             module=__name__,
@@ -66,9 +68,30 @@ def mechanic_types(mechanic: Mechanic[Any, Any]) -> MechanicTypes:
             forbid_unknown_fields=True,
         )
         request.__doc__ = mechanic.input_type.__doc__
+        opening = msgspec.defstruct(
+            f"{mechanic.type_name}Opening",
+            [
+                ("blind", Blind),
+                ("mechanic", str),
+                ("request", mechanic.input_type),
+                ("dice", tuple[Die, ...]),
+                ("outcome", mechanic.outcome_type),
+            ],
+            module=__name__,
+            frozen=True,
+            kw_only=True,
+        )
+        opening.__doc__ = (
+            f"A sealed {mechanic.name} roll's opening: its entry's commitment is the SHA-256 "
+            "of it (docs/audit.md, 'Sealed rolls'). Keep it to reveal the roll."
+        )
         response = msgspec.defstruct(
             f"{mechanic.type_name}Response",
-            [("outcome", mechanic.outcome_type), ("words", Words)],
+            [
+                ("outcome", mechanic.outcome_type),
+                ("words", Words),
+                ("opening", opening | UnsetType, UNSET),
+            ],
             bases=(RollResponse,),
             module=__name__,
             frozen=True,
