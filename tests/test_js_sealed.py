@@ -1,0 +1,243 @@
+"""Sealed rolls in verify.js, the one JavaScript core (docs/audit.md, rows 25-28).
+
+Each log below is what an operator holding the real key can write: a hash-chain session
+with a sealed roll of each audience, their reveals, and one never revealed; then each
+attack on it, re-signed. verify.js must accept the honest log (listing the roll never
+revealed), and name the first bad seq of each attack with the contract's words
+(/work/briefs/sealed-format.md: ``a sealed roll``, ``reveals no sealed roll``,
+``is revealed twice``, ``does not open the commitment of seq N``, ``does not derive from``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from fairroll.audit.entry import canonical
+from fairroll.chain import HashChain
+from fairroll.randomness import SeededDice
+from fairroll.rules.tft import Contest, Contestant, resolve_contest
+from support import run_node
+from test_js_core import PINNED, VECTORS, VERIFY_JS, good_log, resigned
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "tests" / "js" / "sealed_logs.mjs"
+SEED_ID = "sSealedChain0001"
+CLIENT_SEED = "mira-device-sealed-1"
+CHAIN = HashChain("5e" * 32, 4)
+BLINDS = ("b1" * 32, "b2" * 32, "b3" * 32, "b4" * 32)
+AUDIENCES = ("gm", "blind", "self", "gm")
+Log = list[dict[str, Any]]
+
+
+def commitment(opening: dict[str, Any]) -> str:
+    """The contract's commitment: SHA-256 of the domain line and the opening's JCS bytes."""
+    return hashlib.sha256(b"fairroll/sealed/v1\n" + canonical(opening)).hexdigest()
+
+
+def opening_of(nonce: int, blind: str) -> dict[str, Any]:
+    """A TFT contest rolled sealed at ``nonce``: its dice from ``link:client_seed:nonce:blind``."""
+    dice = SeededDice(f"{CHAIN.link(nonce)}:{CLIENT_SEED}:{nonce}:{blind}")
+    request = Contest(a=Contestant(name="Mira", attribute=14, talents=1), b=Contestant(attribute=12))
+    outcome = resolve_contest(request, dice)
+    return msgspec.to_builtins(
+        {
+            "blind": blind,
+            "mechanic": "tft.contest",
+            "request": request,
+            "dice": dice.dice,
+            "outcome": outcome,
+        }
+    )
+
+
+def entry_like(template: dict[str, Any], seq: int, **fields: Any) -> dict[str, Any]:
+    entry = copy.deepcopy(template)
+    entry.update(seq=seq, certificate=None, **fields)
+    return entry
+
+
+def sealed_log() -> tuple[Log, list[dict[str, Any]]]:
+    """Seq 1 the vectors' first roll (its key certified), 2 a chain's commitment, 3-5 a
+    sealed roll of each audience, 6-8 their reveals, 9 a sealed roll never revealed."""
+    log = good_log()
+    first, commit, roll = log[0], log[7], log[8]
+    entries = [first]
+    entries.append(
+        entry_like(
+            commit,
+            2,
+            request={
+                "commitment": CHAIN.anchor,
+                "first_nonce": 1,
+                "kind": "chain",
+                "length": 4,
+                "player": "Mira",
+                "seed_id": SEED_ID,
+            },
+        )
+    )
+    openings = [opening_of(nonce, BLINDS[nonce - 1]) for nonce in range(1, 5)]
+    sealed_seqs = [3, 4, 5, 9]
+    for nonce, seq in enumerate(sealed_seqs, start=1):
+        if seq == 9:
+            for at in (3, 4, 5):
+                entries.append(reveal(commit, len(entries) + 1, at, openings[at - 3]))
+        entries.append(sealed_roll(roll, seq, nonce, AUDIENCES[nonce - 1], openings[nonce - 1]))
+    return resigned(entries), openings
+
+
+def sealed_roll(
+    template: dict[str, Any], seq: int, nonce: int, audience: str, opening: dict[str, Any]
+) -> dict[str, Any]:
+    return entry_like(
+        template,
+        seq,
+        mechanic="sealed.roll",
+        source="committed",
+        seed=None,
+        dice=[],
+        outcome=None,
+        request={
+            "mechanic": opening["mechanic"],
+            "audience": audience,
+            "commitment": commitment(opening),
+        },
+        session={
+            "client_seed": CLIENT_SEED,
+            "commitment": CHAIN.anchor,
+            "first_nonce": 1,
+            "link": CHAIN.link(nonce),
+            "nonce": nonce,
+            "seed_id": SEED_ID,
+        },
+    )
+
+
+def reveal(template: dict[str, Any], seq: int, at: int, opening: dict[str, Any]) -> dict[str, Any]:
+    return entry_like(template, seq, mechanic="sealed.reveal", request={"seq": at, "opening": opening})
+
+
+def attacked(edit: Any) -> Log:
+    log, openings = sealed_log()
+    edit(log, openings)
+    return resigned(log)
+
+
+def verdicts(tmp_path: Path, cases: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(cases))
+    said: dict[str, dict[str, Any]] = run_node(SCRIPT, VERIFY_JS, VECTORS / "keys.json", PINNED, path)
+    return said
+
+
+def text(log: Log) -> str:
+    return "".join(json.dumps(entry) + "\n" for entry in log)
+
+
+def test_sealed_rolls_of_each_audience_and_their_reveals_verify(tmp_path: Path) -> None:
+    """Row 28: the three reveals open their rolls; the one never revealed verifies, listed."""
+    log, _ = sealed_log()
+    said = verdicts(tmp_path, {"honest": {"text": text(log)}})["honest"]
+    assert said["ok"], said
+    assert said["sealed_unrevealed"] == [9]
+    assert (said["sealed_revealed"], said["sealed_unchecked"]) == (3, 0)
+
+
+def test_a_reveal_of_a_roll_before_the_part_read_is_unchecked_not_bad(tmp_path: Path) -> None:
+    """Row 28: read from seq 5, the reveals of seqs 3 and 4 cannot be checked: counted."""
+    log, _ = sealed_log()
+    case = {"text": text(log[4:]), "previousHash": log[3]["entry_hash"], "previousSeq": 4}
+    said = verdicts(tmp_path, {"range": case})["range"]
+    assert said["first_bad_seq"] is None, said
+    assert (said["sealed_revealed"], said["sealed_unchecked"]) == (1, 2)
+    assert said["sealed_unrevealed"] == [9]
+
+
+def _edit_outcome(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[5]["request"]["opening"]["outcome"]["victor"] = "b"
+
+
+def _edit_dice(log: Log, openings: list[dict[str, Any]]) -> None:
+    die = log[5]["request"]["opening"]["dice"][0]
+    die["face"] = die["face"] % 6 + 1
+
+
+def _another_blind(log: Log, openings: list[dict[str, Any]]) -> None:
+    # The operator commits to dice of a blind of its own, and reveals them with the
+    # player's blind: the commitment opens, the dice do not derive.
+    forged = copy.deepcopy(openings[0])
+    forged["dice"] = opening_of(1, "0f" * 32)["dice"]
+    log[2]["request"]["commitment"] = commitment(forged)
+    log[5]["request"]["opening"] = forged
+
+
+def _names_another_roll(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[5]["request"]["seq"] = 4
+    log[6]["request"]["seq"] = 3
+
+
+def _twice(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[7]["request"] = copy.deepcopy(log[5]["request"])
+
+
+def _names_a_plain_roll(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[5]["request"]["seq"] = 1
+
+
+def _names_a_later_seq(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[5]["request"]["seq"] = 9
+
+
+def _roll_with_dice(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[2]["dice"] = openings[0]["dice"]
+
+
+def _roll_drawn(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[2].update(source="drawn", seed="d1" * 32, session=None)
+
+
+def _request_with_more(log: Log, openings: list[dict[str, Any]]) -> None:
+    log[2]["request"]["dice"] = openings[0]["dice"]
+
+
+ATTACKS = {
+    "reveal-edited-outcome": (_edit_outcome, 6, "does not open the commitment of seq 3"),
+    "reveal-edited-dice": (_edit_dice, 6, "does not open the commitment of seq 3"),
+    "reveal-another-blind": (_another_blind, 6, "does not derive from"),
+    "reveal-names-another-sealed-roll": (
+        _names_another_roll,
+        6,
+        "does not open the commitment of seq 4",
+    ),
+    "reveal-twice": (_twice, 8, "is revealed twice"),
+    "reveal-names-a-plain-roll": (_names_a_plain_roll, 6, "reveals no sealed roll"),
+    "reveal-names-a-later-seq": (_names_a_later_seq, 6, "reveals no sealed roll"),
+    "sealed-roll-with-dice": (_roll_with_dice, 3, "a sealed roll"),
+    "sealed-roll-with-a-drawn-seed": (_roll_drawn, 3, "a sealed roll"),
+    "sealed-roll-request-shows-more": (_request_with_more, 3, "a sealed roll"),
+}
+
+
+@pytest.fixture(scope="module")
+def attack_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """verify.js's verdict on every attack, in one Node run."""
+    cases = {name: {"text": text(attacked(edit))} for name, (edit, _, _) in ATTACKS.items()}
+    return verdicts(tmp_path_factory.mktemp("sealed"), cases)
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_verify_js_names_each_sealed_attack(
+    attack_verdicts: dict[str, dict[str, Any]], name: str
+) -> None:
+    _, seq, words = ATTACKS[name]
+    said = attack_verdicts[name]
+    assert not said["ok"], said
+    assert said["first_bad_seq"] == seq, said
+    assert words in said["reason"], said
