@@ -44,7 +44,9 @@ def commitment(opening: dict[str, Any]) -> str:
 def opening_of(nonce: int, blind: str) -> dict[str, Any]:
     """A TFT contest rolled sealed at ``nonce``: its dice from ``link:client_seed:nonce:blind``."""
     dice = SeededDice(f"{CHAIN.link(nonce)}:{CLIENT_SEED}:{nonce}:{blind}")
-    request = Contest(a=Contestant(name="Mira", attribute=14, talents=1), b=Contestant(attribute=12))
+    request = Contest(
+        a=Contestant(name="Mira", attribute=14, talents=1), b=Contestant(attribute=12)
+    )
     outcome = resolve_contest(request, dice)
     return msgspec.to_builtins(
         {
@@ -121,7 +123,9 @@ def sealed_roll(
 
 
 def reveal(template: dict[str, Any], seq: int, at: int, opening: dict[str, Any]) -> dict[str, Any]:
-    return entry_like(template, seq, mechanic="sealed.reveal", request={"seq": at, "opening": opening})
+    return entry_like(
+        template, seq, mechanic="sealed.reveal", request={"seq": at, "opening": opening}
+    )
 
 
 def attacked(edit: Any) -> Log:
@@ -133,7 +137,9 @@ def attacked(edit: Any) -> Log:
 def verdicts(tmp_path: Path, cases: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     path = tmp_path / "cases.json"
     path.write_text(json.dumps(cases))
-    said: dict[str, dict[str, Any]] = run_node(SCRIPT, VERIFY_JS, VECTORS / "keys.json", PINNED, path)
+    said: dict[str, dict[str, Any]] = run_node(
+        SCRIPT, VERIFY_JS, VECTORS / "keys.json", PINNED, path
+    )
     return said
 
 
