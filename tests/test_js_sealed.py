@@ -23,7 +23,7 @@ from fairroll.audit.entry import canonical
 from fairroll.chain import HashChain
 from fairroll.randomness import SeededDice
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
-from support import run_node
+from support import built_typescript_client, run_node
 from test_js_core import PINNED, VECTORS, VERIFY_JS, good_log, resigned
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,3 +247,56 @@ def test_verify_js_names_each_sealed_attack(
     assert not said["ok"], said
     assert said["first_bad_seq"] == seq, said
     assert words in said["reason"], said
+
+
+LIVE = ROOT / "tests" / "js" / "sealed_live.mjs"
+#: What the live check says of each rewritten sealed answer (tests/js/sealed_live.mjs).
+LIVE_ATTACKS = {
+    "opening-does-not-open-the-commitment": "does not open the commitment of seq 2",
+    "dice-from-another-blind": "does not derive from",
+    "opening-of-another-blind": "the opening's blind is not the one this client drew",
+    "entry-is-an-ordinary-roll": "the log's entry is not this sealed roll",
+    "entry-seals-another-audience": "for 'self', not the dice.roll roll for 'gm'",
+    "opening-of-another-request": "seals another request than the one this client sent",
+    "answer-dice-not-the-openings": "not the ones its opening commits to",
+    "reveal-of-an-opening-that-does-not-open": "does not open the commitment of seq 2",
+}
+
+
+@pytest.fixture(scope="module", params=["verify.js", "npm-client"])
+def live(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The live check of a sealed roll, by the core the page runs and by the npm client."""
+    if request.param == "verify.js":
+        said: dict[str, Any] = run_node(LIVE, VERIFY_JS)
+    else:
+        with built_typescript_client() as dist:
+            said = run_node(LIVE, dist)
+    return said
+
+
+def test_an_honest_sealed_roll_is_checked_and_its_opening_revealed(live: dict[str, Any]) -> None:
+    """The blind is drawn by the client, the opening opens the log's commitment, and the
+    reveal publishes it as a sealed.reveal statement."""
+    honest = live["honest"]
+    assert honest["ok"], honest
+    assert (honest["audience"], honest["seq"], honest["blind"], honest["opened"]) == (
+        "gm",
+        2,
+        True,
+        True,
+    )
+    assert (honest["revealed"], honest["reveals"]) == ("sealed.reveal", 1)
+
+
+@pytest.mark.parametrize("attack", sorted(LIVE_ATTACKS))
+def test_a_rewritten_sealed_answer_raises_unfair_roll_error(
+    live: dict[str, Any], attack: str
+) -> None:
+    said = live[attack]
+    assert not said["ok"] and said["unfair"], said
+    assert LIVE_ATTACKS[attack] in said["why"], said
+
+
+def test_an_opening_that_does_not_open_is_never_published(live: dict[str, Any]) -> None:
+    """revealSealed checks the opening against the log's sealed entry before it posts."""
+    assert live["posted_reveals"] == 0

@@ -28,7 +28,9 @@ export {
   LogVerifier,
   NOT_VERIFIED,
   parseStrict,
+  openingProblem,
   PROVES,
+  sealedCommitment,
   SELECTIVE_REFUSAL,
   trustedKeys,
   verifyCheckpoint,
@@ -41,8 +43,10 @@ export {
   verifyReceipt,
 } from "./vendor/verify.js";
 import { tableEvents, type EventOptions, type TableEvent } from "./events.js";
+import { revealSealed } from "./vendor/verify.js";
 import { PlayerSession, type Call, type SessionState } from "./session.js";
-export { PlayerSession, type SessionState, UnfairRollError } from "./session.js";
+export { PlayerSession, type SealedOpening, type SessionState, UnfairRollError } from "./session.js";
+import type { SealedOpening } from "./session.js";
 import { TableWitness, type WitnessState } from "./witness.js";
 export { type Checked, Equivocation, TableWitness, type WitnessState } from "./witness.js";
 export { verifyTilesLog } from "./tiles.js";
@@ -228,8 +232,21 @@ export function createFairroll(options: FairrollOptions) {
     api: fairApi,
     rawApi: api,
     /** Roll any mechanic fairly: `roll("/v1/tft/contests", { table, a, b })`, in this
-     * player's seed session, checked before it is returned. */
+     * player's seed session, checked before it is returned. With `sealed: {audience}`
+     * ("gm", "blind" or "self") the roll is sealed: this client draws its blind
+     * (crypto.getRandomValues), the log records only a commitment, and the answer is
+     * checked against it (the entry seals the mechanic and audience sent, the opening holds
+     * the blind and request sent, opens the commitment, and its dice derive with the
+     * blind); `checked.sealed` is `{seq, audience, opening}`: keep the opening (or give it
+     * to the GM) to reveal the roll with `revealSealed`. */
     roll: fairRoll,
+    /** Publish the opening of the sealed roll at `seq` of `table`: checked here against
+     * the sealed entry first (an opening that does not open it is never sent), then the
+     * reveal statement the server appended (its seq, its opening, its receipt under the
+     * pinned root). */
+    async revealSealed(table: string, seq: number, opening: SealedOpening): Promise<any> {
+      return revealSealed(call, table, seq, opening, await keys());
+    },
     /** The same client with a table's write key. */
     withKey(writeKey: string) {
       return createFairroll({ ...options, writeKey });

@@ -42,7 +42,7 @@ export { CLIENT_SEED_REUSED } from "./verify/sessions.js";
 export { AUDIENCES, openingProblem, SEALED_REVEAL, SEALED_ROLL, sealedCommitment, sealedRollProblem } from "./verify/sealed.js";
 export { LogVerifier, NOT_VERIFIED, verifyEntries, verifyLog } from "./verify/run.js";
 export {
-  checkAnswer, checkCommitted, entryAtNonce, freshClientSeed, holdsRequest, keptCheckpoint, openSession,
-  rollInSession, UnfairRollError,
+  checkAnswer, checkCommitted, entryAtNonce, freshBlind, freshClientSeed, holdsRequest, keptCheckpoint, openSession,
+  revealSealed, rollInSession, UnfairRollError,
 } from "./verify/live.js";
 export { readTiles, TileError, tilePath, tilesLoader, tilesOf, verifyTiles } from "./verify/tiles.js";

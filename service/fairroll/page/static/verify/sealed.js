@@ -73,7 +73,7 @@ export async function openingProblem(sealed, opening) {
   }
   const { link, client_seed: clientSeed, nonce } = sealed.session;
   const wrong = await wrongDie(`${link}:${clientSeed}:${nonce}:${opening.blind}`, opening.dice);
-  if (wrong) return `the opening of seq ${seq}: ${wrong} (link:client_seed:nonce:blind): it does not derive from its sealed roll's link and blind`;
+  if (wrong) return `the opening of seq ${seq}: ${wrong} (the seed is link:client_seed:nonce:blind)`;
   return null;
 }
 
