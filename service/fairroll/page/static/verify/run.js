@@ -315,12 +315,11 @@ export class LogVerifier {
         await this.sealed.reveal(entry, problems, result.checks);
       }
     } else if (entry.source === "committed") {
+      // Row 25 first, as the Python core: a sealed roll of the wrong shape goes no further.
+      const unsealed = entry.mechanic === SEALED_ROLL ? sealedRollProblem(entry) : null;
+      if (unsealed) return problems.push(unsealed);
       await this.sessions.committed(entry, result, problems);
-      if (entry.mechanic === SEALED_ROLL) {
-        const wrong = sealedRollProblem(entry);
-        if (wrong) problems.push(wrong);
-        else this.sealed.roll(entry);
-      }
+      if (entry.mechanic === SEALED_ROLL) this.sealed.roll(entry);
     } else if (entry.source === "drawn" && this.policy.drawn_seeds === false) {
       problems.push("the table's policy refuses server-drawn seeds");
     } else if (entry.source === "chosen" && this.policy.chosen_seeds === false) {

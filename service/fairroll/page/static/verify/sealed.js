@@ -32,21 +32,23 @@ export async function sealedCommitment(opening) {
  * that shows nothing: no dice, no outcome, no seed, and a request of exactly the mechanic,
  * the audience and the commitment. */
 export function sealedRollProblem(entry) {
-  if (entry.source !== "committed" || !isObject(entry.session) || !LINK.test(entry.session.link ?? "")) {
-    return `a sealed roll is a committed roll in a hash-chain session, not a '${entry.source}' one`;
+  if (entry.source !== "committed" || !isObject(entry.session)) {
+    return "a sealed roll rolls in a hash-chain seed session (source committed)";
   }
-  if ((entry.seed ?? null) !== null) return "a sealed roll has no seed";
-  if (entry.dice.length) return "a sealed roll shows no dice until its reveal";
-  if ((entry.outcome ?? null) !== null) return "a sealed roll shows no outcome until its reveal";
+  if (typeof entry.session.link !== "string" || !LINK.test(entry.session.link)) {
+    return "a sealed roll rolls in a hash-chain seed session: it reveals its link";
+  }
+  if (entry.dice.length || (entry.outcome ?? null) !== null || (entry.seed ?? null) !== null) {
+    return "a sealed roll shows no dice, outcome or seed: its commitment hides them";
+  }
   const request = entry.request;
   if (!isObject(request) || !sameKeys(request, REQUEST_FIELDS)) {
-    return "a sealed roll's request is exactly its mechanic, audience and commitment";
+    return "a sealed roll's request is exactly {mechanic, audience, commitment}: an audience of gm, blind or self and a commitment of 64 hex digits";
   }
-  if (typeof request.mechanic !== "string" || !request.mechanic || request.mechanic.startsWith("sealed.")) {
-    return "a sealed roll names the mechanic it sealed";
+  if (typeof request.mechanic !== "string" || !AUDIENCES.has(request.audience) || typeof request.commitment !== "string"
+      || !LINK.test(request.commitment)) {
+    return "a sealed roll's request is exactly {mechanic, audience, commitment}: an audience of gm, blind or self and a commitment of 64 hex digits";
   }
-  if (!AUDIENCES.has(request.audience)) return `a sealed roll's audience is gm, blind or self, not ${JSON.stringify(request.audience)}`;
-  if (typeof request.commitment !== "string" || !LINK.test(request.commitment)) return "a sealed roll's commitment is 64 hex digits";
   return null;
 }
 
@@ -56,24 +58,22 @@ export function sealedRollProblem(entry) {
  * check of a sealed answer asks the same. */
 export async function openingProblem(sealed, opening) {
   const seq = sealed.seq;
-  if (!isObject(opening) || !sameKeys(opening, OPENING_FIELDS)) {
-    return `the opening of seq ${seq} is not exactly {blind, mechanic, request, dice, outcome}`;
-  }
-  if (typeof opening.blind !== "string" || !LINK.test(opening.blind)) return `the opening of seq ${seq}: its blind is not 64 lowercase hex digits`;
-  if (!Array.isArray(opening.dice) || !isObject(opening.request)) return `the opening of seq ${seq} does not open the commitment of seq ${seq}`;
   let commitment;
   try {
     commitment = await sealedCommitment(opening);
   } catch (error) {
-    return `the opening has no canonical form (${error.message}): it does not open the commitment of seq ${seq}`;
+    return `the opening has no canonical form: ${error.message}`;
   }
   if (commitment !== sealed.request.commitment) return `the opening does not open the commitment of seq ${seq}`;
-  if (opening.mechanic !== sealed.request.mechanic) {
-    return `the opening's mechanic '${opening.mechanic}' is not the one seq ${seq} sealed ('${sealed.request.mechanic}')`;
+  // Only a sealed roll that committed to a malformed opening gets here.
+  if (!isObject(opening) || !sameKeys(opening, OPENING_FIELDS) || typeof opening.blind !== "string"
+      || !LINK.test(opening.blind) || !isObject(opening.request) || !Array.isArray(opening.dice)) {
+    return `the opening of seq ${seq} is not {blind, mechanic, request, dice, outcome} with a blind of 64 lowercase hex digits`;
   }
+  if (opening.mechanic !== sealed.request.mechanic) return `the opening's mechanic is not the one seq ${seq} sealed`;
   const { link, client_seed: clientSeed, nonce } = sealed.session;
   const wrong = await wrongDie(`${link}:${clientSeed}:${nonce}:${opening.blind}`, opening.dice);
-  if (wrong) return `the opening of seq ${seq}: ${wrong} (the seed is link:client_seed:nonce:blind)`;
+  if (wrong) return `the opening of seq ${seq}: ${wrong.replaceAll("the seed", "its seed")} (link:client_seed:nonce:blind)`;
   return null;
 }
 
@@ -97,7 +97,7 @@ export class SealedRolls {
   async reveal(entry, problems, checks) {
     const request = entry.request;
     if (!isObject(request) || !sameKeys(request, ["opening", "seq"]) || !Number.isInteger(request.seq)) {
-      return problems.push("a sealed.reveal names the seq of its sealed roll and its opening, only");
+      return problems.push("a sealed.reveal names the seq it reveals and its opening");
     }
     const at = request.seq;
     if (this.firstSeq !== null && at < this.firstSeq) {
@@ -105,9 +105,11 @@ export class SealedRolls {
       checks.dice = `reveal of sealed roll #${at}, before the part of the log read: not checked`;
       return;
     }
-    const sealed = at < entry.seq ? this.rolls.get(at) : undefined;
-    if (!sealed) return problems.push(`seq ${entry.seq} reveals no sealed roll: seq ${at} is not an earlier sealed roll of this log`);
-    if (sealed.revealed) return problems.push(`sealed roll #${at} is revealed twice`);
+    const sealed = this.rolls.get(at);
+    if (sealed?.revealed) return problems.push(`the sealed roll at seq ${at} is revealed twice`);
+    if (!sealed || at >= entry.seq) {
+      return problems.push(`the reveal at seq ${entry.seq} reveals no sealed roll: seq ${at} is not a sealed.roll earlier in this log`);
+    }
     const wrong = await openingProblem(sealed.entry, request.opening);
     if (wrong) return problems.push(wrong);
     sealed.revealed = true;
