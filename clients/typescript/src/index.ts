@@ -19,7 +19,7 @@ import { verifiedLog, verifyTilesLog } from "./tiles.js";
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
 export { type CheckpointEvent, type EntryEvent, type EventOptions, type TableEvent, messages, tableEvents } from "./events.js";
-export { describe, dieInWords } from "./vendor/words.js";
+export { AUDIENCE_WORDS, describe, dieInWords, sealedInWords } from "./vendor/words.js";
 export {
   canonicalJson,
   deriveFaces,
