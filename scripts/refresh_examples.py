@@ -79,6 +79,27 @@ def cosigned_note(http: httpx.Client) -> dict[str, str]:
     return {"vkey": verifier_key(EXAMPLE_COSIGNER, raw_public_key(key)), "note": f"{note}{line}\n"}
 
 
+#: The example sealed roll's blind and client seed (a player's client draws its own).
+EXAMPLE_BLIND = "5c0f" * 16
+EXAMPLE_CLIENT_SEED = "roth-gm-roll-1"
+
+
+def sealed_roll(http: httpx.Client) -> tuple[int, dict[str, Any]]:
+    """A GM roll sealed in a hash-chain session of the default table: its seq and opening
+    (the reveal example opens it)."""
+    opened = http.post("/v1/tables/default/seeds", json={"player": "Roth"}).json()
+    body = {
+        "a": {"name": "Roth", "attribute": 16, "talents": 2},
+        "b": {"attribute": 12},
+        "session": {"seed_id": opened["seed_id"], "client_seed": EXAMPLE_CLIENT_SEED},
+        "sealed": {"audience": "gm", "blind": EXAMPLE_BLIND},
+    }
+    rolled = http.post(
+        "/v1/tft/contests", json=body, headers={"Fairroll-Session-Token": opened["token"]}
+    ).json()
+    return rolled["receipt"]["seq"], rolled["opening"]
+
+
 def send(
     http: httpx.Client,
     method: str,
@@ -148,6 +169,10 @@ def main() -> None:
                         example["ndjson"] = state["export"]
                     if op == "cosignTableCheckpoint":
                         example["request"] = cosigned_note(http)
+                    if op == "revealSealedRoll":
+                        seq, opening = sealed_roll(http)
+                        example["params"]["seq"] = seq
+                        example["request"] = {"opening": opening}
                     # A session's reveal shows the token its opening answered (by default
                     # the server requires it); the example documents the header.
                     token = state.get("token") if op == "revealSeedSession" else None

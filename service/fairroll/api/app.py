@@ -24,6 +24,7 @@ from fairroll.api.controllers.keys import KeysController
 from fairroll.api.controllers.log_tiles import LogTilesController
 from fairroll.api.controllers.ops import HealthController, MetricsController
 from fairroll.api.controllers.page import DocsController, PageController
+from fairroll.api.controllers.sealed import SealedController
 from fairroll.api.controllers.seeds import SeedSessionsController
 from fairroll.api.controllers.systems import SystemsController, system_routers, system_tags
 from fairroll.api.controllers.tables import NewTableController
@@ -195,6 +196,7 @@ def _routes(systems: list[System]) -> list[ControllerRouterHandler]:
         NewTableController,
         EntriesController,
         SeedSessionsController,
+        SealedController,
         CheckpointsController,
         TableVerificationController,
         CosignaturesController,

@@ -166,3 +166,27 @@ def _print_ok(
             f"note: {report.unrevealed} committed roll(s) wait for their seed session's "
             "reveal; their dice are not checked yet"
         )
+    _sealed(report, replay)
+
+
+def _sealed(report: VerifyReport, replay: bool) -> None:
+    """Sealed rolls in words: how many a reveal opened, which were never revealed (listed,
+    not bad: whoever holds an opening may publish it, or never), which reveals name a roll
+    before the part read."""
+    if report.sealed_revealed:
+        count = report.sealed_revealed
+        print(
+            f"{count} sealed roll{'s' if count != 1 else ''} revealed: each opening opens its "
+            "commitment and its dice derive from link:client_seed:nonce:blind"
+            + (", its outcome the one the rules give" if replay else "")
+        )
+    if report.sealed_unrevealed:
+        count = len(report.sealed_unrevealed)
+        seqs = ", ".join(str(seq) for seq in report.sealed_unrevealed)
+        print(f"{count} sealed roll{'s' if count != 1 else ''} never revealed: seq {seqs}")
+    if report.sealed_unchecked:
+        count = report.sealed_unchecked
+        print(
+            f"{count} reveal{'s' if count != 1 else ''} of sealed rolls before the part "
+            "of the log read: not checked here"
+        )

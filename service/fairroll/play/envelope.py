@@ -1,20 +1,24 @@
-"""The envelope every roll shares: request ``{table?, seed?, dice?}`` and the response."""
+"""The envelope every roll shares: request ``{table?, seed?, dice?, session?, sealed?}``
+and the response."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 import msgspec
 from msgspec import UnsetType
 
 from fairroll.audit.entry import Receipt, Session, Source, receipt_of
+from fairroll.audit.sealed import BLIND_PATTERN, Audience
 from fairroll.randomness import Die, Seed
 
 __all__ = [
+    "Opening",
     "Receipt",
     "RollEnvelope",
     "RollResponse",
+    "SealedRef",
     "Seed",
     "SessionRef",
     "SuppliedGroups",
@@ -54,6 +58,7 @@ class RollEnvelope(Protocol):
         seed: Seed | UnsetType = UNSET
         dice: <Mechanic>Dice | UnsetType = UNSET   # one field per dice group
         session: SessionRef | UnsetType = UNSET
+        sealed: SealedRef | UnsetType = UNSET    # with a hash-chain session only
 
     (``api.controllers.systems`` builds each mechanic's request type so, from its declaration).
     """
@@ -66,6 +71,9 @@ class RollEnvelope(Protocol):
 
     @property
     def session(self) -> SessionRef | UnsetType: ...
+
+    @property
+    def sealed(self) -> SealedRef | UnsetType: ...
 
     @property
     def dice(self) -> SuppliedGroups | UnsetType:
@@ -96,8 +104,48 @@ class SessionRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     ) = msgspec.UNSET
 
 
+class SealedRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Seal the roll (a hash-chain seed session only): its entry records a commitment to
+    the request, dice and outcome, which ``POST /v1/tables/{table}/sealed/{seq}/reveal``
+    opens later. The answer goes to the caller in every mode; who else sees it is the
+    VTT's display, as Foundry shows its own blind and self rolls."""
+
+    audience: Annotated[
+        Audience,
+        msgspec.Meta(
+            description="Whom the roller's VTT shows the roll to: `gm` (roller and GM: "
+            "Foundry's GM roll, Roll20's `/gr`), `blind` (the GM only), `self` (the "
+            "roller only)."
+        ),
+    ]
+    blind: Annotated[
+        str,
+        msgspec.Meta(
+            pattern=BLIND_PATTERN,
+            description="32 random bytes the roller's client drew (64 lowercase hex "
+            "digits), never the server's: the dice derive from "
+            "`link:client_seed:nonce:blind`.",
+            examples=["5c0f" * 16],
+        ),
+    ]
+
+
+class Opening(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a sealed roll's commitment is the SHA-256 of (after ``fairroll/sealed/v1\\n``,
+    in its RFC 8785 form): the blind, the mechanic, its request as an entry of that
+    mechanic holds it, the dice and the outcome."""
+
+    blind: Annotated[str, msgspec.Meta(pattern=BLIND_PATTERN)]
+    mechanic: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    request: dict[str, Any]
+    dice: tuple[Die, ...]
+    outcome: Any
+
+
 class RollResponse(msgspec.Struct, frozen=True, kw_only=True):
-    """Fields every roll response carries; each mechanic adds its ``outcome``."""
+    """Fields every roll response carries; each mechanic adds its ``outcome``. A sealed
+    roll's ``mechanic``, ``source``, ``seed`` and ``session`` are its entry's
+    (``sealed.roll``), its dice and outcome the opening's, and ``opening`` is there."""
 
     mechanic: str
     source: Source
@@ -105,3 +153,5 @@ class RollResponse(msgspec.Struct, frozen=True, kw_only=True):
     session: Session | None
     dice: tuple[Die, ...]
     receipt: Receipt
+    #: A sealed roll only: what its entry's commitment opens to (keep it to reveal it).
+    opening: Opening | UnsetType = msgspec.UNSET

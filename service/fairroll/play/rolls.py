@@ -21,10 +21,11 @@ from fairroll.audit import (
     StoreUnavailableError,
 )
 from fairroll.audit.entry import Claim
+from fairroll.audit.sealed import SEALED_ROLL_MECHANIC, opening_commitment, sealed_seed
 from fairroll.audit.sessions import SeedSessions, SessionError, SessionState
 from fairroll.audit.store import AlreadyRecordedError, ClaimRefusedError, Marker, Recorded
 from fairroll.mechanics import Mechanic
-from fairroll.play.envelope import RollEnvelope, SessionRef, receipt_of
+from fairroll.play.envelope import Opening, RollEnvelope, SealedRef, SessionRef, receipt_of
 from fairroll.play.errors import (
     ConflictError,
     KeyRefusedError,
@@ -56,15 +57,21 @@ class Rolled(Generic[OutcomeT]):
     #: table's now) and the entry's inclusion proof in it.
     checkpoint: Checkpoint | None = None
     proof: tuple[bytes, ...] = ()
+    #: A sealed roll: what its entry's commitment opens to (its dice are there, not in
+    #: the entry).
+    opening: Opening | None = None
 
     def envelope(self) -> dict[str, Any]:
-        """The shared response fields, ready to splat into a mechanic's response."""
+        """The shared response fields, ready to splat into a mechanic's response (a sealed
+        roll's: its entry's, with the opening's dice and the opening)."""
+        sealed = {} if self.opening is None else {"opening": self.opening}
         return {
+            **sealed,
             "mechanic": self.entry.mechanic,
             "source": self.entry.source,
             "seed": self.entry.seed,
             "session": self.entry.session,
-            "dice": self.entry.dice,
+            "dice": self.entry.dice if self.opening is None else self.opening.dice,
             "receipt": receipt_of(
                 self.entry,
                 self.leaf,
@@ -149,13 +156,24 @@ class Roller:
         entry = await self.store.entry(request.table, earlier)
         if entry is None:
             raise StoreUnavailableError("the earlier roll is not in the audit store")
-        outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
+        opening = None
+        if entry.mechanic == SEALED_ROLL_MECHANIC and entry.session and entry.session.link:
+            # The same request (its fingerprint matched) holds the same blind: the roll
+            # it sealed is made again from the entry's link, and opens its commitment.
+            outcome, opening = _sealed_roll(
+                mechanic,
+                mechanic.input_of(request),
+                entry.session,
+                cast(SealedRef, request.sealed),
+            )
+        else:
+            outcome = msgspec.convert(entry.outcome, mechanic.outcome_type)
         try:  # the receipt a retry gets: the table's checkpoint now, and the proof in it
             checkpoint = await self.store.checkpoint(request.table)
             _, proof = await self.store.inclusion_proof(request.table, entry.seq, checkpoint.size)
         except RedisError as exc:
             raise StoreUnavailableError(f"audit store unavailable: {exc}") from exc
-        return Rolled(outcome, entry, None, checkpoint, tuple(proof))
+        return Rolled(outcome, entry, None, checkpoint, tuple(proof), opening)
 
     async def _roll(
         self,
@@ -178,6 +196,8 @@ class Roller:
                 f"(you rolled), not {' and '.join(given)}",
                 field=given[-1],
             )
+        if not isinstance(request.sealed, UnsetType) and isinstance(request.session, UnsetType):
+            raise _unsealable()
         policy = await self.store.policy(request.table)
         if not isinstance(request.seed, UnsetType) and not policy.chosen_seeds:
             raise RuleError(
@@ -257,11 +277,12 @@ class Roller:
                     with contextlib.suppress(ClaimRefusedError):  # renewed elsewhere first
                         await self.sessions.renew(table, ref.seed_id, state)
                     continue
-                link, outcome, draft = self._in_session(
-                    mechanic, table, mechanic_input, ref, state, nonce
+                link, outcome, draft, opening = self._in_session(
+                    mechanic, table, mechanic_input, ref, state, nonce, request.sealed
                 )
                 try:
-                    rolled = Rolled(outcome, *await self.append_draft(mechanic, draft, marker))
+                    recorded = await self.append_draft(mechanic, draft, marker)
+                    rolled = Rolled(outcome, *recorded, opening)
                 except ClaimRefusedError as exc:
                     self.sessions.forget(table, ref.seed_id)
                     if exc.why == "revealed":
@@ -302,13 +323,45 @@ class Roller:
         ref: SessionRef,
         state: SessionState,
         nonce: int,
-    ) -> tuple[str | None, OutcomeT, Draft]:
+        sealed: SealedRef | UnsetType = msgspec.UNSET,
+    ) -> tuple[str | None, OutcomeT, Draft, Opening | None]:
         """The roll with ``nonce`` in the session: the link it reveals (a chain), its
-        outcome and its draft, with the claim its append makes."""
+        outcome, its draft, with the claim its append makes, and (``sealed``) the opening
+        its ``sealed.roll`` entry commits to (a commit-reveal session takes none: 422)."""
+        if not isinstance(sealed, UnsetType) and not state.length:
+            raise _unsealable()
         link = None
         server_seed = state.server_seed
         if state.length:  # a hash chain: this roll reveals its own link
             link = server_seed = self.sessions.link(table, ref.seed_id, state, nonce)
+        session = Session(
+            seed_id=ref.seed_id,
+            commitment=state.commitment,
+            client_seed=ref.client_seed,
+            nonce=nonce,
+            link=link,
+            first_nonce=state.start if link is not None else None,
+        )
+        claim = Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce)
+        if not isinstance(sealed, UnsetType):
+            outcome, opening = _sealed_roll(mechanic, mechanic_input, session, sealed)
+            request = {
+                "mechanic": mechanic.name,
+                "audience": sealed.audience,
+                "commitment": opening_commitment(opening),
+            }
+            draft = Draft(
+                table=table,
+                mechanic=SEALED_ROLL_MECHANIC,
+                request=request,
+                source="committed",
+                seed=None,
+                dice=(),
+                outcome=None,
+                session=session,
+                claim=claim,
+            )
+            return link, outcome, draft, opening
         source = SeededDice(committed_seed(server_seed, ref.client_seed, nonce))
         outcome = mechanic.resolve(mechanic_input, source)
         draft = Draft(
@@ -321,17 +374,10 @@ class Roller:
             seed=None,
             dice=source.dice,
             outcome=outcome,
-            session=Session(
-                seed_id=ref.seed_id,
-                commitment=state.commitment,
-                client_seed=ref.client_seed,
-                nonce=nonce,
-                link=link,
-                first_nonce=state.start if link is not None else None,
-            ),
-            claim=Claim(kind="roll", seed_id=ref.seed_id, nonce=nonce),
+            session=session,
+            claim=claim,
         )
-        return link, outcome, draft
+        return link, outcome, draft, None
 
     async def append_draft(
         self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
@@ -375,6 +421,35 @@ def _reused(table: str, ref: SessionRef, refused: ClaimRefusedError) -> RuleErro
         f"is in the log (GET /v1/tables/{table}/seeds/{ref.seed_id} shows it), e.g. "
         "`openssl rand -hex 16`; nothing was rolled and no nonce was taken",
         field="session.client_seed",
+    )
+
+
+def _sealed_roll(
+    mechanic: Mechanic[InputT, OutcomeT],
+    mechanic_input: InputT,
+    session: Session,
+    sealed: SealedRef,
+) -> tuple[OutcomeT, Opening]:
+    """A sealed roll's outcome and opening: its dice derive from
+    ``link:client_seed:nonce:blind`` (``audit.sealed``)."""
+    link = session.link or ""
+    source = SeededDice(sealed_seed(link, session.client_seed, session.nonce, sealed.blind))
+    outcome = mechanic.resolve(mechanic_input, source)
+    opening = Opening(
+        blind=sealed.blind,
+        mechanic=mechanic.name,
+        request=msgspec.to_builtins(mechanic_input),
+        dice=source.dice,
+        outcome=outcome,
+    )
+    return outcome, opening
+
+
+def _unsealable() -> RuleError:
+    return RuleError(
+        "a sealed roll rolls in a hash-chain seed session: give session (a hash-chain "
+        "session's seed_id and your client seed), or leave sealed out",
+        field="sealed",
     )
 
 

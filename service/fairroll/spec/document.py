@@ -153,6 +153,7 @@ def _statements(schemas: dict[str, Any]) -> dict[str, Statement]:
     null = {"type": "null"}
     return {
         **_session_statements(schemas),
+        **_sealed_statements(schemas),
         "table.policy": (policy, null),
         "key.retire": (_closed("A key that signs no entry after this one.", key_id=text), null),
         "audit.epoch": (
@@ -219,6 +220,37 @@ def _session_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
                 server_seed=text,
                 rolls={"type": "integer", "minimum": 0},
                 revealed_by=text,
+            ),
+            null,
+        ),
+    }
+
+
+def _sealed_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
+    """A sealed roll's entry (a committed roll whose dice and outcome its commitment
+    hides) and the reveal that opens it (docs/audit.md, "Sealed rolls")."""
+    null = {"type": "null"}
+    hex64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+    opening = (
+        {"$ref": "#/components/schemas/Opening"} if "Opening" in schemas else {"type": "object"}
+    )
+    return {
+        "sealed.roll": (
+            _closed(
+                "A sealed roll: the mechanic it rolled, whom the roller's VTT shows it to, "
+                "and the SHA-256 commitment to its opening (its dice and outcome are not "
+                "in the entry).",
+                mechanic={"type": "string"},
+                audience={"type": "string", "enum": ["blind", "gm", "self"]},
+                commitment=hex64,
+            ),
+            null,
+        ),
+        "sealed.reveal": (
+            _closed(
+                "A sealed roll opened: the seq of its sealed.roll entry and its opening.",
+                seq={"type": "integer", "minimum": 1},
+                opening=opening,
             ),
             null,
         ),

@@ -1,7 +1,8 @@
 """The routes of every declared system, built from its declaration.
 
 For each :class:`~fairroll.mechanics.Mechanic` this makes its request type (the
-input struct plus the envelope's ``table``, ``seed``, ``dice`` and ``session``),
+input struct plus the envelope's ``table``, ``seed``, ``dice``, ``session`` and
+``sealed``),
 its response type (the envelope, the outcome and its words), its roll handler
 and its odds handler; for each calculation, its handler; and ``GET /v1/systems``,
 which lists them all. Nothing here is particular to one system.
@@ -23,7 +24,7 @@ from fairroll.api.direct import DIRECT
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.mechanics import Calculation, Mechanic, System, Words, ordered
 from fairroll.odds import Odds
-from fairroll.play.envelope import RollResponse, SessionRef, TableName
+from fairroll.play.envelope import RollResponse, SealedRef, SessionRef, TableName
 from fairroll.randomness import Seed
 
 __all__ = [
@@ -58,6 +59,7 @@ def mechanic_types(mechanic: Mechanic[Any, Any]) -> MechanicTypes:
                 ("seed", Seed | UnsetType, UNSET),
                 ("dice", mechanic.dice_type | UnsetType, UNSET),
                 ("session", SessionRef | UnsetType, UNSET),
+                ("sealed", SealedRef | UnsetType, UNSET),
             ],
             bases=(mechanic.input_type,),
             module=__name__,

@@ -17,6 +17,7 @@ from fairroll.audit.entry import (
     canonical,
     jcs,
 )
+from fairroll.audit.sealed import SEALED_REVEAL_MECHANIC, SEALED_ROLL_MECHANIC
 from fairroll.audit.signing import verify_signature
 from fairroll.audit.verify.entries import (
     EPOCH_MECHANIC,
@@ -28,6 +29,7 @@ from fairroll.audit.verify.entries import (
     check_window,
     declared_gap,
 )
+from fairroll.audit.verify.sealed import SealedBook, sealed_roll_problem
 from fairroll.audit.verify.sessions import Sessions
 from fairroll.audit.verify.trust import KeyRing
 from fairroll.chain import is_link
@@ -43,6 +45,7 @@ _STATEMENTS = frozenset(
         POLICY_MECHANIC,
         EPOCH_MECHANIC,
         KEY_RETIRE_MECHANIC,
+        SEALED_REVEAL_MECHANIC,
     }
 )
 
@@ -73,6 +76,8 @@ class EntryChecker:
         self.sessions = Sessions(
             partial=partial, reveals=reveals, dice=self._dice, check_now=self._dice_now
         )
+        #: Sealed rolls and their reveals (``start``: set by the run, the first seq read).
+        self.sealed = SealedBook()
         self.policy: dict[str, Any] = {}
         self.sources: dict[str, int] = {}
         #: The canonical form of the entry being checked (``check``).
@@ -152,7 +157,15 @@ class EntryChecker:
                 raise BadEntryError(seq, "a statement rolls no dice")
             self._statement(entry)
             return
+        if mechanic == SEALED_ROLL_MECHANIC:
+            problem = sealed_roll_problem(entry)
+            if problem is not None:
+                raise BadEntryError(seq, problem)
         self.sources[source] = self.sources.get(source, 0) + 1
+        if mechanic == SEALED_ROLL_MECHANIC:
+            self.sessions.committed(entry, dice=False)
+            self.sealed.sealed(entry)
+            return
         if source == "committed":
             self.sessions.committed(entry)
             return
@@ -195,6 +208,8 @@ class EntryChecker:
             self.sessions.renew(seq, request)
         elif mechanic == REVEAL_MECHANIC:
             self.sessions.reveal(seq, request)
+        elif mechanic == SEALED_REVEAL_MECHANIC:
+            self.sealed.reveal(seq, request, self.replay)
 
     def _check_v1(self, entry: dict[str, Any]) -> None:
         seq: int = entry["seq"]

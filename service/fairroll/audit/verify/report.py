@@ -108,6 +108,14 @@ class VerifyReport(msgspec.Struct, frozen=True, kw_only=True):
     #: The server stopped appends to this table (its log went back or was rewritten):
     #: why. The report is of what survives (the server's own verification only).
     stopped: str | None = None
+    #: Sealed rolls (``sealed.roll``) no reveal opened (yet): their seqs. Listed, not bad:
+    #: whoever holds a roll's opening may publish it, or never.
+    sealed_unrevealed: list[int] = msgspec.field(default_factory=list)
+    #: Sealed rolls a ``sealed.reveal`` opened, each checked against its commitment.
+    sealed_revealed: int = 0
+    #: Reveals of sealed rolls before the part of the log read (a range, an archive
+    #: base): not checked here, not bad.
+    sealed_unchecked: int = 0
 
 
 def words(sources: dict[str, int]) -> dict[str, Any]:

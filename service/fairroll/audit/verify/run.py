@@ -24,6 +24,7 @@ from fairroll.audit.verify.entries import (
     parse,
 )
 from fairroll.audit.verify.report import LostRange, NotFair, VerifyReport, words
+from fairroll.audit.verify.sealed import SealedBook, SealedRoll
 from fairroll.audit.verify.sessions import Session
 from fairroll.audit.verify.trust import Trust
 
@@ -89,6 +90,13 @@ class VerifiedState(msgspec.Struct, frozen=True, kw_only=True):
     not_fair: list[tuple[int, str]] = []
     #: The ranges epochs declared lost: (epoch seq, lost_after, resume_after, reason).
     lost: list[tuple[int, int, int, str]] = []
+    #: Sealed rolls not revealed yet, with what their reveal is checked against, the
+    #: seqs of those revealed, and the reveals of rolls before the part read. Required:
+    #: a state kept before sealed rolls does not decode, so verification starts over
+    #: instead of refusing a reveal of a roll it read before.
+    sealed_open: list[SealedRoll]
+    sealed_revealed: list[int]
+    sealed_unchecked: int
 
 
 def verify_run(
@@ -222,6 +230,10 @@ class _Run:
             session.last, session.partial, session.pending = s.last, s.partial, list(s.pending)
             session.committed_at = s.committed_at
         self.count, self.epochs, self.first_seq = state.count, state.epochs, state.first_seq
+        check.sealed = SealedBook(state.first_seq or 1)
+        check.sealed.open = {roll.seq: roll for roll in state.sealed_open}
+        check.sealed.revealed = set(state.sealed_revealed)
+        check.sealed.unchecked = state.sealed_unchecked
         self.gaps = list(state.gaps)
         self.lost = [
             LostRange(epoch_seq=e, lost_after=a, resume_after=r, reason=why)
@@ -243,6 +255,7 @@ class _Run:
             if seq != 1 and base is None:
                 self.frontier = None  # a range: its tree starts before it
             self.check = self._verifier(partial=seq != 1)
+            self.check.sealed.start = seq
         self.check.check(entry, prev, raw)
         if prev is not None and seq > prev["seq"] + 1:  # a gap an epoch declared
             self._lost(entry, prev["seq"])
@@ -364,6 +377,9 @@ class _Run:
             epochs=self.epochs,
             root_hash=base64.b64encode(root).decode() if root is not None else None,
             covered_through=self.covering.size if self.covering is not None and ok else None,
+            sealed_unrevealed=check.sealed.unrevealed() if check else [],
+            sealed_revealed=len(check.sealed.revealed) if check else 0,
+            sealed_unchecked=check.sealed.unchecked if check else 0,
             **words(check.sources if check else {}),
         )
 
@@ -409,4 +425,7 @@ class _Run:
             not_fair=[(n.seq, n.why) for n in check.sessions.not_fair],
             gaps=list(self.gaps),
             lost=[(r.epoch_seq, r.lost_after, r.resume_after, r.reason) for r in self.lost],
+            sealed_open=[check.sealed.open[seq] for seq in sorted(check.sealed.open)],
+            sealed_revealed=sorted(check.sealed.revealed),
+            sealed_unchecked=check.sealed.unchecked,
         )

@@ -176,9 +176,12 @@ class Sessions:
         session.chain(str(commitment), length, first, seq)
         session.partial = False
 
-    def _chained(self, seq: int, entry: dict[str, Any], ref: dict[str, Any], s: Session) -> None:
+    def _chained(
+        self, seq: int, entry: dict[str, Any], ref: dict[str, Any], s: Session, dice: bool
+    ) -> None:
         """A hash-chain roll: its link hashes to the link revealed before it (or the
-        anchor), and its dice derive from it now."""
+        anchor), and its dice derive from it now (``dice``; a sealed roll's are checked
+        at its reveal)."""
         link, first, nonce = ref.get("link"), ref.get("first_nonce"), ref["nonce"]
         if not is_link(link) or first != s.first_nonce:
             raise BadEntryError(seq, "a hash-chain roll reveals its link and its chain's start")
@@ -189,9 +192,12 @@ class Sessions:
                 seq, "the revealed link does not hash to the one before: the seed was changed"
             )
         s.last = str(link)
-        self.dice(entry, committed_seed(str(link), ref["client_seed"], nonce), "seeded")
+        if dice:
+            self.dice(entry, committed_seed(str(link), ref["client_seed"], nonce), "seeded")
 
-    def committed(self, entry: dict[str, Any]) -> None:
+    def committed(self, entry: dict[str, Any], *, dice: bool = True) -> None:
+        """A committed roll in its session; ``dice=False``: a sealed roll, whose dice are
+        its opening's (checked at its reveal)."""
         seq: int = entry["seq"]
         ref = _session_ref(entry)
         seed_id, nonce = ref["seed_id"], ref["nonce"]
@@ -216,7 +222,7 @@ class Sessions:
             )
         self._fresh_client_seed(seq, ref, session)
         if session.length > 0:
-            self._chained(seq, entry, ref, session)
+            self._chained(seq, entry, ref, session, dice)
             session.nonce = nonce
             return
         session.nonce = nonce
