@@ -127,6 +127,12 @@ export interface VerifiedLog {
   /** The rolls that verify but are not fair (a client seed the log showed before their
    * chain was committed), with why. */
   not_fair: Array<{ seq: number; why: string }>;
+  /** Sealed rolls never revealed (their seqs): they verify, and are listed. */
+  sealed_unrevealed: number[];
+  /** Sealed rolls a reveal opened, each checked against its commitment. */
+  sealed_revealed: number;
+  /** Reveals of sealed rolls before the part of the log read: not checked, not bad. */
+  sealed_unchecked: number;
   reason: string | null;
   entries: number;
   first_bad_seq: number | null;

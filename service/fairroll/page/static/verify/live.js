@@ -132,8 +132,11 @@ async function checkSealed(answer, entry, s, body, fail) {
       || entry.mechanic !== SEALED_ROLL || sealedRollProblem(entry)) {
     fail("the log's entry is not this sealed roll");
   }
-  if (entry.request.mechanic !== answer.mechanic || entry.request.audience !== audience) {
-    fail(`the log's entry seals a ${entry.request.mechanic} roll for '${entry.request.audience}', not the ${answer.mechanic} roll for '${audience}' this client sent`);
+  // The answer names the mechanic it rolled, or the entry's (sealed.roll): the mechanic
+  // sealed is the opening's, and its request the one sent (below).
+  const mechanic = answer.mechanic === SEALED_ROLL ? opening?.mechanic : answer.mechanic;
+  if (entry.request.mechanic !== mechanic || entry.request.audience !== audience) {
+    fail(`the log's entry seals a ${entry.request.mechanic} roll for '${entry.request.audience}', not the ${mechanic} roll for '${audience}' this client sent`);
   }
   if (opening?.blind !== blind) fail("the opening's blind is not the one this client drew");
   const sent = { ...body, table: undefined, session: undefined, sealed: undefined, seed: undefined };
@@ -373,7 +376,10 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     made.checked = { seq: made.receipt.seq, mechanic: made.mechanic, dice: made.dice, outcome: made.outcome };
     // A sealed roll: its opening (checked against the log's commitment) is what the
     // roller keeps, or whispers to the GM, to reveal it later.
-    if (body.sealed) made.checked.sealed = { seq: made.receipt.seq, audience: body.sealed.audience, opening: made.opening };
+    if (body.sealed) {
+      made.checked.mechanic = made.opening.mechanic;
+      made.checked.sealed = { seq: made.receipt.seq, audience: body.sealed.audience, opening: made.opening };
+    }
     made.serverWords = made.words ?? null;
     return made;
   }
