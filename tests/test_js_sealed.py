@@ -19,11 +19,12 @@ from typing import Any
 import msgspec
 import pytest
 
+from fairroll.audit import load_signer
 from fairroll.audit.entry import canonical
 from fairroll.chain import HashChain
 from fairroll.randomness import SeededDice
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
-from support import built_typescript_client, run_node
+from support import TEST_SIGNING_KEY, LiveServer, built_typescript_client, run_node
 from test_js_core import PINNED, VECTORS, VERIFY_JS, good_log, resigned
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -300,3 +301,62 @@ def test_a_rewritten_sealed_answer_raises_unfair_roll_error(
 def test_an_opening_that_does_not_open_is_never_published(live: dict[str, Any]) -> None:
     """revealSealed checks the opening against the log's sealed entry before it posts."""
     assert live["posted_reveals"] == 0
+
+
+REAL = ROOT / "tests" / "js" / "sealed_real.mjs"
+SERVER_ROOT = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).key_id
+
+
+@pytest.fixture(scope="module")
+def real(live_server: LiveServer) -> dict[str, Any]:
+    """The npm client's sealed rolls against a real server (tests/js/sealed_real.mjs)."""
+    with built_typescript_client() as dist:
+        said: dict[str, Any] = run_node(
+            REAL, dist, live_server.url, SERVER_ROOT, "t-sealed-npm", timeout=180
+        )
+    return said
+
+
+def test_the_npm_client_rolls_sealed_for_each_audience_under_the_pinned_root(
+    real: dict[str, Any],
+) -> None:
+    """Each audience's roll is checked live (verified) and logged as a sealed.roll of the
+    mechanic and audience sent, with no dice; its blind is the client's own."""
+    blinds = set()
+    for audience, rolled in real["rolls"].items():
+        entry = rolled["entry"]
+        assert rolled["verified"], rolled
+        assert (entry["mechanic"], entry["dice"], entry["outcome"]) == ("sealed.roll", [], None)
+        assert entry["request"]["audience"] == audience
+        assert entry["request"]["mechanic"] == rolled["mechanic"] == "dice.roll"
+        blinds.add(rolled["blind"])
+    assert len(blinds) == 3  # a fresh blind for every roll
+
+
+def test_a_revealed_sealed_roll_verifies_and_the_others_are_listed(real: dict[str, Any]) -> None:
+    """Row 28 through the npm client's verifyExport: the reveal checks, the two sealed
+    rolls never revealed are listed, not bad."""
+    verdict, gm = real["verdict"], real["rolls"]["gm"]
+    assert real["reveal"]["receipt"]["seq"] > gm["seq"]
+    assert verdict["ok"], verdict
+    assert verdict["sealed_unrevealed"] == [
+        real["rolls"]["blind"]["seq"],
+        real["rolls"]["self"]["seq"],
+    ]
+    assert verdict["sealed_revealed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("attack", "said"),
+    [
+        ("opening-does-not-open-the-commitment", "does not open the commitment"),
+        ("dice-of-another-blind", "the opening's blind is not the one this client drew"),
+        ("receipt-of-another-roll", "the log's entry is not this sealed roll"),
+        ("commitment-recomputed-for-other-dice", "does not open the commitment"),
+    ],
+)
+def test_the_npm_client_refuses_a_rewritten_sealed_answer_of_a_real_server(
+    real: dict[str, Any], attack: str, said: str
+) -> None:
+    assert not real[attack]["ok"] and real[attack]["unfair"], real[attack]
+    assert said in real[attack]["why"]
