@@ -189,7 +189,7 @@ async function readTitles() {
   const listed = await (await fetch("/v1/systems")).json();
   titles = new Map(listed.systems.flatMap((system) => system.mechanics.map((m) => [m.name, `${system.title} · ${m.name.split(".").slice(1).join(" ").replaceAll("-", " ")}`])));
 }
-const STATEMENTS = { session: "Seed session", audit: "The log", key: "Signing key", table: "The table" };
+const STATEMENTS = { session: "Seed session", audit: "The log", key: "Signing key", table: "The table", sealed: "Sealed roll" };
 function titleOf(mechanic) {
   const [head, ...rest] = mechanic.split(".");
   return titles.get(mechanic) ?? `${STATEMENTS[head] ?? head} · ${rest.join(" ").replaceAll("-", " ")}`;
