@@ -86,3 +86,35 @@ def test_foundry_gm_does_not_mark_an_edited_opening_verified(foundry: Any) -> No
     assert "not verified" in forged["card"]
     assert "does not open the commitment" in forged["card"]
     assert not forged["reveal"]
+
+
+@pytest.fixture(scope="module")
+def owlbear(
+    built: Any, server: LiveServer, static: str, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    _, path = forged_table(server, tmp_path_factory.mktemp("owlbear-sealed"))
+    extension = f"{server.url}/integrations/owlbear/popover.html"
+    url = f"{static}/tests/vtt/owlbear-host.html?extension={extension}"
+    seen = run_node(browser_ready() / "owlbear_sealed.mjs", url, path, timeout=180)
+    assert "error" not in seen, seen
+    assert seen["errors"] == [], seen["errors"]
+    return seen
+
+
+def test_owlbear_gm_roll_is_a_sealed_line_for_the_room(owlbear: Any) -> None:
+    assert owlbear["option"].strip().startswith("GM roll")
+    assert "sealed roll #" in owlbear["gmCard"] and "for the GM" in owlbear["gmCard"]
+    assert owlbear["gmButton"].startswith("Reveal sealed roll #")
+    # The room hears of the roll, not its dice or opening (Owlbear's broadcast reaches all).
+    [said] = owlbear["sealedBroadcast"]
+    assert set(said) == {"player", "seq", "audience", "receipt"} and said["audience"] == "gm"
+    assert owlbear["rollBroadcasts"] == 0
+    line = owlbear["playerLine"]
+    assert f"sealed roll #{said['seq']}, for the GM" in line and "✓ in the signed log" in line
+
+
+def test_owlbear_reveal_is_checked_by_the_other_players(owlbear: Any) -> None:
+    assert owlbear["gmRevealed"].startswith("revealed on the table's log at entry ")
+    said = owlbear["playerReveal"]
+    assert "revealed" in said and "✓ verified by you" in said
+    assert "the opening matched its commitment" in said
