@@ -69,3 +69,28 @@ def test_a_reveal_shows_the_dice_and_that_the_opening_matched(seen: Any) -> None
     assert after["dice"] == 4
     # The GM roll never revealed stays a sealed line.
     assert seen["gmAfter"] == {"className": "entry sealed", "dice": 0}
+
+
+@pytest.fixture(scope="module")
+def hostile(live_server: LiveServer) -> Any:
+    driver = browser_ready() / "sealed_hostile.mjs"
+    said = run_node(driver, f"{live_server.url}/tables/t-sealed-hostile?root={PINNED}", timeout=180)
+    assert "error" not in said, said
+    assert said["errors"] == []
+    return said
+
+
+@pytest.mark.parametrize(
+    ("attack", "words"),
+    [
+        ("opening-does-not-open", "does not open the commitment"),
+        ("another-blind", "the opening's blind is not the one this client drew"),
+        ("receipt-of-another-roll", "the log's entry is not this sealed roll"),
+    ],
+)
+def test_the_page_refuses_a_rewritten_sealed_answer(hostile: Any, attack: str, words: str) -> None:
+    assert hostile["open"]["className"] == "ok"
+    said = hostile[attack]
+    assert said["className"] == "bad", said
+    assert said["text"].startswith("✗ Not a fair roll: ")
+    assert words in said["text"]
