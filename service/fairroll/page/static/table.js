@@ -275,12 +275,15 @@ const DERIVED = new Set(["drawn", "chosen", "committed", "seeded"]);
 const faceCounts = new Map();  // sides -> counts, counts[i] for face i + 1
 
 function countFaces(entry, result) {
-  if (!result.ok || !DERIVED.has(entry.source)) return false;
-  for (const die of entry.dice) {
+  // A sealed roll's dice are fairroll's own once its reveal opened them (and were checked).
+  const opened = entry.mechanic === SEALED_REVEAL && result.ok && !result.checks.dice.endsWith("not checked");
+  const dice = opened ? entry.request.opening.dice : entry.dice;
+  if (!result.ok || !(opened || DERIVED.has(entry.source))) return false;
+  for (const die of dice) {
     if (!faceCounts.has(die.sides)) faceCounts.set(die.sides, new Array(die.sides).fill(0));
     faceCounts.get(die.sides)[die.face - 1] += 1;
   }
-  return entry.dice.length > 0;
+  return dice.length > 0;
 }
 
 function drawFaces() {
