@@ -6,6 +6,10 @@
     verify_roll.py entry.json                       check one audit entry: its dice
                                                     re-derive from its seed, and its
                                                     entry_hash matches its content
+    verify_roll.py entry.json --opening o.json      check a sealed roll's entry against
+                                                    its opening (the roll's answer's
+                                                    "opening", or its sealed.reveal
+                                                    entry): the commitment, the dice
     verify_roll.py --export export.ndjson --root R  check a whole log under the pinned
                                                     root: fairroll's one verification
                                                     core (docs/audit.md, "What a verifier
@@ -103,6 +107,10 @@ def committed_seed(server_seed: str, client_seed: str, nonce: int) -> str:
     return f"{server_seed}:{client_seed}:{nonce}"
 
 
+#: A sealed roll's commitment: SHA-256 of this, then the opening's RFC 8785 bytes.
+SEALED_CONTEXT = b"fairroll/sealed/v1\n"
+
+
 def check_vectors(document: Path) -> int:
     lines = document.read_text("utf-8").splitlines()
     rows = [VECTOR_ROW.match(line) for line in lines]
@@ -178,7 +186,9 @@ def strict_json(text: str) -> Any:
     return json.loads(text, object_pairs_hook=pairs)
 
 
-def check_entry(path: Path, server_seed: str | None = None) -> int:
+def check_entry(
+    path: Path, server_seed: str | None = None, opening_path: Path | None = None
+) -> int:
     entry = json.loads(path.read_text("utf-8"))
     body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
     recomputed = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + canonical(body)).hexdigest()
@@ -186,6 +196,8 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
     if recomputed != entry["entry_hash"]:
         print(f"seq {entry['seq']}: entry_hash does not match the entry's content")
         ok = False
+    if entry["mechanic"] == "sealed.roll":
+        return check_sealed(entry, opening_path) if ok else 1
     if entry["source"] in ("seeded", "drawn", "chosen"):
         key = entry["seed"].encode("utf-8")
         for position, die in enumerate(entry["dice"]):
@@ -227,6 +239,51 @@ def check_entry(path: Path, server_seed: str | None = None) -> int:
     return 0 if ok else 1
 
 
+def check_sealed(entry: dict[str, Any], opening_path: Path | None) -> int:
+    """A sealed roll against its opening (docs/audit.md, "Sealed rolls"): its link hashes
+    to its chain's anchor, SHA-256("fairroll/sealed/v1\\n" || JCS(opening)) is its
+    commitment, the opening's mechanic is the one sealed, and every die derives from
+    ``link:client_seed:nonce:blind``. Its outcome by the rules: ``fairroll verify``."""
+    seq, session, sealed = entry["seq"], entry.get("session") or {}, entry.get("request") or {}
+    if entry["source"] != "committed" or not is_link(session.get("link")):
+        print(f"seq {seq}: a sealed roll rolls in a hash-chain seed session: this one does not")
+        return 1
+    if entry["dice"] or entry.get("outcome") is not None:
+        print(f"seq {seq}: a sealed roll shows no dice or outcome: this one does")
+        return 1
+    steps = session["nonce"] - session["first_nonce"] + 1
+    if chain_previous(session["link"], steps) != session["commitment"]:
+        print(f"seq {seq}: the revealed link does not hash to its chain's anchor")
+        return 1
+    if opening_path is None:
+        print(
+            f"seq {seq}: a sealed {sealed.get('mechanic')} roll (audience "
+            f"{sealed.get('audience')}): pass --opening once it is revealed"
+        )
+        return 1
+    opening = json.loads(opening_path.read_text("utf-8"))
+    if isinstance(opening, dict) and opening.get("mechanic") == "sealed.reveal":
+        opening = opening["request"]["opening"]  # its sealed.reveal entry
+    elif isinstance(opening, dict) and "opening" in opening and "blind" not in opening:
+        opening = opening["opening"]  # the roll's answer, or a reveal's body
+    digest = hashlib.sha256(SEALED_CONTEXT + canonical(opening)).hexdigest()
+    if digest != sealed.get("commitment"):
+        print(f"seq {seq}: the opening does not open the commitment of seq {seq}")
+        return 1
+    if opening.get("mechanic") != sealed.get("mechanic"):
+        print(f"seq {seq}: the opening's mechanic is not the one seq {seq} sealed")
+        return 1
+    seed = committed_seed(session["link"], session["client_seed"], session["nonce"])
+    key = f"{seed}:{opening['blind']}".encode()
+    for position, die in enumerate(opening["dice"]):
+        if face(key, position, die["sides"]) != die["face"]:
+            print(f"seq {seq}: die {position} does not derive from link:client_seed:nonce:blind")
+            return 1
+    print(f"seq {seq}: ok, sealed {opening['mechanic']} roll opened ({len(opening['dice'])} dice)")
+    print(f"committed: {WHAT_IT_PROVES['committed']}")
+    return 0
+
+
 def check_export(path: Path, root: str | None, keys: Path | None = None) -> int:
     """Check a whole export under the pinned ``root`` with fairroll's one core; print the
     verdict first, as ``fairroll verify`` does."""
@@ -254,6 +311,12 @@ def check_export(path: Path, root: str | None, keys: Path | None = None) -> int:
         print(f"refusals: {report.refusals}")
     if report.unrevealed:
         print(f"{report.unrevealed} committed roll(s) wait for their session's reveal")
+    if report.sealed_revealed:
+        print(f"{report.sealed_revealed} sealed roll(s) revealed, each opening checked")
+    if report.sealed_unrevealed:
+        count, seqs = len(report.sealed_unrevealed), report.sealed_unrevealed
+        listed = ", ".join(str(seq) for seq in seqs)
+        print(f"{count} sealed roll{'s' if count != 1 else ''} never revealed: seq {listed}")
     return 0
 
 
@@ -285,6 +348,9 @@ def main() -> int:
     parser.add_argument("--sides", type=int, default=6)
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--server-seed", help="a revealed session's server seed")
+    parser.add_argument(
+        "--opening", type=Path, help="a sealed roll's opening (or its sealed.reveal entry)"
+    )
     parser.add_argument("--export", type=Path, help="an NDJSON export of a table, from seq 1")
     parser.add_argument("--root", help="the pinned root key id (with --export)")
     parser.add_argument("--keys", type=Path, help="GET /v1/keys, saved (with --export)")
@@ -297,7 +363,7 @@ def main() -> int:
         print(" ".join(str(f) for f in faces(args.seed, args.sides, args.count)))
         return 0
     if args.entry:
-        return check_entry(args.entry, args.server_seed)
+        return check_entry(args.entry, args.server_seed, args.opening)
     parser.print_help()
     return 2
 

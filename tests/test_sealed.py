@@ -328,3 +328,60 @@ def _edited(opening: Any, edit: str) -> Any:
     else:
         forged["blind"] = secrets.token_hex(32)
     return forged
+
+
+def test_the_servers_incremental_verification_checks_a_reveal_after_its_roll(
+    client: httpx.Client, table: str, sealed_roll: dict[str, Any]
+) -> None:
+    # The state the server keeps between two verifications holds the sealed rolls still
+    # open: the reveal read on the second pass is checked against the roll of the first.
+    seq = sealed_roll["receipt"]["seq"]
+    first = client.get(f"/v1/tables/{table}/verification").json()
+    assert first["ok"] and first["sealed_unrevealed"] == [seq]
+    assert _reveal(client, table, seq, sealed_roll["opening"]).status_code == 200
+    second = client.get(f"/v1/tables/{table}/verification").json()
+    assert second["ok"], second["reason"]
+    assert second["sealed_unrevealed"] == [] and second["sealed_revealed"] == 1
+
+
+def test_a_retry_of_a_sealed_roll_answers_the_same_opening(
+    client: httpx.Client, table: str
+) -> None:
+    # The retry's request holds the same blind (its fingerprint matched): the roll it
+    # sealed is made again from the entry's link and opens the same commitment.
+    seed_id = _session(client, table)
+    sealed = {"audience": "self", "blind": secrets.token_hex(32)}
+    ref = {"seed_id": seed_id, "client_seed": "c-retry"}
+    body = {**BODY, "table": table, "session": ref, "sealed": sealed}
+    headers = {"Idempotency-Key": "sealed-" + secrets.token_hex(8)}
+    first = client.post("/v1/tft/contests", json=body, headers=headers).json()
+    again = client.post("/v1/tft/contests", json=body, headers=headers).json()
+    assert again["opening"] == first["opening"] and again["dice"] == first["dice"]
+    assert again["receipt"]["seq"] == first["receipt"]["seq"]
+    assert [e["mechanic"] for e in _log(client, table)] == ["session.commit", "sealed.roll"]
+
+
+def test_listings_say_a_sealed_roll_and_its_reveal_in_words(
+    client: httpx.Client, table: str, sealed_roll: dict[str, Any]
+) -> None:
+    seq = sealed_roll["receipt"]["seq"]
+    assert _reveal(client, table, seq, sealed_roll["opening"]).status_code == 200
+    listed = client.get(f"/v1/tables/{table}/entries").json()
+    words = {e["seq"]: w["text"] for e, w in zip(listed["entries"], listed["words"], strict=True)}
+    assert words[seq].startswith("Sealed tft.contest roll (shown to: roller and GM)")
+    assert words[seq + 1] == f"Sealed roll at seq {seq} revealed: {sealed_roll['words']['text']}"
+
+
+def test_a_hostile_opening_is_a_4xx_never_a_500(
+    client: httpx.Client, table: str, sealed_roll: dict[str, Any]
+) -> None:
+    seq = sealed_roll["receipt"]["seq"]
+    deep = '{"x":' * 3000 + "1" + "}" * 3000
+    for request in (deep, '{"f":1.5}', '{"n":' + str(2**60) + "}"):
+        opening = json.dumps({**sealed_roll["opening"], "request": "HERE"})
+        answer = client.post(
+            f"/v1/tables/{table}/sealed/{seq}/reveal",
+            content='{"opening":' + opening.replace('"HERE"', request) + "}",
+            headers={"content-type": "application/json"},
+        )
+        assert 400 <= answer.status_code < 500, answer.text

@@ -18,6 +18,7 @@ from vectors.cases import (
     keys,
     nonces,
     receipts,
+    sealed,
     sources,
 )
 from vectors.fixed import Log
@@ -38,6 +39,7 @@ def cases(log: Log, signer: Any, checkpoint: Any) -> list[Case]:
     checkpoints.add(made, log, signer, checkpoint)
     keys.add(made, log, signer, checkpoint)
     epochs.add(made, log, signer, checkpoint)
+    sealed.add(made, log, signer, checkpoint)
     made += receipts.receipt_cases(log, signer)
     made += cosignatures.cosignature_cases(checkpoint.text)
     return made

@@ -5,7 +5,8 @@ The verifier says whether the log holds; this report says what it holds. For eac
 size it counts every face and tests the counts against a fair die's, apart for the dice
 fairroll derived from a seed (drawn, chosen or in a seed session: the service's own
 randomness) and for the dice the callers supplied (rolled elsewhere: their dice, not
-fairroll's):
+fairroll's). A sealed roll's dice count among fairroll's own once its reveal opened them
+(at the ``sealed.reveal``: its entry holds none):
 
 - Pearson's chi-square test when every face is expected at least 5 times (``n / k >=
   5``), its p-value the chi-square distribution's upper tail with ``k - 1`` degrees of
@@ -34,6 +35,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import msgspec
+
+from fairroll.audit.sealed import SEALED_REVEAL_MECHANIC
 
 __all__ = [
     "AuditReport",
@@ -121,8 +124,11 @@ def audit_report(entries: Iterable[Mapping[str, Any]]) -> AuditReport:
         if isinstance(entry.get("time"), str):
             times.append(entry["time"])
         derived = source in DERIVED
+        dice = entry.get("dice") or ()
+        if mechanic == SEALED_REVEAL_MECHANIC:  # the opened roll's dice, derived from a seed
+            derived, dice = True, _opened_dice(entry)
         if derived or source == "supplied":
-            for die in entry.get("dice") or ():
+            for die in dice:
                 faces[derived].setdefault(int(die["sides"]), Counter())[int(die["face"])] += 1
     return AuditReport(
         entries=count,
@@ -136,6 +142,13 @@ def audit_report(entries: Iterable[Mapping[str, Any]]) -> AuditReport:
         derived_faces=_face_counts(faces[True]),
         supplied_faces=_face_counts(faces[False]),
     )
+
+
+def _opened_dice(entry: Mapping[str, Any]) -> list[Any]:
+    request = entry.get("request")
+    opening = request.get("opening") if isinstance(request, dict) else None
+    dice = opening.get("dice") if isinstance(opening, dict) else None
+    return dice if isinstance(dice, list) else []
 
 
 def goodness_of_fit(counts: list[int]) -> Fit:

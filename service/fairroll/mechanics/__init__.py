@@ -215,9 +215,24 @@ def statement_words(kind: str, request: Any) -> Words:
         text = f"Seqs {said['lost_after'] + 1}..{said['resume_after']} were lost: {said['reason']}"
     elif kind == "key.retire":
         text = f"Key {said.get('key_id', '?')} retired"
+    elif kind == "sealed.roll":
+        text = (
+            f"Sealed {said['mechanic']} roll (shown to: {_AUDIENCE_WORDS[said['audience']]}), "
+            f"committed to {said['commitment'][:16]}…"
+        )
+    elif kind == "sealed.reveal":
+        opening = said["opening"]
+        opened = words_or_none(opening["mechanic"], opening["request"], opening["outcome"])
+        text = f"Sealed roll at seq {said['seq']} revealed" + (
+            f": {opened.text}" if opened is not None else ""
+        )
     else:
         raise UnknownMechanicError(f"unknown mechanic {kind!r}")
     return Words(asked=kind, text=text)
+
+
+#: Whom a sealed roll's VTT shows it to, in words.
+_AUDIENCE_WORDS = {"gm": "roller and GM", "blind": "the GM only", "self": "the roller only"}
 
 
 def _replay(

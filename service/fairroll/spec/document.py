@@ -119,9 +119,12 @@ def _entry_union(document: dict[str, Any]) -> None:
         if came.get("type") == "object":
             schemas[f"{stem}Outcome"] = came
             outcome = {"$ref": f"#/components/schemas/{stem}Outcome"}
-        schemas[name] = _variant(
-            generic, f"A signed statement of the log: {kind}.", [kind], request, outcome
+        said_as = (
+            "A sealed roll: a committed roll whose dice and outcome its commitment hides."
+            if kind == "sealed.roll"
+            else f"A signed statement of the log: {kind}."
         )
+        schemas[name] = _variant(generic, said_as, [kind], request, outcome)
         ref = f"#/components/schemas/{name}"
         mapping[kind] = ref
         variants.append({"$ref": ref})

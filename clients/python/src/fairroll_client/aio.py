@@ -24,10 +24,14 @@ import httpx
 
 from fairroll_client.checkpoints import KeptCheckpoints
 from fairroll_client.client import (
+    Audience,
+    check_revealed,
+    check_sealable,
     formula_body,
     in_session,
     kept_checkpoints,
     refusal,
+    reveal_path,
     table_body,
 )
 from fairroll_client.errors import FairrollError
@@ -120,6 +124,12 @@ class AsyncFairroll:
         as the spec's object, as ``Fairroll.create_table`` takes it."""
         return await self.call("POST", "/v1/tables", json=table_body(policy, rules))  # type: ignore[no-any-return]
 
+    async def reveal_sealed(self, table: str, seq: int, opening: dict[str, Any]) -> dict[str, Any]:
+        """Publish a sealed roll's ``opening`` (its answer's): ``Fairroll.reveal_sealed``."""
+        return check_revealed(
+            await self.call("POST", reveal_path(table, seq), json={"opening": opening}), seq
+        )
+
     async def systems(self) -> dict[str, Any]:
         return await self.call("GET", "/v1/systems")  # type: ignore[no-any-return]
 
@@ -130,12 +140,15 @@ class AsyncFairroll:
         *,
         idempotency_key: str | None = None,
         fair: bool = True,
+        sealed: Audience | None = None,
     ) -> dict[str, Any]:
         """Roll any mechanic, in this client's seed session on the body's table unless
-        the body names a seed, dice or a session."""
+        the body names a seed, dice or a session (``sealed``: as ``Fairroll.roll``)."""
+        if sealed is not None:
+            check_sealable(body, fair=fair, audience=sealed)
         if fair and in_session(body):
             mine = await self.session(body.get("table", "default"))
-            return await mine.roll(path, body, idempotency_key=idempotency_key)
+            return await mine.roll(path, body, idempotency_key=idempotency_key, sealed=sealed)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return await self.call("POST", path, json=body, headers=headers)  # type: ignore[no-any-return]
 
@@ -260,11 +273,18 @@ class AsyncPlayerSession:
         return self._rolls.state.seed_id
 
     async def roll(
-        self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        sealed: str | None = None,
     ) -> dict[str, Any]:
-        """Roll ``body`` at this session's next nonce, the answer checked (``sessions``)."""
+        """Roll ``body`` at this session's next nonce (``sealed``: a sealed roll for that
+        audience), the answer checked (``sessions``)."""
         async with self._one_at_a_time:
-            return await run(self._rolls.roll(path, body, idempotency_key), self.client)  # type: ignore[no-any-return]
+            steps = self._rolls.roll(path, body, idempotency_key, sealed)
+            return await run(steps, self.client)  # type: ignore[no-any-return]
 
 
 async def run(steps: Generator[Call, Any, Any], client: AsyncFairroll) -> Any:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
 from fairroll_client.checkpoints import KeptCheckpoints
-from fairroll_client.errors import FairrollError
+from fairroll_client.errors import FairrollError, UnfairRollError
 from fairroll_client.events import Event, parse_events
 from fairroll_client.sessions import PlayerSession, SessionState
 from fairroll_client.verify import Verified, verify_export
 
-__all__ = ["POLICY", "Fairroll", "FairrollError"]
+__all__ = ["POLICY", "Audience", "Fairroll", "FairrollError"]
 
 
 #: What a table's policy may say (``TablePolicy`` in the spec): which sources of dice the
@@ -108,6 +108,13 @@ class Fairroll:
         object, ``create_table(policy={"chosen_seeds": False})``."""
         return self._json("POST", "/v1/tables", json=table_body(policy, rules))
 
+    def reveal_sealed(self, table: str, seq: int, opening: dict[str, Any]) -> dict[str, Any]:
+        """Publish a sealed roll's ``opening`` (as its answer gave it; ``seq``: its
+        receipt's) in the log: the server checks it against the commitment and appends a
+        ``sealed.reveal`` statement, answered with its receipt (409: revealed already)."""
+        answer = self._json("POST", reveal_path(table, seq), json={"opening": opening})
+        return check_revealed(answer, seq)
+
     def systems(self) -> dict[str, Any]:
         """Every rule system and mechanic the server rolls, with their endpoints."""
         return self._json("GET", "/v1/systems")
@@ -119,12 +126,21 @@ class Fairroll:
         *,
         idempotency_key: str | None = None,
         fair: bool = True,
+        sealed: Audience | None = None,
     ) -> dict[str, Any]:
         """Roll any mechanic: ``roll("/v1/tft/contests", {...})``, in this client's seed
-        session on the body's table unless the body names a seed, dice or a session."""
+        session on the body's table unless the body names a seed, dice or a session.
+
+        ``sealed`` (``"gm"``, ``"blind"`` or ``"self"``: whom your VTT shows it to) seals
+        the roll: this client draws the blind, the log records only a commitment, and the
+        answer (checked against it) carries the ``opening`` to keep; publish it later with
+        ``reveal_sealed``. A sealed roll rolls in this client's session only."""
+        if sealed is not None:
+            check_sealable(body, fair=fair, audience=sealed)
         if fair and in_session(body):
             table = body.get("table", "default")
-            return self.session(table).roll(path, body, idempotency_key=idempotency_key)
+            mine = self.session(table)
+            return mine.roll(path, body, idempotency_key=idempotency_key, sealed=sealed)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._json("POST", path, json=body, headers=headers)
 
@@ -267,6 +283,36 @@ def kept_checkpoints(
     """The client's store of checkpoints: the one given (shared, as ``with_key`` shares
     it), one kept in the file a path names, or one in memory."""
     return given if isinstance(given, KeptCheckpoints) else KeptCheckpoints(given)
+
+
+#: Whom a sealed roll's VTT shows it to: roller and GM, the GM only, the roller only.
+Audience = Literal["gm", "blind", "self"]
+
+
+def check_sealable(body: dict[str, Any], *, fair: bool, audience: str) -> None:
+    """A sealed roll rolls in this client's hash-chain session: refused here (as the
+    server would, 422) with ``fair=False`` or a body naming a seed, dice or a session."""
+    if audience not in ("gm", "blind", "self"):
+        raise ValueError(f"sealed is gm, blind or self, not {audience!r}")
+    if not fair or not in_session(body):
+        raise ValueError(
+            "a sealed roll rolls in this client's hash-chain seed session: leave seed, "
+            "dice and session out of the body, and fair on"
+        )
+
+
+def reveal_path(table: str, seq: int) -> str:
+    return f"/v1/tables/{table}/sealed/{seq}/reveal"
+
+
+def check_revealed(answer: Any, seq: int) -> dict[str, Any]:
+    """The reveal's answer names the sealed roll revealed and a receipt of its statement."""
+    receipt = answer.get("receipt") if isinstance(answer, dict) else None
+    if answer.get("seq") != seq or not isinstance(receipt, dict):
+        raise UnfairRollError(f"the answer reveals another roll than seq {seq}", answer)
+    if receipt.get("seq") != answer.get("reveal_seq"):
+        raise UnfairRollError("the reveal's receipt is not of its statement", answer)
+    return answer  # type: ignore[no-any-return]
 
 
 def in_session(body: dict[str, Any]) -> bool:

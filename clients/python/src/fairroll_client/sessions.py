@@ -19,6 +19,12 @@ vendored: the checks are the log verifier's, not a rewrite):
   server sends are its text, not in the log: they are returned only when they are the
   ones the client derived (a mechanic this client does not know, a server's plug-in, is
   returned with ``checked`` saying its outcome and words are the server's);
+- a sealed roll (``roll(..., sealed="gm" | "blind" | "self")``: docs/audit.md, "Sealed
+  rolls"): this client draws the blind (``secrets.token_hex(32)``) and sends it; the log
+  holds a ``sealed.roll`` of the mechanic and audience sent; the answer's opening holds
+  that blind and the request sent, SHA-256 of it (after ``fairroll/sealed/v1\\n``) is the
+  entry's commitment, every die derives from ``link:client_seed:nonce:blind``, the
+  answer's dice and outcome are the opening's, and the rules give that outcome and words;
 - the note extends the last one this client verified for the table (``checkpoints``):
   the same root at the same size, else a consistency proof from the server; a history
   shown to this player alone is caught at its next roll ("the log forked").
@@ -58,11 +64,13 @@ import msgspec
 from fairroll_client._core.audit import merkle
 from fairroll_client._core.audit.entry import COMMIT_MECHANIC, RENEW_MECHANIC, jcs
 from fairroll_client._core.audit.receipts import ReceiptError, trusted_keys, verify_receipt
+from fairroll_client._core.audit.sealed import SEALED_ROLL_MECHANIC, sealed_seed
 from fairroll_client._core.audit.verify.entries import BadEntryError, check_dice
+from fairroll_client._core.audit.verify.sealed import SealedRoll, opening_problem
 from fairroll_client._core.audit.verify.sessions import Session, Sessions
 from fairroll_client._core.chain import is_link
 from fairroll_client._core.mechanics import MECHANICS, replay_entry, words_of
-from fairroll_client._core.randomness import committed_seed
+from fairroll_client._core.randomness import SeededDice, committed_seed
 from fairroll_client.checkpoints import Kept, KeptCheckpoints
 from fairroll_client.errors import (
     FairrollError,
@@ -92,7 +100,7 @@ NOT_VERIFIED = (
     "the receipt's proof hold, but who signed the log is the server's word"
 )
 #: Fields of a roll's body that are the session's, not the request the log records.
-_NOT_REQUEST = frozenset({"table", "session", "seed", "dice"})
+_NOT_REQUEST = frozenset({"table", "session", "seed", "dice", "sealed"})
 
 
 @dataclass
@@ -252,10 +260,17 @@ class SessionRolls:
     # -- rolling -----------------------------------------------------------------------
 
     def roll(
-        self, path: str, body: dict[str, Any], idempotency_key: str | None
+        self,
+        path: str,
+        body: dict[str, Any],
+        idempotency_key: str | None,
+        sealed: str | None = None,
     ) -> Generator[Call, Any, dict[str, Any]]:
-        """Roll ``body`` at this session's next nonce; the answer checked, or the roll
-        at that nonce found in the log after a 409 that named another nonce."""
+        """Roll ``body`` at this session's next nonce (``sealed``: sealed, for that
+        audience, with a blind this client draws); the answer checked, or the roll at that
+        nonce found in the log after a 409 that named another nonce."""
+        if sealed is not None:
+            body = self._sealed_body(body, sealed)
         for _ in range(ATTEMPTS):
             if self.used_up():
                 yield from self._renew()
@@ -270,7 +285,7 @@ class SessionRolls:
                 if found is None:
                     continue  # nothing holds the nonce: send the same roll again
                 answer = found
-            yield from self.check(answer, nonce, body)
+            yield from self.check(answer, nonce, body, path)
             return answer  # type: ignore[no-any-return]
         s = self.state
         raise NonceRefusedError(
@@ -281,6 +296,22 @@ class SessionRolls:
                 "this roll, not re-roll it (try again later: the same roll is sent)",
             },
         )
+
+    def _sealed_body(self, body: dict[str, Any], audience: str) -> dict[str, Any]:
+        """``body`` sealed for ``audience`` with a blind this client draws (never the
+        server: a server-drawn blind could be ground); the blind of the roll that did not
+        go through, if this is it sent again (its dice are the ones the log may hold)."""
+        s = self.state
+        blind = secrets.token_hex(32)
+        if s.pending is not None:
+            earlier = json.loads(s.pending[2])
+            kept = earlier.pop("sealed", None)
+            same = {k: v for k, v in earlier.items() if k != "table"} == {
+                k: v for k, v in body.items() if k not in ("table", "sealed")
+            }
+            if same and isinstance(kept, dict) and kept.get("audience") == audience:
+                blind = str(kept.get("blind"))
+        return {**body, "sealed": {"audience": audience, "blind": blind}}
 
     def used_up(self) -> bool:
         """The chain has no link left for a new roll."""
@@ -346,6 +377,16 @@ class SessionRolls:
         if found is None:
             return None
         entry, words = found
+        if isinstance(body.get("sealed"), dict) and entry.get("mechanic") == SEALED_ROLL_MECHANIC:
+            # Its opening is this client's to make again: the blind, the request and the
+            # link give the dice and outcome; ``check`` holds them to the commitment.
+            if entry["session"].get("client_seed") != s.client_seed:
+                raise UnfairRollError(
+                    f"nonce {nonce} of this session holds a roll this client did not send", entry
+                )
+            answer = _reopened(entry, body)
+            answer["receipt"] = yield from self._receipt_of(entry)
+            return answer
         if entry["session"].get("client_seed") != s.client_seed or not _holds(entry, body):
             raise UnfairRollError(
                 f"nonce {nonce} of this session holds a roll this client did not send", entry
@@ -374,10 +415,12 @@ class SessionRolls:
 
     # -- the check ---------------------------------------------------------------------
 
-    def check(self, answer: Any, nonce: int, body: dict[str, Any]) -> Steps:
-        """The answer is the log's roll of ``body`` at ``nonce`` in this session, proven,
-        following from the committed chain; else ``UnfairRollError``. Marks the answer's
-        ``checked``."""
+    def check(
+        self, answer: Any, nonce: int, body: dict[str, Any], path: str | None = None
+    ) -> Steps:
+        """The answer is the log's roll of ``body`` at ``nonce`` in this session (sent to
+        ``path``), proven, following from the committed chain; else ``UnfairRollError``.
+        Marks the answer's ``checked``."""
         s = self.state
         receipt = answer.get("receipt") if isinstance(answer, dict) else None
         ref = answer.get("session") if isinstance(answer, dict) else None
@@ -393,12 +436,15 @@ class SessionRolls:
             raise UnfairRollError(f"the roll is not at nonce {nonce}, the one sent", answer)
         entry = yield Call("GET", f"/v1/tables/{s.table}/entries/{receipt['seq']}")
         yield from self._proven(entry, receipt, answer)
-        for name in ("mechanic", "source", "session", "dice", "outcome"):
+        sealed = body.get("sealed")
+        names = ["mechanic", "source", "session"] + ([] if sealed else ["dice", "outcome"])
+        for name in names:
             if entry.get(name) != answer.get(name):  # JSON equality: 13 is 13.0
                 raise UnfairRollError(f"the answer's {name} is not the log's", answer)
         if entry.get("source") != "committed":
             raise UnfairRollError("the log holds another roll than the one sent", answer)
-        if not _holds(entry, body):
+        opened = _opened(entry, answer, body, path) if sealed else None
+        if opened is None and not _holds(entry, body):
             raise UnfairRollError("the log holds another request than the one sent", answer)
         sessions = Sessions(partial=False, reveals={}, dice=_dice, check_now=_dice)
         session = Session(s.anchor, nonce - 1, length=s.length, first=s.first_nonce)
@@ -408,13 +454,15 @@ class SessionRolls:
         if s.last_link is None and nonce != s.first_nonce:
             raise UnfairRollError("this client has no link to check the roll's against", answer)
         try:
-            sessions.committed(entry)
+            sessions.committed(entry, dice=opened is None)
         except BadEntryError as bad:
             raise UnfairRollError(bad.reason, answer) from None
-        # The dice derive from this seed (checked just now): the rules, run here on them,
-        # must give the answer's outcome, and its words.
+        # The dice derive from this seed (checked just now, or a sealed roll's with its
+        # opening): the rules, run here on them, must give the answer's outcome and words.
         seed = committed_seed(ref["link"], s.client_seed, nonce)
-        known = replayed(entry, seed, answer)
+        if opened is not None:
+            seed = sealed_seed(ref["link"], s.client_seed, nonce, body["sealed"]["blind"])
+        known = replayed(opened or entry, seed, answer)
         s.last_link, s.nonce, s.pending = ref["link"], nonce + 1, None
         s.last_seq = max(s.last_seq, receipt["seq"])
         checked = f"verified under root {self.root}" if self.root else NOT_VERIFIED
@@ -551,11 +599,18 @@ class PlayerSession:
         return self._rolls.state.seed_id
 
     def roll(
-        self, path: str, body: dict[str, Any], *, idempotency_key: str | None = None
+        self,
+        path: str,
+        body: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        sealed: str | None = None,
     ) -> dict[str, Any]:
         """Roll ``body`` (no ``seed``, ``dice`` or ``session``) at this session's next
-        nonce, and check the answer before returning it (see the module's words)."""
-        return run(self._rolls.roll(path, body, idempotency_key), self.client)  # type: ignore[no-any-return]
+        nonce (``sealed``: a sealed roll for that audience), and check the answer before
+        returning it (see the module's words)."""
+        steps = self._rolls.roll(path, body, idempotency_key, sealed)
+        return run(steps, self.client)  # type: ignore[no-any-return]
 
 
 def _holds(entry: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
@@ -575,6 +630,81 @@ def _holds(entry: Mapping[str, Any], body: Mapping[str, Any]) -> bool:
         return bool(msgspec.convert(sent, kind) == msgspec.convert(request, kind))
     except msgspec.ValidationError:
         return False
+
+
+def _opened(
+    entry: dict[str, Any], answer: Any, body: dict[str, Any], path: str | None
+) -> dict[str, Any]:
+    """A sealed roll's answer against its ``sealed.roll`` entry: the mechanic (the one at
+    ``path``, when this client knows it) and audience sent, the opening holding the blind
+    this client drew, opening the commitment, its dice derived from
+    ``link:client_seed:nonce:blind``, and the answer's dice and outcome the opening's.
+    Returns the opening as an entry of its mechanic (to hold the request sent and replay
+    the rules); else ``UnfairRollError``."""
+    sent, sealed, opening = body["sealed"], entry.get("request"), answer.get("opening")
+    if entry.get("mechanic") != SEALED_ROLL_MECHANIC or not isinstance(sealed, dict):
+        raise UnfairRollError("the log holds no sealed roll where the answer says", answer)
+    if not isinstance(opening, dict):
+        raise UnfairRollError("the answer of a sealed roll carries no opening", answer)
+    at = next((m.name for m in MECHANICS.values() if f"/v1/{m.system}{m.path}" == path), None)
+    if at is not None and sealed.get("mechanic") != at:
+        raise UnfairRollError(f"the log seals another mechanic than {at}, the one sent", answer)
+    if sealed.get("audience") != sent["audience"]:
+        raise UnfairRollError("the sealed roll's audience is not the one sent", answer)
+    if opening.get("blind") != sent["blind"]:
+        raise UnfairRollError("the opening's blind is not the one this client drew", answer)
+    ref = entry["session"]
+    roll = SealedRoll(
+        seq=entry["seq"],
+        mechanic=str(sealed.get("mechanic")),
+        commitment=str(sealed.get("commitment")),
+        link=str(ref.get("link")),
+        client_seed=str(ref.get("client_seed")),
+        nonce=int(ref.get("nonce", 0)),
+    )
+    problem = opening_problem(roll, opening, None, entry["seq"])
+    if problem is not None:
+        raise UnfairRollError(problem[1], answer)
+    for name in ("dice", "outcome"):
+        if not _same(answer.get(name), opening[name]):
+            raise UnfairRollError(f"the answer's {name} is not its opening's", answer)
+    opened = {"seq": entry["seq"], **{k: opening[k] for k in ("mechanic", "request")}}
+    opened |= {"dice": opening["dice"], "outcome": opening["outcome"]}
+    if not _holds(opened, body):
+        raise UnfairRollError("the opening holds another request than the one sent", answer)
+    return opened
+
+
+def _reopened(entry: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """The answer of this client's sealed roll at ``entry``, made again from what it sent
+    (the blind, the request) and the entry's link: ``check`` holds it to the commitment."""
+    sealed, ref = entry.get("request") or {}, entry["session"]
+    mechanic = MECHANICS.get(str(sealed.get("mechanic")))
+    if mechanic is None:
+        raise UnfairRollError(
+            f"this client does not know mechanic {sealed.get('mechanic')!r} to open its "
+            "sealed roll again",
+            entry,
+        )
+    sent = {k: v for k, v in body.items() if k not in _NOT_REQUEST}
+    request = msgspec.convert(sent, mechanic.input_type)
+    blind = body["sealed"]["blind"]
+    dice = SeededDice(sealed_seed(ref["link"], ref["client_seed"], ref["nonce"], blind))
+    outcome = mechanic.resolve(request, dice)
+    opening = {
+        "blind": blind,
+        "mechanic": mechanic.name,
+        "request": msgspec.to_builtins(request),
+        "dice": msgspec.to_builtins(dice.dice),
+        "outcome": msgspec.to_builtins(outcome),
+    }
+    answer = {k: entry.get(k) for k in ("mechanic", "source", "seed", "session")}
+    words = msgspec.to_builtins(words_of(mechanic.name, opening["request"], outcome))
+    return (
+        answer
+        | {"dice": opening["dice"], "outcome": opening["outcome"], "words": words}
+        | {"opening": opening}
+    )
 
 
 def _keys(published: Any, root: str | None) -> dict[str, str]:
