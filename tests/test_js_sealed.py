@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from fairroll.audit import Trust, load_signer, verify_entries
 from fairroll.audit.entry import canonical
 from fairroll.audit.signing import PublicKey
 from fairroll.chain import HashChain
+from fairroll.mechanics import replay_entry
 from fairroll.randomness import SeededDice
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
 from support import TEST_SIGNING_KEY, LiveServer, built_typescript_client, run_node
@@ -404,3 +406,64 @@ def test_verify_js_lists_the_sealed_rolls_of_each_vector_as_the_python_core(
         report.sealed_revealed,
         report.sealed_unchecked,
     )
+
+
+def _mutations(rng: random.Random) -> list[tuple[str, Log]]:
+    """Sealed logs edited field by field where a sealed roll or a reveal lives (its
+    request, session, dice, the opening's every field), re-signed with the real key: what
+    an operator can make. An edit that recommits (the commitment recomputed over the edited
+    opening) edits dice or blind only: an outcome the rules would not give is the Python
+    core's alone to catch (the JavaScript core does not replay the rules)."""
+    base, _ = sealed_log()
+    sealed_at = [index for index, entry in enumerate(base) if entry["mechanic"] == "sealed.roll"]
+    reveal_at = [index for index, entry in enumerate(base) if entry["mechanic"] == "sealed.reveal"]
+    values: list[Any] = [None, 0, 1, -1, 2**53 - 1, "", "gm", "x", "ab" * 32, [], {}, True]
+    made: list[tuple[str, Log]] = []
+    while len(made) < 80:
+        log = copy.deepcopy(base)
+        at = rng.choice(sealed_at + reveal_at)
+        entry = log[at]
+        if entry["mechanic"] == "sealed.roll":
+            target, name = rng.choice(
+                [(entry, "source"), (entry, "dice"), (entry, "outcome"), (entry, "seed")]
+                + [(entry["request"], key) for key in ("mechanic", "audience", "commitment")]
+                + [(entry["session"], key) for key in ("link", "nonce", "client_seed")]
+            )
+        else:
+            opening = entry["request"]["opening"]
+            target, name = rng.choice(
+                [(entry["request"], "seq"), (entry["request"], "opening"), (entry, "source")]
+                + [(opening, key) for key in ("blind", "mechanic", "request", "dice", "outcome")]
+                + [(opening["dice"][0], "face"), (opening, "extra")]
+            )
+        target[name] = rng.choice(values)
+        if rng.random() < 0.3 and entry["mechanic"] == "sealed.reveal":
+            opening = entry["request"]["opening"]
+            sealed = next(e for e in log if e["seq"] == base[at]["request"]["seq"])
+            if name in ("blind", "face") and isinstance(opening, dict):
+                try:
+                    sealed["request"]["commitment"] = commitment(opening)
+                except ValueError:
+                    continue  # no canonical form: nothing to recommit
+                name += "+recommitted"
+        made.append((f"{len(made):02d}-{entry['mechanic']}-{name}", resigned(log)))
+    return made
+
+
+def test_verify_js_gives_the_python_cores_verdict_on_mutated_sealed_logs(tmp_path: Path) -> None:
+    """A small differential fuzzer of rows 25-27: every mutated log gets one verdict (ok
+    and the first bad seq) from both cores."""
+    rng = random.Random(4545)
+    cases = _mutations(rng)
+    served = json.loads((VECTORS / "keys.json").read_text())
+    trust = dataclasses.replace(
+        Trust.published(msgspec.convert(served["keys"], list[PublicKey])), root=PINNED
+    )
+    said = verdicts(tmp_path, {name: {"text": text(log)} for name, log in cases})
+    disagree = []
+    for name, log in cases:
+        report = verify_entries([json.dumps(entry) for entry in log], trust, replay=replay_entry)
+        mine = said[name]
+        if (mine["ok"], mine["first_bad_seq"]) != (report.ok, report.first_bad_seq):
+            disagree.append((name, mine, report.first_bad_seq, report.reason))
+    assert disagree == []
