@@ -67,8 +67,20 @@ def test_a_reveal_shows_the_dice_and_that_the_opening_matched(seen: Any) -> None
     assert after["className"] == "entry sealed revealed"
     assert after["outcome"] == f"revealed in #{revealed['seq']}: the opening matched its commitment"
     assert after["dice"] == 4
-    # The GM roll never revealed stays a sealed line.
+    # The GM roll not revealed stays a sealed line, offering its reveal to this browser.
     assert seen["gmAfter"] == {"className": "entry sealed", "dice": 0}
+    gm = seen["gm"]["seq"]
+    assert seen["gmLineButton"] == f"Reveal sealed roll #{gm} (this browser holds its opening)"
+
+
+def test_a_sealed_roll_is_revealed_later_from_its_line(seen: Any) -> None:
+    """The opening kept in this browser reveals the roll whenever the player likes; then
+    it is forgotten."""
+    revealed = seen["gmRevealed"]
+    assert revealed["className"] == "entry sealed revealed"
+    assert revealed["outcome"].endswith(": the opening matched its commitment")
+    assert revealed["dice"] == 4 and not revealed["button"]
+    assert seen["keptAfter"] == []
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,9 @@
 // The table page's sealed rolls, in Debian's chromium: the player picks "roll sealed,
 // for the GM" and rolls (its first mechanic, a dice formula); the roll shows to the
 // roller, checked, with a reveal button; the list shows a sealed line with no dice; then a
-// blind roll's line; then the player reveals the first: the reveal entry shows its dice
-// and a mark that the opening matched, and the sealed line says it was revealed.
+// blind roll's line; then the player reveals the blind one: the reveal entry shows its
+// dice and a mark that the opening matched, and the sealed line says it was revealed;
+// then the GM roll from its own line, whose opening this browser kept.
 // Prints what it saw.
 import { launch } from "./launch.mjs";
 
@@ -61,9 +62,18 @@ try {
     outcome: li.querySelector(".outcome").textContent,
     dice: li.querySelectorAll(".die").length,
   }));
+  out.gmLineButton = await page.$eval(`li[data-seq="${out.gm.seq}"] button.reveal`, (b) => b.textContent).catch(() => null);
   out.gmAfter = await page.$eval(`li[data-seq="${out.gm.seq}"]`, (li) => ({ className: li.className, dice: li.querySelectorAll(".die").length }));
   out.heading = await page.$eval(`li[data-seq="${out.gm.seq}"] h3`, (h) => h.textContent);
   out.formFields = await page.$$eval("#fields [id]", (nodes) => nodes.map((n) => n.id).filter((id) => /sealed|blind|audience/i.test(id)));
+  // The GM roll revealed later, from its own line (this browser kept its opening).
+  await page.click(`li[data-seq="${out.gm.seq}"] button.reveal`);
+  await page.waitForFunction((seq) => document.querySelector(`li[data-seq="${seq}"]`)?.classList.contains("revealed"), out.gm.seq, { timeout: 20000 });
+  out.gmRevealed = await page.$eval(`li[data-seq="${out.gm.seq}"]`, (li) => ({
+    className: li.className, outcome: li.querySelector(".outcome").textContent, dice: li.querySelectorAll(".die").length,
+    button: Boolean(li.querySelector("button.reveal")),
+  }));
+  out.keptAfter = await page.evaluate(() => Object.keys(JSON.parse(localStorage.getItem(`fairroll:sealed:${document.querySelector("main").dataset.table}`) ?? "{}")));
   await page.screenshot({ path: shot, fullPage: false });
 } catch (error) {
   out.error = String(error);

@@ -112,7 +112,11 @@ export class FairrollError extends Error {
   }
 }
 
-export type FormulaRequest = Schemas["DiceRollRequest"];
+/** A formula to roll; `sealed: {audience}` seals it (the client draws the blind itself:
+ * a blind given here is sent as it is). */
+export type FormulaRequest = Omit<Schemas["DiceRollRequest"], "sealed"> & {
+  sealed?: { audience: Schemas["Audience"]; blind?: string };
+};
 export type FormulaRoll = Schemas["DiceRollResponse"];
 export type Entry = Schemas["Entry"];
 
@@ -273,7 +277,9 @@ export function createFairroll(options: FairrollOptions) {
       if (fair && unseeded(body)) return fairRoll("/v1/dice/rolls", body as Record<string, unknown>, idempotencyKey);
       return answer(
         api.POST("/v1/dice/rolls", {
-          body,
+          // Not fair (a seed, dice or a session named): a `sealed` here is the caller's
+          // own, blind and all (the server refuses one outside a hash-chain session).
+          body: body as Schemas["DiceRollRequest"],
           ...(idempotencyKey ? { headers: { "Idempotency-Key": idempotencyKey } } : {}),
         }),
       );

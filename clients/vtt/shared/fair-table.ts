@@ -205,7 +205,7 @@ export class FairTable {
    * and the opening comes back in `sealed`, to be handed to the GM or revealed. */
   async roll(formula: string, dialect: Dialect, audience?: Audience): Promise<CheckedRoll> {
     if (audience) {
-      const roll = (await this.dice.roll("/v1/dice/rolls", { table: this.settings.table, formula, dialect, sealed: { audience } })) as FormulaRoll & {
+      const roll = (await this.dice.rollFormula({ table: this.settings.table, formula, dialect, sealed: { audience } })) as FormulaRoll & {
         checked: { sealed: Sealed };
       };
       const faces = roll.dice.map((die) => die.face);

@@ -1,7 +1,7 @@
 // The table page: a table's rolls, newest first, live; every entry verified here, in the
 // browser, with WebCrypto (verify.js) — never on the server's word.
 import {
-  LogVerifier, NOT_VERIFIED, cosignNote, cosignerVkey, importKeys, trustedKeys, verifyCheckpoint, verifyConsistency,
+  LogVerifier, NOT_VERIFIED, cosignNote, revealSealed, cosignerVkey, importKeys, trustedKeys, verifyCheckpoint, verifyConsistency,
   verifyCosignature,
 } from "./verify.js";
 import { startRollPanel } from "./roll.js";
@@ -254,15 +254,61 @@ function entryElement(entry, result, words) {
     element("p", { class: "outcome" }, came),
     mark,
     statement ? "" : fairnessElement(entry.source, result),
+    entry.mechanic === SEALED_ROLL && result.ok ? revealElement(entry.seq) : "",
   );
+}
+
+// The openings of the sealed rolls this browser made on this table (roll.js keeps them):
+// their lines offer to reveal them, whenever the player likes.
+const openingsKey = `fairroll:sealed:${table}`;
+const keptOpenings = () => JSON.parse(localStorage.getItem(openingsKey) ?? "{}");
+function forgetOpening(seq) {
+  const kept = keptOpenings();
+  delete kept[seq];
+  localStorage.setItem(openingsKey, JSON.stringify(kept));
+}
+
+async function call(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return [response.status, text ? JSON.parse(text) : null];
+}
+
+/** "Reveal" on a sealed line whose opening this browser holds: checked against the entry
+ * first (verify.js revealSealed), then published as a sealed.reveal statement. */
+function revealElement(seq) {
+  const opening = keptOpenings()[seq];
+  if (!opening) return "";
+  const button = element("button", { type: "button", class: "reveal" }, `Reveal sealed roll #${seq} (this browser holds its opening)`);
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const made = await revealSealed(call, table, seq, opening, root ? trusted : null);
+      forgetOpening(seq);
+      button.replaceWith(element("p", { class: "revealed-note" }, `Revealed at #${made.receipt.seq}.`));
+      announce();
+    } catch (error) {
+      button.disabled = false;
+      button.after(element("p", { class: "mark bad", role: "alert" }, `✗ Not revealed: ${error.message}`));
+    }
+  });
+  return button;
 }
 
 /** A reveal that matched: the sealed roll's line (if shown) says so and links to it. */
 function markRevealed(entry, result) {
   if (entry.mechanic !== SEALED_REVEAL || !result.ok) return;
+  if (keptOpenings()[entry.request.seq]) forgetOpening(entry.request.seq);
   const line = document.getElementById(`entry-${entry.request.seq}`);
   if (!line || line.dataset.mechanic !== SEALED_ROLL) return;
+  line.querySelector("button.reveal")?.remove();
   line.classList.add("revealed");
+  const mark = line.querySelector(".mark.ok");
+  if (mark) mark.textContent = mark.textContent.replace("its dice are checked when it is revealed", `its reveal (#${entry.seq}) opened it, dice re-derived with the roller's blind`);
   line.querySelector(".outcome")?.replaceChildren(
     "revealed in ", element("a", { href: `#entry-${entry.seq}` }, `#${entry.seq}`), ": the opening matched its commitment",
   );
