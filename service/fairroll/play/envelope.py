@@ -14,6 +14,7 @@ from fairroll.audit.sealed import BLIND_PATTERN, Audience
 from fairroll.randomness import Die, Seed
 
 __all__ = [
+    "Blind",
     "Opening",
     "Receipt",
     "RollEnvelope",
@@ -104,6 +105,10 @@ class SessionRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     ) = msgspec.UNSET
 
 
+#: A sealed roll's blind: 32 random bytes its roller's client drew, as lowercase hex.
+Blind = Annotated[str, msgspec.Meta(pattern=BLIND_PATTERN)]
+
+
 class SealedRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Seal the roll (a hash-chain seed session only): its entry records a commitment to
     the request, dice and outcome, which ``POST /v1/tables/{table}/sealed/{seq}/reveal``
@@ -133,9 +138,10 @@ class SealedRef(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 class Opening(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What a sealed roll's commitment is the SHA-256 of (after ``fairroll/sealed/v1\\n``,
     in its RFC 8785 form): the blind, the mechanic, its request as an entry of that
-    mechanic holds it, the dice and the outcome."""
+    mechanic holds it, the dice and the outcome. (A roll's answer types it as its
+    mechanic's, ``<Mechanic>Opening``: ``api.controllers.systems``.)"""
 
-    blind: Annotated[str, msgspec.Meta(pattern=BLIND_PATTERN)]
+    blind: Blind
     mechanic: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
     request: dict[str, Any]
     dice: tuple[Die, ...]
@@ -143,9 +149,10 @@ class Opening(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class RollResponse(msgspec.Struct, frozen=True, kw_only=True):
-    """Fields every roll response carries; each mechanic adds its ``outcome``. A sealed
-    roll's ``mechanic``, ``source``, ``seed`` and ``session`` are its entry's
-    (``sealed.roll``), its dice and outcome the opening's, and ``opening`` is there."""
+    """Fields every roll response carries; each mechanic adds its ``outcome`` (and, for a
+    sealed roll, its ``opening``, typed as the mechanic's). A sealed roll's ``mechanic``,
+    ``source``, ``seed`` and ``session`` are its entry's (``sealed.roll``), its dice and
+    outcome the opening's."""
 
     mechanic: str
     source: Source
@@ -153,5 +160,3 @@ class RollResponse(msgspec.Struct, frozen=True, kw_only=True):
     session: Session | None
     dice: tuple[Die, ...]
     receipt: Receipt
-    #: A sealed roll only: what its entry's commitment opens to (keep it to reveal it).
-    opening: Opening | UnsetType = msgspec.UNSET

@@ -73,10 +73,11 @@ def _roll_body(document: dict[str, Any], mechanic: Mechanic[Any, Any]) -> None:
         elif others:
             dependent[field] = {"not": {"required": list(others)}}
     component["dependentSchemas"] = dependent
-    if mechanic.dependent_required:
-        component["dependentRequired"] = {
-            k: list(v) for k, v in mechanic.dependent_required.items()
-        }
+    # A sealed roll rolls in a (hash-chain) seed session.
+    required = {"sealed": ["session"]} if "sealed" in component.get("properties", {}) else {}
+    required |= {k: list(v) for k, v in mechanic.dependent_required.items()}
+    if required:
+        component["dependentRequired"] = required
 
 
 def _entry_union(document: dict[str, Any]) -> None:
@@ -234,8 +235,25 @@ def _sealed_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
     hides) and the reveal that opens it (docs/audit.md, "Sealed rolls")."""
     null = {"type": "null"}
     hex64 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
-    opening = (
-        {"$ref": "#/components/schemas/Opening"} if "Opening" in schemas else {"type": "object"}
+    # The opening of each mechanic's roll, typed as its answer's (one per mechanic), by
+    # its mechanic: a generator makes one model of each, none left untyped.
+    openings = {
+        m.name: f"#/components/schemas/{m.type_name}Opening"
+        for m in sorted(MECHANICS.values(), key=lambda m: m.name)
+        if f"{m.type_name}Opening" in schemas
+    }
+    opening: dict[str, Any] = (
+        {
+            "oneOf": [{"$ref": ref} for ref in openings.values()],
+            "discriminator": {"propertyName": "mechanic", "mapping": openings},
+        }
+        if openings
+        else {"type": "object"}
+    )
+    audience = (
+        {"$ref": "#/components/schemas/Audience"}
+        if "Audience" in schemas
+        else {"type": "string", "enum": ["blind", "gm", "self"]}
     )
     return {
         "sealed.roll": (
@@ -244,7 +262,7 @@ def _sealed_statements(schemas: dict[str, Any]) -> dict[str, Statement]:
                 "and the SHA-256 commitment to its opening (its dice and outcome are not "
                 "in the entry).",
                 mechanic={"type": "string"},
-                audience={"type": "string", "enum": ["blind", "gm", "self"]},
+                audience=audience,
                 commitment=hex64,
             ),
             null,

@@ -24,8 +24,8 @@ from fairroll.api.direct import DIRECT
 from fairroll.api.problems import CALC_ERRORS, ROLL_ERRORS
 from fairroll.mechanics import Calculation, Mechanic, System, Words, ordered
 from fairroll.odds import Odds
-from fairroll.play.envelope import RollResponse, SealedRef, SessionRef, TableName
-from fairroll.randomness import Seed
+from fairroll.play.envelope import Blind, RollResponse, SealedRef, SessionRef, TableName
+from fairroll.randomness import Die, Seed
 
 __all__ = [
     "MechanicTypes",
@@ -68,9 +68,30 @@ def mechanic_types(mechanic: Mechanic[Any, Any]) -> MechanicTypes:
             forbid_unknown_fields=True,
         )
         request.__doc__ = mechanic.input_type.__doc__
+        opening = msgspec.defstruct(
+            f"{mechanic.type_name}Opening",
+            [
+                ("blind", Blind),
+                ("mechanic", str),
+                ("request", mechanic.input_type),
+                ("dice", tuple[Die, ...]),
+                ("outcome", mechanic.outcome_type),
+            ],
+            module=__name__,
+            frozen=True,
+            kw_only=True,
+        )
+        opening.__doc__ = (
+            f"A sealed {mechanic.name} roll's opening: its entry's commitment is the SHA-256 "
+            "of it (docs/audit.md, 'Sealed rolls'). Keep it to reveal the roll."
+        )
         response = msgspec.defstruct(
             f"{mechanic.type_name}Response",
-            [("outcome", mechanic.outcome_type), ("words", Words)],
+            [
+                ("outcome", mechanic.outcome_type),
+                ("words", Words),
+                ("opening", opening | UnsetType, UNSET),
+            ],
             bases=(RollResponse,),
             module=__name__,
             frozen=True,
