@@ -16,8 +16,12 @@ const settings = new Map();
 const channel = new BroadcastChannel("foundry-socket"); // other pages: the other clients
 const listeners = new Map();
 channel.onmessage = (event) => { for (const fn of listeners.get(event.data.name) ?? []) fn(event.data.data); };
+// The world's users: the Gamemaster is its GM; each user by id, as Foundry's game.users.
+const USERS = ["Gamemaster", "Roth", "Sue"].map((name) => ({ id: `u-${name.toLowerCase()}`, name, isGM: name === "Gamemaster" }));
+const me = params.get("user") ?? "Gamemaster";
 globalThis.game = {
-  user: { name: params.get("user") ?? "Gamemaster" },
+  user: USERS.find((u) => u.name === me) ?? { id: `u-${me.toLowerCase()}`, name: me, isGM: false },
+  users: USERS,
   world: { id: "standin-world" },
   release: { generation: Number(params.get("generation") ?? 12) },
   // The installed module's manifest (?manifest=), as Foundry keeps it: its flags too.
@@ -46,8 +50,11 @@ globalThis.ui = {
 };
 globalThis.foundry = { applications: { dice: { RollResolver: class RollResolver {} } }, dice: { terms: {} } };
 
-// Chat messages reach every client, as Foundry's server relays them; only the author's
-// is rendered with isAuthor, and a roll travels as its JSON (formula, options, total).
+// Chat messages reach every client, as Foundry's server relays them, but a whispered one
+// only its recipients (and its author); only the author's is rendered with isAuthor, and
+// a roll travels as its JSON (formula, options, total), with the message's flags.
+// preCreateChatMessage is called with the message before it is created, as Foundry does;
+// a listener changes it with updateSource.
 let messages = 0;
 const chat = new BroadcastChannel("foundry-chat");
 function show(message) {
@@ -59,14 +66,25 @@ function show(message) {
   if (game.release.generation >= 13) Hooks.callAll("renderChatMessageHTML", message, item, {});
   else Hooks.callAll("renderChatMessage", message, [item], {});
 }
-chat.onmessage = (event) => show({ ...event.data, isAuthor: false });
+chat.onmessage = (event) => {
+  const { whisper = [] } = event.data;
+  if (whisper.length && !whisper.includes(game.user.id)) return;  // not sent to this client
+  show({ ...event.data, isAuthor: false });
+};
 window.receiveChat = (message) => show({ ...message, isAuthor: false });
+window.created = [];
 globalThis.ChatMessage = {
-  async create({ content = "", rolls = [] } = {}) {
-    const message = { id: `m${++messages}`, content, rolls, isAuthor: true };
+  async create({ content = "", rolls = [], whisper = [], blind = false, flags = {} } = {}) {
+    const message = {
+      id: `m${++messages}`, content, rolls, isAuthor: true, whisper, blind, flags,
+      updateSource(changes) { Object.assign(this, JSON.parse(JSON.stringify(changes))); },
+    };
+    Hooks.callAll("preCreateChatMessage", message, { content, rolls }, {}, game.user.id);
     show(message);
     const relayed = rolls.map((r) => JSON.parse(JSON.stringify({ formula: r.formula, options: r.options, total: r.total })));
-    chat.postMessage({ id: message.id, content, rolls: relayed });
+    const sent = { id: message.id, content, rolls: relayed, whisper: message.whisper, blind: message.blind, flags: message.flags };
+    window.created.push(JSON.parse(JSON.stringify(sent)));
+    chat.postMessage(sent);
     return message;
   },
 };

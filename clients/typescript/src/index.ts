@@ -19,7 +19,7 @@ import { verifiedLog, verifyTilesLog } from "./tiles.js";
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
 export { type CheckpointEvent, type EntryEvent, type EventOptions, type TableEvent, messages, tableEvents } from "./events.js";
-export { describe, dieInWords } from "./vendor/words.js";
+export { AUDIENCE_WORDS, describe, dieInWords, sealedInWords } from "./vendor/words.js";
 export {
   canonicalJson,
   deriveFaces,
@@ -28,7 +28,9 @@ export {
   LogVerifier,
   NOT_VERIFIED,
   parseStrict,
+  openingProblem,
   PROVES,
+  sealedCommitment,
   SELECTIVE_REFUSAL,
   trustedKeys,
   verifyCheckpoint,
@@ -41,8 +43,10 @@ export {
   verifyReceipt,
 } from "./vendor/verify.js";
 import { tableEvents, type EventOptions, type TableEvent } from "./events.js";
+import { revealSealed } from "./vendor/verify.js";
 import { PlayerSession, type Call, type SessionState } from "./session.js";
-export { PlayerSession, type SessionState, UnfairRollError } from "./session.js";
+export { PlayerSession, type SealedOpening, type SessionState, UnfairRollError } from "./session.js";
+import type { SealedOpening } from "./session.js";
 import { TableWitness, type WitnessState } from "./witness.js";
 export { type Checked, Equivocation, TableWitness, type WitnessState } from "./witness.js";
 export { verifyTilesLog } from "./tiles.js";
@@ -108,7 +112,11 @@ export class FairrollError extends Error {
   }
 }
 
-export type FormulaRequest = Schemas["DiceRollRequest"];
+/** A formula to roll; `sealed: {audience}` seals it (the client draws the blind itself:
+ * a blind given here is sent as it is). */
+export type FormulaRequest = Omit<Schemas["DiceRollRequest"], "sealed"> & {
+  sealed?: { audience: Schemas["Audience"]; blind?: string };
+};
 export type FormulaRoll = Schemas["DiceRollResponse"];
 export type Entry = Schemas["Entry"];
 
@@ -123,6 +131,12 @@ export interface VerifiedLog {
   /** The rolls that verify but are not fair (a client seed the log showed before their
    * chain was committed), with why. */
   not_fair: Array<{ seq: number; why: string }>;
+  /** Sealed rolls never revealed (their seqs): they verify, and are listed. */
+  sealed_unrevealed: number[];
+  /** Sealed rolls a reveal opened, each checked against its commitment. */
+  sealed_revealed: number;
+  /** Reveals of sealed rolls before the part of the log read: not checked, not bad. */
+  sealed_unchecked: number;
   reason: string | null;
   entries: number;
   first_bad_seq: number | null;
@@ -228,8 +242,21 @@ export function createFairroll(options: FairrollOptions) {
     api: fairApi,
     rawApi: api,
     /** Roll any mechanic fairly: `roll("/v1/tft/contests", { table, a, b })`, in this
-     * player's seed session, checked before it is returned. */
+     * player's seed session, checked before it is returned. With `sealed: {audience}`
+     * ("gm", "blind" or "self") the roll is sealed: this client draws its blind
+     * (crypto.getRandomValues), the log records only a commitment, and the answer is
+     * checked against it (the entry seals the mechanic and audience sent, the opening holds
+     * the blind and request sent, opens the commitment, and its dice derive with the
+     * blind); `checked.sealed` is `{seq, audience, opening}`: keep the opening (or give it
+     * to the GM) to reveal the roll with `revealSealed`. */
     roll: fairRoll,
+    /** Publish the opening of the sealed roll at `seq` of `table`: checked here against
+     * the sealed entry first (an opening that does not open it is never sent), then the
+     * reveal statement the server appended (its seq, its opening, its receipt under the
+     * pinned root). */
+    async revealSealed(table: string, seq: number, opening: SealedOpening): Promise<any> {
+      return revealSealed(call, table, seq, opening, await keys());
+    },
     /** The same client with a table's write key. */
     withKey(writeKey: string) {
       return createFairroll({ ...options, writeKey });
@@ -250,7 +277,9 @@ export function createFairroll(options: FairrollOptions) {
       if (fair && unseeded(body)) return fairRoll("/v1/dice/rolls", body as Record<string, unknown>, idempotencyKey);
       return answer(
         api.POST("/v1/dice/rolls", {
-          body,
+          // Not fair (a seed, dice or a session named): a `sealed` here is the caller's
+          // own, blind and all (the server refuses one outside a hash-chain session).
+          body: body as Schemas["DiceRollRequest"],
           ...(idempotencyKey ? { headers: { "Idempotency-Key": idempotencyKey } } : {}),
         }),
       );

@@ -34,6 +34,16 @@ export interface SessionState {
   checkpoint?: { size: number; root_hash: string } | null;
 }
 
+/** What opens a sealed roll's commitment (docs/audit.md, "Sealed rolls"): the blind this
+ * client drew, the mechanic, its request as the log would hold it, the dice and the outcome. */
+export interface SealedOpening {
+  blind: string;
+  mechanic: string;
+  request: Record<string, unknown>;
+  dice: Die[];
+  outcome: unknown;
+}
+
 /** A die as the log holds it. */
 export interface Die {
   group: string;
@@ -47,7 +57,15 @@ export interface CheckedRoll {
   /** What was checked, as the log holds it: the entry's seq and mechanic, its dice
    * (re-derived from the chain's link, this client's seed and the nonce) and its
    * outcome. Show these under the check mark. */
-  checked: { seq: number; mechanic: string; dice: Die[]; outcome: unknown };
+  checked: {
+    seq: number;
+    mechanic: string;
+    dice: Die[];
+    outcome: unknown;
+    /** A sealed roll (sent with `sealed: {audience}`): the log's sealed entry, whom it is
+     * for, and its opening (checked against the entry's commitment), kept to reveal it. */
+    sealed?: { seq: number; audience: "gm" | "blind" | "self"; opening: SealedOpening };
+  };
   /** The server's words about the outcome: no log entry carries them and nothing here
    * checked them. Show them apart from `checked`, labelled as the server's words (or
    * derive words from `checked` yourself). */

@@ -13,8 +13,11 @@
 // a key that only the fairroll server lists (anyone can post one) never counts.
 
 import {
+  AUDIENCE_WORDS,
   canonicalJson,
   createFairroll,
+  openingProblem,
+  type SealedOpening,
   Equivocation,
   type Fairroll,
   type FormulaRoll,
@@ -25,6 +28,18 @@ import {
 } from "@fairroll/client";
 
 export type Dialect = "roll20" | "foundry" | "avrae";
+
+/** Whom a sealed roll is for (docs/audit.md, "Sealed rolls"): roller and GM, the GM only
+ * (a blind roll), the roller only. */
+export type Audience = "gm" | "blind" | "self";
+
+/** A sealed roll: the log's sealed entry, whom it is for, and the opening that reveals it
+ * (checked against the entry's commitment before it is kept or handed to the GM). */
+export interface Sealed {
+  seq: number;
+  audience: Audience;
+  opening: SealedOpening;
+}
 
 export interface TableSettings {
   /** The fairroll server, e.g. https://dice.example. */
@@ -65,6 +80,8 @@ export interface CheckedRoll {
   verified: boolean;
   /** Why not, where it is not. */
   problem?: string;
+  /** A sealed roll: its entry's seq, its audience and its opening. */
+  sealed?: Sealed;
 }
 
 /** A checkpoint this player verified, to share with the others: the note carries the
@@ -182,12 +199,57 @@ export class FairTable {
     return true;
   }
 
-  /** Roll `formula` in `dialect`, in this player's seed session, and check it here. */
-  async roll(formula: string, dialect: Dialect): Promise<CheckedRoll> {
+  /** Roll `formula` in `dialect`, in this player's seed session, and check it here. With
+   * `audience`, the roll is sealed: the log holds only a commitment, this client draws the
+   * blind and checks the answer against the commitment (the npm client's live check),
+   * and the opening comes back in `sealed`, to be handed to the GM or revealed. */
+  async roll(formula: string, dialect: Dialect, audience?: Audience): Promise<CheckedRoll> {
+    if (audience) {
+      const roll = (await this.dice.rollFormula({ table: this.settings.table, formula, dialect, sealed: { audience } })) as FormulaRoll & {
+        checked: { sealed: Sealed };
+      };
+      const faces = roll.dice.map((die) => die.face);
+      const checked = await this.check(roll.receipt.seq, roll.receipt);
+      return { roll, faces, ...checked, sealed: roll.checked.sealed };
+    }
     const roll = await this.dice.rollFormula({ table: this.settings.table, formula, dialect });
     const faces = roll.dice.map((die) => die.face);
     const checked = await this.check(roll.receipt.seq, roll.receipt);
     return { roll, faces, ...checked };
+  }
+
+  /** Check a sealed roll another player handed over (to the GM, in a whispered message):
+   * its entry is a sealed roll of this table under the pinned root (`check`), the opening
+   * opens its commitment and its dice derive with its blind, and the roll shows the
+   * opening's dice and outcome. */
+  async checkSealed(sealed: Sealed, roll: FormulaRoll): Promise<{ verified: boolean; problem?: string }> {
+    const held = await this.check(sealed.seq, roll.receipt);
+    if (!held.verified) return held;
+    try {
+      const { data } = await this.dice.api.GET("/v1/tables/{table}/entries/{seq}", {
+        params: { path: { table: this.settings.table, seq: sealed.seq } },
+      });
+      const entry = data as unknown as { mechanic?: string; request?: { audience?: string } } | undefined;
+      if (entry?.mechanic !== "sealed.roll") throw new Error(`entry ${sealed.seq} is not a sealed roll`);
+      if (entry.request?.audience !== sealed.audience) throw new Error(`entry ${sealed.seq} is sealed for '${entry.request?.audience}', not '${sealed.audience}'`);
+      const wrong = await openingProblem(entry, sealed.opening);
+      if (wrong) throw new Error(wrong);
+      const said = (value: unknown) => canonicalJson(value ?? null);
+      const dice = (list: FormulaRoll["dice"] | null | undefined) => (list ?? []).map((d) => ({ group: d.group, sides: d.sides, face: d.face }));
+      if (said(dice(roll.dice)) !== said(dice(sealed.opening.dice)) || said(roll.outcome) !== said(sealed.opening.outcome)) {
+        throw new Error("the roll's dice and outcome are not its opening's");
+      }
+      return { verified: true };
+    } catch (error) {
+      return { verified: false, problem: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Reveal a sealed roll: its opening published on the table's log (checked here against
+   * the sealed entry first; the statement appended checked after). */
+  async reveal(sealed: Sealed): Promise<number> {
+    const made = await this.dice.revealSealed(this.settings.table, sealed.seq, sealed.opening);
+    return Number(made?.receipt?.seq);
   }
 
   /** Check a roll of this table by its receipt: the entry is fetched and must be the
@@ -292,6 +354,10 @@ export function card(checked: CheckedRoll, by: string): string {
   const mark = checked.verified
     ? `<span class="fairroll-verified" title="checked here: in the signed log, under the pinned root">&#10003; verified by ${escaped(by)}</span>`
     : `<span class="fairroll-unverified">not verified: ${escaped(checked.problem ?? "unknown")}</span>`;
+  const sealed = checked.sealed
+    ? `<div class="fairroll-sealed" data-audience="${escaped(checked.sealed.audience)}">sealed roll #${checked.sealed.seq}, ${escaped((AUDIENCE_WORDS as Record<string, string>)[checked.sealed.audience] ?? checked.sealed.audience)}${
+      checked.verified ? ": the opening matched its commitment" : ""}; the table sees a sealed line until it is revealed</div>`
+    : "";
   const faces = (roll.dice ?? []).map((die) => `${die.face}/d${die.sides}`).join(" ");
   const total = (roll.outcome as { total?: unknown } | undefined)?.total;
   const what = checked.verified
@@ -300,6 +366,7 @@ export function card(checked: CheckedRoll, by: string): string {
   return [
     `<div class="fairroll-card" data-seq="${roll.receipt.seq}">`,
     `<div class="fairroll-mark">${mark}</div>`,
+    sealed,
     what,
     `<div class="fairroll-receipt">table ${escaped(roll.receipt.table)}, entry ${roll.receipt.seq}, `,
     `hash <code>${escaped(roll.receipt.entry_hash.slice(0, 16))}</code>, ${escaped(roll.source)}</div>`,

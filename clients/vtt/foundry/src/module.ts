@@ -9,6 +9,13 @@
 // player's witness verifies the table's checkpoint and shares it over Foundry's socket;
 // every other player compares it with theirs, and an alarm is raised where they differ.
 //
+// Foundry's roll modes map onto sealed rolls (docs/audit.md, "Sealed rolls"): a public
+// roll is an ordinary roll; a GM roll is sealed for the GM, a blind roll for the GM only,
+// a self roll for the roller only. The log then holds only a commitment (the table's page
+// shows a sealed line); the chat message is whispered as Foundry whispers that mode, and
+// carries the roll's opening in its flags, so the GM's client checks it against the log
+// and can reveal it (a sealed.reveal statement) when the GM likes.
+//
 // Each player's cosigner key is announced over the module's socket (game.socket, which
 // the Foundry server relays and the dice operator does not run), and the keys the
 // others announce there are pinned. A player who agrees with a shared checkpoint answers
@@ -17,12 +24,14 @@
 
 import {
   alarm,
+  type Audience,
   card,
   type CheckedRoll,
   confirmation,
   type CosignerAnnouncement,
   escaped,
   FairTable,
+  type Sealed,
   type SharedCheckpoint,
 } from "../../shared/fair-table.js";
 
@@ -100,6 +109,23 @@ async function fulfil(term: foundry.dice.terms.DiceTerm): Promise<number | void>
 
 type Evaluate = (this: Roll, options?: object) => Promise<Roll>;
 
+/** Foundry's roll modes as sealed rolls: a public roll is not sealed. */
+const AUDIENCES: { [mode: string]: Audience } = { gmroll: "gm", blindroll: "blind", selfroll: "self" };
+const MODES: { [audience in Audience]: string } = { gm: "gmroll", blind: "blindroll", self: "selfroll" };
+
+/** The roll mode the chat is in (Foundry's own setting, what a roll's message takes by
+ * default), as the audience of a sealed roll, or undefined for a public roll. */
+function chatAudience(): Audience | undefined {
+  const settings = game.settings as unknown as { get(ns: string, key: string): unknown };
+  let mode: unknown;
+  try {
+    mode = settings.get("core", "rollMode");
+  } catch {
+    mode = undefined;  // not registered: a public roll
+  }
+  return AUDIENCES[String(mode)];
+}
+
 /** Evaluate a roll with fairroll's faces: one request for the whole formula, then
  * Foundry's evaluation takes them die by die. Rolls are evaluated one at a time. */
 function wrapEvaluate(original: Evaluate): Evaluate {
@@ -109,7 +135,7 @@ function wrapEvaluate(original: Evaluate): Evaluate {
     const turn = queue.then(async () => {
       let checked: CheckedRoll;
       try {
-        checked = await fair.roll(this.formula, "foundry");
+        checked = await fair.roll(this.formula, "foundry", chatAudience());
       } catch (error) {
         // fairroll refused the formula (a form it does not read) or could not be reached:
         // Foundry rolls it, and the card says so.
@@ -151,7 +177,9 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
     const record = (roll.options as { fairroll?: Record }).fairroll;
     if (!record) continue;
     const block = document.createElement("div");
-    if (record.checked) {
+    if (record.checked?.sealed) {
+      renderSealed(message, roll, record, block);
+    } else if (record.checked) {
       const agree = record.agree
         ? ""
         : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's (${escaped(String(record.checked.roll.outcome.total))})</div>`;
@@ -172,6 +200,86 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
     }
     element.append(block);
   }
+}
+
+interface Whispered {
+  flags?: { fairroll?: { sealed?: Sealed[] } };
+  blind?: boolean;
+}
+
+const isGM = (): boolean => Boolean((game.user as { isGM?: boolean } | undefined)?.isGM);
+
+/** A sealed roll's card. The roller sees its own record (but not a blind roll's dice, as
+ * Foundry hides a blind roll from its roller); the GM's client checks the opening the
+ * message's flags carry against the log itself, and offers to reveal it. */
+function renderSealed(message: ChatMessage, roll: Roll, record: Record, block: HTMLElement): void {
+  const checked = record.checked!;
+  const me = game.user?.name ?? "you";
+  const flagged = ((message as unknown as Whispered).flags?.fairroll?.sealed ?? []).find((s) => s.seq === checked.sealed!.seq);
+  if (!isGM()) {
+    if (!message.isAuthor) return;  // not for this player: Foundry whispered it elsewhere
+    if (checked.sealed!.audience === "blind") {
+      block.innerHTML = `<div class="fairroll-card fairroll-sealed-line">sealed blind roll #${checked.sealed!.seq}, for the GM only</div>`;
+    } else {
+      block.innerHTML = card(checked, me);
+      if (flagged) block.append(revealButton(flagged));
+    }
+    return;
+  }
+  if (!flagged) {
+    block.innerHTML = `<div class="fairroll-card fairroll-unverified">a sealed roll without its opening: nothing to check</div>`;
+    return;
+  }
+  block.innerHTML = `<div class="fairroll-card fairroll-checking">checking the sealed roll here…</div>`;
+  const rolled = checked.roll;
+  void fairTable()?.checkSealed(flagged, rolled).then((verdict) => {
+    const agree = record.agree ? "" : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's</div>`;
+    block.innerHTML = card({ roll: rolled, faces: rolled.dice.map((d) => d.face), ...verdict, sealed: flagged }, me) + agree;
+    if (verdict.verified) block.append(revealButton(flagged));
+  });
+}
+
+/** Reveal a sealed roll on the table's log: its opening, checked against the sealed entry
+ * before it is published. */
+function revealButton(sealed: Sealed): HTMLElement {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "fairroll-reveal";
+  button.textContent = `Reveal sealed roll #${sealed.seq}`;
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    void fairTable()?.reveal(sealed).then(
+      (seq) => { button.replaceWith(Object.assign(document.createElement("div"), { className: "fairroll-revealed", textContent: `revealed on the table's log at entry ${seq}` })); },
+      (error: unknown) => {
+        button.disabled = false;
+        ui.notifications?.error(`fairroll: not revealed: ${error instanceof Error ? error.message : error}`);
+      },
+    );
+  });
+  return button;
+}
+
+/** A message of sealed rolls is whispered as Foundry whispers their mode (GM roll and
+ * blind roll to the GMs, blind hidden from its roller; self roll to the roller), whatever
+ * mode it was sent with: the log says whom each roll is for. Its flags carry each roll's
+ * opening, for the GM's client to check and reveal. */
+function sealedMessage(message: ChatMessage): void {
+  const sealed = (message.rolls ?? [])
+    .map((roll) => (roll.options as { fairroll?: Record }).fairroll?.checked?.sealed)
+    .filter((s): s is Sealed => Boolean(s));
+  if (!sealed.length) return;
+  const audience = sealed.some((s) => s.audience === "blind") ? "blind" : sealed.some((s) => s.audience === "gm") ? "gm" : "self";
+  const data: { whisper?: string[]; blind?: boolean } = {};
+  const foundryChat = ChatMessage as unknown as { applyRollMode?: (data: object, mode: string) => object };
+  if (typeof foundryChat.applyRollMode === "function") {
+    foundryChat.applyRollMode(data, MODES[audience]);
+  } else {
+    const users = (game.users ?? []) as unknown as Iterable<{ id: string; isGM: boolean }>;
+    const gms = [...users].filter((u) => u.isGM).map((u) => u.id);
+    data.whisper = audience === "self" ? [String((game.user as { id?: string } | undefined)?.id)] : gms;
+    data.blind = audience === "blind";
+  }
+  (message as unknown as { updateSource(changes: object): void }).updateSource({ ...data, flags: { fairroll: { sealed } } });
 }
 
 /** Another player's roll, checked by this client: its entry, receipt and key chain to
@@ -251,6 +359,8 @@ Hooks.once("init", () => {
   const prototype = Roll.prototype as unknown as { evaluate: Evaluate };
   prototype.evaluate = wrapEvaluate(prototype.evaluate);
 });
+
+(Hooks.on as (hook: string, fn: (message: ChatMessage) => void) => number)("preCreateChatMessage", sealedMessage);
 
 Hooks.once("ready", () => {
   game.socket?.on(CHANNEL, (said: Message) => {

@@ -10,11 +10,18 @@
 // with what they verified, over Owlbear's broadcast, which the dice operator does not
 // run, and raises an alarm where they differ.
 //
+// A GM roll is a sealed roll for the GM (docs/audit.md, "Sealed rolls"): the log holds
+// only its commitment, and the room is told only that a sealed roll was made (its entry,
+// checked by each player in the log). Owlbear's broadcast reaches every player, so the
+// opening never goes over it: the roller (the GM, behind the screen, as a rule) keeps it
+// and reveals the roll when it likes; the reveal is broadcast and checked by everyone.
+//
 // Each player's cosigner key is announced over the room's broadcast (OBR.broadcast) and
 // the keys the others announce there are pinned. A player who agrees with a broadcast
 // checkpoint answers with its own cosignature of that tree; the view is "confirmed by"
 // a player only under a key so announced, never one the fairroll server merely lists.
 
+import { AUDIENCE_WORDS } from "@fairroll/client";
 import OBR from "@owlbear-rodeo/sdk";
 import {
   alarm,
@@ -25,6 +32,7 @@ import {
   type Dialect,
   escaped,
   FairTable,
+  type Sealed,
   type SharedCheckpoint,
 } from "../../shared/fair-table.js";
 
@@ -32,6 +40,8 @@ const KEY = "rodeo.fairroll/settings";
 const ROLLS = "rodeo.fairroll/roll";
 const CHECKPOINTS = "rodeo.fairroll/checkpoint";
 const COSIGNERS = "rodeo.fairroll/cosigner";
+const SEALED = "rodeo.fairroll/sealed";
+const REVEALED = "rodeo.fairroll/revealed";
 
 interface RoomSettings {
   server: string;
@@ -44,6 +54,23 @@ interface Broadcast {
   player: string;
   formula: string;
   roll: CheckedRoll["roll"];
+}
+
+/** A sealed roll as the room hears of it: who made it, for whom, and its receipt (no
+ * dice, no opening). */
+interface SealedBroadcast {
+  player: string;
+  seq: number;
+  audience: Sealed["audience"];
+  receipt: CheckedRoll["roll"]["receipt"];
+}
+
+/** A sealed roll revealed: its opening is public now (in the log's reveal statement). */
+interface RevealBroadcast {
+  player: string;
+  sealed: Sealed;
+  roll: CheckedRoll["roll"];
+  revealedAt: number;
 }
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -125,11 +152,18 @@ async function roll(event: SubmitEvent): Promise<void> {
   if (!table) return;
   const formula = $<HTMLInputElement>("formula").value;
   const dialect = $<HTMLSelectElement>("dialect").value as Dialect;
+  const sealed = $<HTMLInputElement>("gm-roll").checked;
   try {
-    const checked = await table.roll(formula, dialect);
+    const checked = await table.roll(formula, dialect, sealed ? "gm" : undefined);
     show(card(checked, "you"));
-    const said: Broadcast = { player: me, formula, roll: checked.roll };
-    await OBR.broadcast.sendMessage(ROLLS, said, { destination: "REMOTE" });
+    if (checked.sealed) {
+      $("rolls").querySelector("li")?.append(revealButton(checked));
+      const said: SealedBroadcast = { player: me, seq: checked.sealed.seq, audience: checked.sealed.audience, receipt: checked.roll.receipt };
+      await OBR.broadcast.sendMessage(SEALED, said, { destination: "REMOTE" });
+    } else {
+      const said: Broadcast = { player: me, formula, roll: checked.roll };
+      await OBR.broadcast.sendMessage(ROLLS, said, { destination: "REMOTE" });
+    }
     await shareCheckpoint();
   } catch (error) {
     show(`<div class="fairroll-card fairroll-refused">${escaped(error instanceof Error ? error.message : String(error))}</div>`);
@@ -141,6 +175,45 @@ async function received(said: Broadcast): Promise<void> {
   // Another player's roll, checked here: this player's own verdict, not theirs.
   const checked = await table.check(said.roll.receipt.seq, said.roll.receipt, said.roll);
   show(`<div class="fairroll-from">${escaped(said.player)} rolled</div>${card({ roll: said.roll, faces: [], ...checked }, "you")}`);
+}
+
+/** Reveal the roller's own sealed roll: published on the log, then told to the room. */
+function revealButton(checked: CheckedRoll): HTMLElement {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "fairroll-reveal";
+  button.textContent = `Reveal sealed roll #${checked.sealed!.seq}`;
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    void (async () => {
+      try {
+        const revealedAt = await table!.reveal(checked.sealed!);
+        button.replaceWith(Object.assign(document.createElement("div"), { className: "fairroll-revealed", textContent: `revealed on the table's log at entry ${revealedAt}` }));
+        const said: RevealBroadcast = { player: me, sealed: checked.sealed!, roll: checked.roll, revealedAt };
+        await OBR.broadcast.sendMessage(REVEALED, said, { destination: "REMOTE" });
+      } catch (error) {
+        button.disabled = false;
+        await raise(`fairroll: not revealed: ${error instanceof Error ? error.message : error}`);
+      }
+    })();
+  });
+  return button;
+}
+
+/** Another player's sealed roll: its entry checked here (in the log, under the root), a
+ * sealed line shown. */
+async function sealedReceived(said: SealedBroadcast): Promise<void> {
+  if (!table) return;
+  const checked = await table.check(said.seq, said.receipt);
+  const mark = checked.verified ? "&#10003; in the signed log" : `not verified: ${escaped(checked.problem ?? "unknown")}`;
+  show(`<div class="fairroll-card fairroll-sealed-line" data-seq="${said.seq}">${escaped(said.player)}: sealed roll #${said.seq}, ${escaped((AUDIENCE_WORDS as Record<string, string>)[said.audience] ?? said.audience)} — ${mark}</div>`);
+}
+
+/** A sealed roll revealed: the opening checked here against the log's sealed entry. */
+async function revealReceived(said: RevealBroadcast): Promise<void> {
+  if (!table) return;
+  const checked = await table.checkSealed(said.sealed, said.roll);
+  show(`<div class="fairroll-from">${escaped(said.player)} revealed</div>${card({ roll: said.roll, faces: [], ...checked, sealed: said.sealed }, "you")}`);
 }
 
 async function compared(shared: SharedCheckpoint): Promise<void> {
@@ -176,6 +249,8 @@ OBR.onReady(async () => {
   OBR.broadcast.onMessage(ROLLS, (event) => void received(event.data as Broadcast));
   OBR.broadcast.onMessage(CHECKPOINTS, (event) => void compared(event.data as SharedCheckpoint));
   OBR.broadcast.onMessage(COSIGNERS, (event) => void pinned(event.data as CosignerAnnouncement));
+  OBR.broadcast.onMessage(SEALED, (event) => void sealedReceived(event.data as SealedBroadcast));
+  OBR.broadcast.onMessage(REVEALED, (event) => void revealReceived(event.data as RevealBroadcast));
   $<HTMLFormElement>("roller").addEventListener("submit", (event) => void roll(event));
   $<HTMLFormElement>("setup").addEventListener("submit", (event) => void saveSettings(event));
   document.body.dataset.ready = "true";

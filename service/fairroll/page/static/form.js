@@ -5,7 +5,9 @@
 
 import { inline as richText } from "./markdown.js";
 
-const ENVELOPE = new Set(["table", "dice", "session", "seed"]);
+// Not the mechanic's own fields: `sealed` too, as the roll panel draws a sealed roll's
+// blind itself (its "who sees it" choice), never from a typed value.
+const ENVELOPE = new Set(["table", "dice", "session", "seed", "sealed"]);
 // A field's label is its title in the spec (the seed's words: "ST (strength)"), else its
 // name in words.
 export function labelOf(name, raw = {}) {

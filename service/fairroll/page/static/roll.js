@@ -3,8 +3,8 @@
 // page's table. The new entry arrives in the list below like any other, verified.
 import { controlFor, loadShelves, mechanicForm, oddsBody, rollOperations } from "./form.js";
 import { charts, drawCharts } from "./odds.js";
-import { describe, dieInWords } from "./words.js";
-import { openSession, rollInSession, UnfairRollError } from "./verify.js";
+import { AUDIENCE_WORDS, describe, dieInWords } from "./words.js";
+import { openSession, revealSealed, rollInSession, UnfairRollError } from "./verify.js";
 
 // An estimate's odds note: its sample and how far each chance may be off, from the
 // intervals the server states (`estimate.intervals`, at `estimate.confidence`).
@@ -33,6 +33,7 @@ export async function startRollPanel({ table, onRolled, trust }) {
   const oddsPanel = document.getElementById("odds");
   const oddsNote = document.getElementById("odds-note");
   const button = form.querySelector("button[type=submit]");
+  const sealedChoice = sealedControl(form, button);
   // On a phone the odds start folded, so the table's latest rolls are near the top.
   if (matchMedia("(max-width: 56rem)").matches) document.getElementById("odds-details").open = false;
 
@@ -176,8 +177,11 @@ export async function startRollPanel({ table, onRolled, trust }) {
       if (request.seed === undefined) {
         const { keys } = await trust();
         session = await playerSession(keys);
+        // "Roll sealed": the log records only a commitment; this browser draws the blind
+        // and keeps the opening, to reveal it later (docs/audit.md, "Sealed rolls").
+        const audience = sealedChoice.value;
         try {
-          answer = await rollInSession(call, session, current.path, body(), keys);
+          answer = await rollInSession(call, session, current.path, { ...body(), ...(audience ? { sealed: { audience } } : {}) }, keys);
         } finally {
           keep(session);  // its next nonce, or the roll still pending, or closed
         }
@@ -227,6 +231,47 @@ export async function startRollPanel({ table, onRolled, trust }) {
     words.textContent = `The server's words (not checked): ${describe(answer.serverWords ?? answer.words)[1]}`;
     said.className = verified ? "ok" : "unverified";
     said.replaceChildren(facts, words);
+    const sealed = answer.checked?.sealed;
+    if (sealed) {
+      keepOpening(sealed);
+      const line = document.createElement("p");
+      line.className = "sealed-note";
+      line.textContent = `Sealed ${AUDIENCE_WORDS[sealed.audience]}: the table sees only a sealed line at #${sealed.seq} until you reveal it; this browser keeps its opening. `;
+      line.append(revealButton(sealed));
+      said.append(line);
+    }
+  }
+
+  // The openings of this browser's sealed rolls on this table, kept until revealed.
+  const openingsKey = `fairroll:sealed:${table}`;
+  function keepOpening({ seq, opening }) {
+    const kept = JSON.parse(localStorage.getItem(openingsKey) ?? "{}");
+    kept[seq] = opening;
+    localStorage.setItem(openingsKey, JSON.stringify(kept));
+  }
+
+  // Reveal: the opening, checked here against the sealed entry first, is published as a
+  // sealed.reveal statement; the list below then shows the roll with its dice.
+  function revealButton({ seq, opening }) {
+    const reveal = document.createElement("button");
+    reveal.type = "button";
+    reveal.textContent = `Reveal sealed roll #${seq}`;
+    reveal.addEventListener("click", async () => {
+      reveal.disabled = true;
+      try {
+        const { keys } = await trust();
+        const made = await revealSealed(call, table, seq, opening, keys);
+        const kept = JSON.parse(localStorage.getItem(openingsKey) ?? "{}");
+        delete kept[seq];
+        localStorage.setItem(openingsKey, JSON.stringify(kept));
+        reveal.replaceWith(`Revealed at #${made.receipt.seq}.`);
+        onRolled(made.receipt.seq);
+      } catch (error) {
+        reveal.disabled = false;
+        reveal.after(` ✗ Not revealed: ${error.message}`);
+      }
+    });
+    return reveal;
   }
 
   // The outcome's own values as the log holds them (its numbers, names and flags; the
@@ -279,4 +324,26 @@ export async function startRollPanel({ table, onRolled, trust }) {
   form.addEventListener("input", updateOdds);
   form.addEventListener("submit", roll);
   choose(location.hash.slice(1));
+}
+
+/** The "roll sealed" choice, before the roll button: in the open (the default), or sealed
+ * for the GM, for the GM only (blind), or for the roller only. A sealed roll is made in
+ * the player's seed session only (a typed seed rolls in the open). */
+function sealedControl(form, button) {
+  const field = document.createElement("div");
+  field.className = "field";
+  const label = document.createElement("label");
+  label.htmlFor = "sealed";
+  label.textContent = "Who sees it";
+  const choice = document.createElement("select");
+  choice.id = "sealed";
+  choice.append(new Option("everyone (an open roll)", ""));
+  for (const [audience, words] of Object.entries(AUDIENCE_WORDS)) choice.append(new Option(`roll sealed, ${words}`, audience));
+  const hint = document.createElement("small");
+  hint.id = "sealed-hint";
+  hint.textContent = "A sealed roll is in the log at once, as a commitment: the table sees a sealed line, and its dice when you reveal it.";
+  choice.setAttribute("aria-describedby", hint.id);
+  field.append(label, choice, hint);
+  form.insertBefore(field, button);
+  return choice;
 }

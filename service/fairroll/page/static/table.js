@@ -1,11 +1,11 @@
 // The table page: a table's rolls, newest first, live; every entry verified here, in the
 // browser, with WebCrypto (verify.js) — never on the server's word.
 import {
-  LogVerifier, NOT_VERIFIED, cosignNote, cosignerVkey, importKeys, trustedKeys, verifyCheckpoint, verifyConsistency,
+  LogVerifier, NOT_VERIFIED, cosignNote, revealSealed, cosignerVkey, importKeys, trustedKeys, verifyCheckpoint, verifyConsistency,
   verifyCosignature,
 } from "./verify.js";
 import { startRollPanel } from "./roll.js";
-import { describe, dieInWords } from "./words.js";
+import { describe, dieInWords, sealedInWords } from "./words.js";
 import { drawCharts } from "./odds.js";
 import { fitInWords, goodnessOfFit } from "./stats.js";
 import { startTilesCheck } from "./mirror.js";
@@ -33,6 +33,7 @@ const pinnedCosigners = new Set(JSON.parse(localStorage.getItem("fairroll:cosign
 for (const vkey of asked.getAll("cosigner")) pinnedCosigners.add(vkey);
 localStorage.setItem("fairroll:cosigners", JSON.stringify([...pinnedCosigners]));
 const marks = new Map();  // seq -> the entry's mark element, redrawn when a reveal checks it
+const players = new Map();  // seed_id -> the player its session.commit names (sealed lines)
 
 function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -172,7 +173,11 @@ function markElement(result) {
   const how = dice === "re-derived" ? ", dice re-derived from the seed"
     : dice === "re-derived after the reveal" ? ", dice re-derived from the revealed seed"
     : dice === "re-derived from the revealed link" ? ", dice re-derived from the chain's revealed link"
-    : dice.startsWith("committed") ? "; dice checkable once the session is revealed" : "";
+    : dice.startsWith("committed") ? "; dice checkable once the session is revealed"
+    : dice.startsWith("sealed") ? ", the chain's link; its dice are checked when it is revealed"
+    : dice.startsWith("reveal of sealed roll") && !dice.endsWith("not checked")
+      ? "; the opening matched: it opens the sealed roll's commitment, dice re-derived with the roller's blind"
+    : "";
   if (result.ok && !root) return element("p", { class: "mark unverified" }, `NOT VERIFIED (no root pinned): hash and link hold${how}`);
   return result.ok
     ? element("p", { class: "mark ok" }, `✓ verified: hash, link, signature${how}`)
@@ -184,7 +189,7 @@ async function readTitles() {
   const listed = await (await fetch("/v1/systems")).json();
   titles = new Map(listed.systems.flatMap((system) => system.mechanics.map((m) => [m.name, `${system.title} · ${m.name.split(".").slice(1).join(" ").replaceAll("-", " ")}`])));
 }
-const STATEMENTS = { session: "Seed session", audit: "The log", key: "Signing key", table: "The table" };
+const STATEMENTS = { session: "Seed session", audit: "The log", key: "Signing key", table: "The table", sealed: "Sealed roll" };
 function titleOf(mechanic) {
   const [head, ...rest] = mechanic.split(".");
   return titles.get(mechanic) ?? `${STATEMENTS[head] ?? head} · ${rest.join(" ").replaceAll("-", " ")}`;
@@ -200,23 +205,114 @@ function timeElement(iso) {
   return element("time", { datetime: iso, title: iso }, shown);
 }
 
+const SEALED_ROLL = "sealed.roll";
+const SEALED_REVEAL = "sealed.reveal";
+
+/** [the request in words, the outcome in words] of an entry. A sealed roll shows a sealed
+ * line, whoever rolled it and whom it is for, never its dice (the log holds none); a
+ * reveal shows the roll it opens, in the server's words when it has them. */
+function wordsOf(entry, words) {
+  if (entry.mechanic === SEALED_ROLL) {
+    const player = players.get(entry.session?.seed_id);
+    return [sealedInWords(entry.seq, player, entry.request?.audience), "its dice and outcome stay sealed until it is revealed"];
+  }
+  if (entry.mechanic === SEALED_REVEAL) {
+    const opening = entry.request?.opening;
+    let came = "";
+    try {
+      came = describe(words)[1];
+    } catch {
+      came = "";  // no words from the server: the dice speak
+    }
+    return [`sealed roll #${entry.request?.seq} revealed: ${titleOf(String(opening?.mechanic ?? "?"))}`, came];
+  }
+  return entry.source === "statement" ? [describe(words)[1], ""] : describe(words);
+}
+
+/** The dice a reveal opens, drawn as the sealed roll's own would be. */
+function revealedDice(entry) {
+  const opening = entry.request?.opening;
+  if (!opening || !Array.isArray(opening.dice)) return [];
+  return diceElement({ mechanic: opening.mechanic, request: opening.request, outcome: opening.outcome, dice: opening.dice });
+}
+
 function entryElement(entry, result, words) {
   const statement = entry.source === "statement";
-  const [asked, came] = statement ? [describe(words)[1], ""] : describe(words);
+  if (entry.mechanic === "session.commit" && typeof entry.request?.player === "string") players.set(entry.request.seed_id, entry.request.player);
+  const [asked, came] = wordsOf(entry, words);
   const mark = markElement(result);
   marks.set(entry.seq, mark);
   const heading = element("h3", {}, `#${entry.seq} · ${titleOf(entry.mechanic)} `, element("small", {}, timeElement(entry.time)));
   heading.title = entry.mechanic;
+  const sealed = entry.mechanic === SEALED_ROLL ? " sealed" : entry.mechanic === SEALED_REVEAL ? " revealing" : "";
   return element(
     "li",
-    { id: `entry-${entry.seq}`, "data-seq": String(entry.seq), "data-mechanic": entry.mechanic, class: result.ok ? "entry" : "entry tampered" },
+    { id: `entry-${entry.seq}`, "data-seq": String(entry.seq), "data-mechanic": entry.mechanic, class: (result.ok ? "entry" : "entry tampered") + sealed },
     heading,
     element("p", { class: "asked" }, asked),
-    ...diceElement(entry),
+    ...(entry.mechanic === SEALED_REVEAL ? revealedDice(entry) : diceElement(entry)),
     element("p", { class: "outcome" }, came),
     mark,
     statement ? "" : fairnessElement(entry.source, result),
+    entry.mechanic === SEALED_ROLL && result.ok ? revealElement(entry.seq) : "",
   );
+}
+
+// The openings of the sealed rolls this browser made on this table (roll.js keeps them):
+// their lines offer to reveal them, whenever the player likes.
+const openingsKey = `fairroll:sealed:${table}`;
+const keptOpenings = () => JSON.parse(localStorage.getItem(openingsKey) ?? "{}");
+function forgetOpening(seq) {
+  const kept = keptOpenings();
+  delete kept[seq];
+  localStorage.setItem(openingsKey, JSON.stringify(kept));
+}
+
+async function call(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return [response.status, text ? JSON.parse(text) : null];
+}
+
+/** "Reveal" on a sealed line whose opening this browser holds: checked against the entry
+ * first (verify.js revealSealed), then published as a sealed.reveal statement. */
+function revealElement(seq) {
+  const opening = keptOpenings()[seq];
+  if (!opening) return "";
+  const button = element("button", { type: "button", class: "reveal" }, `Reveal sealed roll #${seq} (this browser holds its opening)`);
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const made = await revealSealed(call, table, seq, opening, root ? trusted : null);
+      forgetOpening(seq);
+      button.replaceWith(element("p", { class: "revealed-note" }, `Revealed at #${made.receipt.seq}.`));
+      announce();
+    } catch (error) {
+      button.disabled = false;
+      button.after(element("p", { class: "mark bad", role: "alert" }, `✗ Not revealed: ${error.message}`));
+    }
+  });
+  return button;
+}
+
+/** A reveal that matched: the sealed roll's line (if shown) says so and links to it. */
+function markRevealed(entry, result) {
+  if (entry.mechanic !== SEALED_REVEAL || !result.ok) return;
+  if (keptOpenings()[entry.request.seq]) forgetOpening(entry.request.seq);
+  const line = document.getElementById(`entry-${entry.request.seq}`);
+  if (!line || line.dataset.mechanic !== SEALED_ROLL) return;
+  line.querySelector("button.reveal")?.remove();
+  line.classList.add("revealed");
+  const mark = line.querySelector(".mark.ok");
+  if (mark) mark.textContent = mark.textContent.replace("its dice are checked when it is revealed", `its reveal (#${entry.seq}) opened it, dice re-derived with the roller's blind`);
+  line.querySelector(".outcome")?.replaceChildren(
+    "revealed in ", element("a", { href: `#entry-${entry.seq}` }, `#${entry.seq}`), ": the opening matched its commitment",
+  );
+  line.querySelector(".outcome")?.after(...revealedDice(entry));
 }
 
 // The auditor's picture: every face of fairroll's own dice (derived from a seed) of the
@@ -225,12 +321,15 @@ const DERIVED = new Set(["drawn", "chosen", "committed", "seeded"]);
 const faceCounts = new Map();  // sides -> counts, counts[i] for face i + 1
 
 function countFaces(entry, result) {
-  if (!result.ok || !DERIVED.has(entry.source)) return false;
-  for (const die of entry.dice) {
+  // A sealed roll's dice are fairroll's own once its reveal opened them (and were checked).
+  const opened = entry.mechanic === SEALED_REVEAL && result.ok && !result.checks.dice.endsWith("not checked");
+  const dice = opened ? entry.request.opening.dice : entry.dice;
+  if (!result.ok || !(opened || DERIVED.has(entry.source))) return false;
+  for (const die of dice) {
     if (!faceCounts.has(die.sides)) faceCounts.set(die.sides, new Array(die.sides).fill(0));
     faceCounts.get(die.sides)[die.face - 1] += 1;
   }
-  return entry.dice.length > 0;
+  return dice.length > 0;
 }
 
 function drawFaces() {
@@ -257,7 +356,7 @@ function drawFaces() {
 function showLatest(entries, words) {
   const i = entries.findLastIndex((entry) => entry.source !== "statement");
   if (i < 0) return;
-  const [asked, came] = describe(words[i]);
+  const [asked, came] = wordsOf(entries[i], words[i]);
   const latest = document.getElementById("latest");
   latest.replaceChildren("Latest: ", element("a", { href: `#entry-${entries[i].seq}` }, `#${entries[i].seq}`), ` ${asked} → ${came}`);
 }
@@ -427,7 +526,10 @@ async function poll() {
         log.keys = new Map(root ? trusted : keys);
       }
       const { results, revised } = await log.add(page.entries);
-      page.entries.forEach((entry, i) => list.prepend(entryElement(entry, results[i], page.words[i])));
+      page.entries.forEach((entry, i) => {
+        list.prepend(entryElement(entry, results[i], page.words[i]));
+        markRevealed(entry, results[i]);
+      });
       if (page.entries.map((entry, i) => countFaces(entry, results[i])).some(Boolean)) drawFaces();
       showLatest(page.entries, page.words);
       for (const result of revised) {

@@ -54,6 +54,9 @@ export async function check(evidence, root, server) {
       const verdict = await verifyLog(evidence.text, new Map(), { root });
       if (!verdict.ok) throw new Error(`entry ${verdict.first_bad_seq ?? "?"}: ${verdict.reason}`);
       said.push(`All ${verdict.entries} entries of the export hold, up to seq ${verdict.last_seq}: each hash, each link to the one before, each signature under a key the log published under your root, and every die from its seed.`);
+      // Row 28: a sealed roll never revealed verifies; it is listed.
+      if (verdict.sealed_revealed) said.push(`${verdict.sealed_revealed} sealed roll(s) were revealed: each opening opens its commitment, and its dice derive with its blind.`);
+      if (verdict.sealed_unrevealed.length) said.push(`Sealed roll(s) never revealed: seq ${verdict.sealed_unrevealed.join(", ")}. They verify, but their dice are unknown until someone who holds an opening reveals it.`);
       if (verdict.not_fair.length) said.push(`${verdict.not_fair.length} roll(s) are not fair rolls (their seed was chosen or their dice supplied): reproducible, but not proof of fairness.`);
       return { ok: true, said };
     }

@@ -16,6 +16,8 @@
 //   - dice.js:      dice from a seed, hash chains;
 //   - entry.js:     one entry alone (hash, link, signature, source, dice);
 //   - sessions.js:  the seed sessions' state machine and the rolls that are not fair;
+//   - sealed.js:    sealed rolls: their entries, their reveals opening the commitments,
+//                   the ones never revealed;
 //   - run.js:       the run over a log (LogVerifier, verifyLog), kept checkpoints and
 //                   receipts held to, the verdict;
 //   - live.js:      a player's roll checked before it is shown (openSession, rollInSession);
@@ -37,9 +39,10 @@ export { importKeys, keyIdOf, trustedKeys } from "./verify/trust.js";
 export { chainPrevious, deriveFaces } from "./verify/dice.js";
 export { EPOCH_MECHANIC, PROVES, SELECTIVE_REFUSAL, SOURCES, sourceProblem, STATEMENTS, verifyEntry } from "./verify/entry.js";
 export { CLIENT_SEED_REUSED } from "./verify/sessions.js";
+export { AUDIENCES, openingProblem, SEALED_REVEAL, SEALED_ROLL, sealedCommitment, sealedRollProblem } from "./verify/sealed.js";
 export { LogVerifier, NOT_VERIFIED, verifyEntries, verifyLog } from "./verify/run.js";
 export {
-  checkAnswer, checkCommitted, entryAtNonce, freshClientSeed, holdsRequest, keptCheckpoint, openSession,
-  rollInSession, UnfairRollError,
+  checkAnswer, checkCommitted, entryAtNonce, freshBlind, freshClientSeed, holdsRequest, keptCheckpoint, openSession,
+  revealSealed, rollInSession, UnfairRollError,
 } from "./verify/live.js";
 export { readTiles, TileError, tilePath, tilesLoader, tilesOf, verifyTiles } from "./verify/tiles.js";

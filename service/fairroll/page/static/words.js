@@ -17,3 +17,15 @@ export function dieInWords(die) {
   if (die.sides === 2) return die.face === 2 ? "heads" : "tails";
   return `${die.face} on a d${die.sides}`;
 }
+
+/** Whom a sealed roll is shown to (docs/audit.md, "Sealed rolls"), in a player's words. */
+export const AUDIENCE_WORDS = {
+  gm: "for the GM",
+  blind: "for the GM only (a blind roll)",
+  self: "for the roller only",
+};
+
+/** A sealed roll's line until its reveal: "sealed roll #12 by Mira, for the GM". */
+export function sealedInWords(seq, player, audience) {
+  return `sealed roll #${seq} by ${player || "a player"}, ${AUDIENCE_WORDS[audience] ?? `for '${audience}'`}`;
+}

@@ -6,6 +6,7 @@
 import { base64ToBytes, encoder, subtle } from "./bytes.js";
 import { entryHash, isObject, pyRepr } from "./canonical.js";
 import { chainPrevious, LINK, wrongDie } from "./dice.js";
+import { SEALED_REVEAL, SEALED_ROLL, sealedRollProblem } from "./sealed.js";
 
 const SIGNATURE_CONTEXT = "fairroll/entry/v1:";
 
@@ -73,6 +74,9 @@ export async function verifyEntry(entry, keys, previousHash = null, { signature 
     if (!LINK.test(ref.link) || !(steps >= 1) || (await chainPrevious(ref.link, steps)) !== ref.commitment) {
       problems.push("the revealed link does not hash to its chain's anchor");
       checks.dice = "wrong";
+    } else if (entry.mechanic === SEALED_ROLL) {
+      // Its dice mix the roller's blind: they are checked when its reveal opens it.
+      checks.dice = "sealed (its dice are checked at its reveal)";
     } else {
       const wrong = await wrongDie(`${ref.link}:${ref.client_seed}:${ref.nonce}`, entry.dice);
       checks.dice = wrong ? "wrong" : "re-derived from the revealed link";
@@ -118,7 +122,7 @@ export const EPOCH_MECHANIC = "audit.epoch";
  * relabelled `statement`, `seeded` (version 1's word) or anything else is refused. */
 export const SOURCES = new Set(["drawn", "chosen", "committed", "supplied", "statement"]);
 export const STATEMENTS = new Set([
-  "session.commit", "session.renew", "session.reveal", "table.policy", EPOCH_MECHANIC, "key.retire",
+  "session.commit", "session.renew", "session.reveal", "table.policy", EPOCH_MECHANIC, "key.retire", SEALED_REVEAL,
 ]);
 const SOURCES_V1 = new Set(["seeded", "committed", "supplied"]);
 
@@ -127,6 +131,8 @@ export function sourceProblem(entry) {
   const { source, mechanic } = entry;
   if (entry.v >= 2) {
     if (!SOURCES.has(source)) return `unknown dice source ${pyRepr(source)}`;
+    // Row 25: a sealed roll drawn, chosen or supplied would hide dice no session fixed.
+    if (mechanic === SEALED_ROLL && source !== "committed") return sealedRollProblem(entry);
     if ((source === "statement") !== STATEMENTS.has(mechanic)) {
       return `a ${mechanic} entry cannot have source ${pyRepr(source)}`;
     }

@@ -12,6 +12,7 @@ import { chainPrevious, LINK, wrongDie } from "./dice.js";
 import { verifyConsistency } from "./merkle.js";
 import { verifyReceipt } from "./receipts.js";
 import { NOT_VERIFIED } from "./run.js";
+import { AUDIENCES, openingProblem, SEALED_ROLL, sealedRollProblem } from "./sealed.js";
 
 /** An answer that does not follow from what this client sent and the committed chain, or
  * a server that will not make the roll it was sent: keep it, it is evidence. */
@@ -86,16 +87,20 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
   if ((await chainPrevious(ref.link, nonce - s.firstNonce + 1)) !== s.anchor) {
     fail("the revealed link does not hash to its chain's anchor");
   }
-  const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
-  if (wrong) fail(wrong);
-  if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
-      || !same(entry.dice, answer.dice) || entry.source !== "committed" || entry.mechanic !== answer.mechanic
-      || !same(entry.outcome, answer.outcome)) {
-    fail("the log's entry is not this answer");
-  }
-  // The roll the log holds is of the request this client sent (the log fills in defaults).
-  if (body !== null && !holdsRequest(entry.request, { ...body, table: undefined, session: undefined })) {
-    fail("the log's entry rolled another request than the one this client sent");
+  if (body?.sealed) {
+    await checkSealed(answer, entry, s, body, fail);
+  } else {
+    const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
+    if (wrong) fail(wrong);
+    if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
+        || !same(entry.dice, answer.dice) || entry.source !== "committed" || entry.mechanic !== answer.mechanic
+        || !same(entry.outcome, answer.outcome)) {
+      fail("the log's entry is not this answer");
+    }
+    // The roll the log holds is of the request this client sent (the log fills in defaults).
+    if (body !== null && !holdsRequest(entry.request, { ...body, table: undefined, session: undefined })) {
+      fail("the log's entry rolled another request than the one this client sent");
+    }
   }
   if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
   let note;
@@ -105,6 +110,78 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
     fail(`the receipt: ${error.message}`);
   }
   await heldToKept(call, s, note, answer);
+}
+
+/** A blind for a sealed roll (docs/audit.md, "Sealed rolls"): 32 bytes of the platform's
+ * CSPRNG, drawn by the roller's client for each roll (never by the server, which could
+ * grind one), as 64 lowercase hex digits. */
+export function freshBlind() {
+  return bytesToHex(globalThis.crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** The live check of a sealed answer (the session, client seed, nonce and link were
+ * checked before): the log's entry is a `sealed.roll` of the mechanic and audience sent, in
+ * this session at this nonce; the answer's opening holds the blind and the request sent;
+ * it opens the entry's commitment and its dice derive from `link:client_seed:nonce:blind`;
+ * the answer's dice and outcome are the opening's. */
+async function checkSealed(answer, entry, s, body, fail) {
+  const { audience, blind } = body.sealed;
+  const opening = answer.opening;
+  if (!AUDIENCES.has(audience) || !/^[0-9a-f]{64}$/.test(blind ?? "")) fail("a sealed roll is sent with an audience and a blind this client drew");
+  if (!entry || entry.table !== s.table || entry.seq !== answer.receipt?.seq || !same(entry.session, answer.session)
+      || entry.mechanic !== SEALED_ROLL || sealedRollProblem(entry)) {
+    fail("the log's entry is not this sealed roll");
+  }
+  // The answer names the mechanic it rolled, or the entry's (sealed.roll): the mechanic
+  // sealed is the opening's, and its request the one sent (below).
+  const mechanic = answer.mechanic === SEALED_ROLL ? opening?.mechanic : answer.mechanic;
+  if (entry.request.mechanic !== mechanic || entry.request.audience !== audience) {
+    fail(`the log's entry seals a ${entry.request.mechanic} roll for '${entry.request.audience}', not the ${mechanic} roll for '${audience}' this client sent`);
+  }
+  if (opening?.blind !== blind) fail("the opening's blind is not the one this client drew");
+  const sent = { ...body, table: undefined, session: undefined, sealed: undefined, seed: undefined };
+  if (!holdsRequest(opening?.request, sent)) fail("the opening seals another request than the one this client sent");
+  const wrong = await openingProblem(entry, opening);
+  if (wrong) fail(wrong);
+  if (!same(opening.dice, answer.dice) || !same(opening.outcome, answer.outcome)) {
+    fail("the answer's dice and outcome are not the ones its opening commits to");
+  }
+}
+
+/** Publish the opening of the sealed roll at `seq` of `table` (POST .../sealed/{seq}/reveal):
+ * checked here first against the sealed entry the log holds (row 27: it opens the
+ * commitment, its dice derive with its blind), so a client never publishes an opening
+ * that does not open its roll; then the statement the server appended is checked: a
+ * `sealed.reveal` of that seq holding this opening, its receipt under the pinned root.
+ * Returns the server's answer; throws UnfairRollError (an opening that does not open) or
+ * an Error with the server's status and problem. */
+/** @param {any} call @param {string} table @param {number} seq @param {any} opening
+ * @param {Map<string, any> | null} [keys] @returns {Promise<any>} */
+export async function revealSealed(call, table, seq, opening, keys = null) {
+  const base = `/v1/tables/${encodeURIComponent(table)}`;
+  const [got, sealed] = await call("GET", `${base}/entries/${seq}`);
+  if (got !== 200) throw new Error(`the sealed roll at seq ${seq} was not served (HTTP ${got})`);
+  const shape = sealed?.mechanic === SEALED_ROLL ? sealedRollProblem(sealed) : `seq ${seq} is no sealed roll`;
+  const wrong = shape ?? (await openingProblem(sealed, opening));
+  if (wrong) throw new UnfairRollError(wrong, sealed);
+  const [status, answer] = await call("POST", `${base}/sealed/${seq}/reveal`, { opening });
+  if (status !== 200 && status !== 201) {
+    throw Object.assign(new Error(`HTTP ${status}: ${answer?.detail ?? ""}`), { status, problem: answer });
+  }
+  const at = answer?.receipt?.seq;
+  const [found, entry] = await call("GET", `${base}/entries/${at}`);
+  if (found !== 200 || entry?.mechanic !== "sealed.reveal" || entry.table !== table || entry.request?.seq !== seq
+      || !same(entry.request?.opening, opening) || !(at > seq)) {
+    throw new UnfairRollError(`the log's entry at seq ${at} is not the reveal of seq ${seq} this client sent`, answer);
+  }
+  if (trusting(keys)) {
+    try {
+      await verifyReceipt(entry, answer.receipt, keys, { table });
+    } catch (error) {
+      throw new UnfairRollError(`the reveal's receipt: ${error.message}`, answer);
+    }
+  }
+  return answer;
 }
 
 /** The checkpoint of `s.table` this client verified last ({size, root_hash}): the
@@ -179,9 +256,24 @@ export async function entryAtNonce(call, s, nonce) {
   }
 }
 
+/** Is the roll the log holds at this client's nonce the one it sent? A sealed roll shows
+ * only its mechanic and audience (its request is in the opening). */
+function loggedAsSent(entry, body) {
+  if (body?.sealed) return entry.mechanic === SEALED_ROLL && entry.request?.audience === body.sealed.audience;
+  return holdsRequest(entry.request, { ...body, table: undefined });
+}
+
 /** An answer for an entry found in the log: the entry's own fields, and a receipt made
- * of the table's checkpoint and the entry's inclusion proof in it. */
-async function answerOf(call, s, entry, words) {
+ * of the table's checkpoint and the entry's inclusion proof in it. A sealed roll's dice
+ * are in its opening, which the log does not hold until its reveal: the server's answer
+ * was lost, and only it could send the opening again (the same Idempotency-Key). */
+async function answerOf(call, s, entry, words, body = null) {
+  if (body?.sealed) {
+    throw new UnfairRollError(
+      `nonce ${s.pending?.nonce ?? entry.session?.nonce} of this session holds this client's sealed roll (seq ${entry.seq}), but the server did not answer its opening: send it again with the same Idempotency-Key`,
+      entry,
+    );
+  }
   const base = `/v1/tables/${encodeURIComponent(s.table)}`;
   const [got, checkpoint] = await call("GET", `${base}/checkpoint`);
   if (got !== 200) throw new Error(`the table's checkpoint was not served (HTTP ${got})`);
@@ -209,12 +301,18 @@ const CLOSED = /revealed|spent|used up|closed/;
 export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
   if (s.closed) throw new UnfairRollError(`seed session ${s.seedId} is closed: start a new session`);
   const asked = JSON.stringify({ ...body, table: s.table });
+  if (body.sealed && !body.sealed.blind) {
+    // A sealed roll's blind is this client's, drawn once per roll: a retry of the roll
+    // sent and not answered sends the same one (the same roll, the same Idempotency-Key).
+    const blind = s.pending?.asked === asked && s.pending.blind ? s.pending.blind : freshBlind();
+    body = { ...body, sealed: { ...body.sealed, blind } };
+  }
   let refused = 0;
   for (;;) {
     if (!s.pending && s.nonce > s.firstNonce + s.length - 1) await nextChain(call, s, keys);
     const nonce = s.pending?.nonce ?? s.nonce;
     const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
-    s.pending = { nonce, idempotencyKey: key, asked };
+    s.pending = { nonce, idempotencyKey: key, asked, ...(body.sealed ? { blind: body.sealed.blind } : {}) };
     const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
     // The session's token binds the session to this player: a stranger who read its
     // seed_id in the log cannot roll in it once the server has seen the token.
@@ -228,10 +326,10 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
       const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
       if (entry) {
-        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+        if (entry.session.client_seed !== s.clientSeed || !loggedAsSent(entry, body)) {
           throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
         }
-        made = await answerOf(call, s, entry, words);
+        made = await answerOf(call, s, entry, words, body);
         await checkAnswer(made, entry, s, nonce, keys, body, call);
       } else if ((refused += 1) >= tries) {
         throw new UnfairRollError(
@@ -246,10 +344,10 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
       // log holds there is this player's, whatever it answers.
       const { entry, words } = (await entryAtNonce(call, s, nonce).catch(() => null)) ?? {};
       if (entry) {
-        if (entry.session.client_seed !== s.clientSeed || !holdsRequest(entry.request, { ...body, table: undefined })) {
+        if (entry.session.client_seed !== s.clientSeed || !loggedAsSent(entry, body)) {
           throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
         }
-        made = await answerOf(call, s, entry, words);
+        made = await answerOf(call, s, entry, words, body);
         await checkAnswer(made, entry, s, nonce, keys, body, call);
       }
     }
@@ -276,6 +374,12 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     // outcome as the log holds it); the words are the server's text about it, in no entry
     // and checked by nobody here, so they are handed back apart and named so.
     made.checked = { seq: made.receipt.seq, mechanic: made.mechanic, dice: made.dice, outcome: made.outcome };
+    // A sealed roll: its opening (checked against the log's commitment) is what the
+    // roller keeps, or whispers to the GM, to reveal it later.
+    if (body.sealed) {
+      made.checked.mechanic = made.opening.mechanic;
+      made.checked.sealed = { seq: made.receipt.seq, audience: body.sealed.audience, opening: made.opening };
+    }
     made.serverWords = made.words ?? null;
     return made;
   }

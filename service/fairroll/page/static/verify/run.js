@@ -10,6 +10,7 @@ import { fieldProblem, isObject, leafHash, parseStrict } from "./canonical.js";
 import { declaresGap, EPOCH_MECHANIC, sourceProblem, verifyEntry } from "./entry.js";
 import { Frontier, lostLeaf } from "./merkle.js";
 import { verifyCheckpoint } from "./note.js";
+import { SEALED_REVEAL, SEALED_ROLL, SealedRolls, sealedRollProblem } from "./sealed.js";
 import { Sessions } from "./sessions.js";
 import { KeyRing } from "./trust.js";
 
@@ -54,6 +55,7 @@ export class LogVerifier {
       this.baseProblem = `the archive base's frontier does not fit its size: ${error.message}`;
     }
     this.sessions = null;  // Sessions, from the first entry read (partial or not)
+    this.sealed = new SealedRolls();  // the sealed rolls until their reveals (rows 25-28)
     this.policy = {};
     this.pinnedTable = table;
     this.table = table;
@@ -69,6 +71,11 @@ export class LogVerifier {
   /** The rolls that verify but are not fair: [{seq, why}]. */
   get notFair() {
     return this.sessions?.notFair ?? [];
+  }
+
+  /** Row 28: the seqs of the sealed rolls read and never revealed. */
+  get sealedUnrevealed() {
+    return this.sealed.unrevealed;
   }
 
   /** The Merkle root (bytes) of the entries so far, or null if not known (a range). */
@@ -114,6 +121,7 @@ export class LogVerifier {
       this.partial = entry.seq !== 1;
       if (this.partial) this.tree = null;
     }
+    this.sealed.firstSeq ??= this.seq !== null ? this.seq + 1 : entry.seq;
     this.sessions ??= new Sessions({ partial: this.partial });
     this.ring.partial = this.partial;
     this.ring.keys = this.keys;  // a page sets `keys` anew when the server rotates its key
@@ -271,6 +279,11 @@ export class LogVerifier {
       not_fair: this.notFair.map((n) => ({ ...n })),
       lost: this.lost.map((r) => ({ ...r })),
       sources: { ...this.sources },
+      // Row 28: a sealed roll never revealed verifies; it is listed. A reveal of a roll
+      // before the part read (a range, an archive base) is counted, not checked.
+      sealed_unrevealed: this.sealedUnrevealed,
+      sealed_revealed: this.sealed.revealed,
+      sealed_unchecked: this.sealed.unchecked,
     };
   }
 
@@ -298,9 +311,15 @@ export class LogVerifier {
         const checked = await this.sessions.reveal(entry.seq, request, problems);
         revised.push(...checked);
         result.checks.dice = `reveal of seed session ${request.seed_id}: ${checked.length} roll(s) re-derived`;
+      } else if (entry.mechanic === SEALED_REVEAL) {
+        await this.sealed.reveal(entry, problems, result.checks);
       }
     } else if (entry.source === "committed") {
+      // Row 25 first, as the Python core: a sealed roll of the wrong shape goes no further.
+      const unsealed = entry.mechanic === SEALED_ROLL ? sealedRollProblem(entry) : null;
+      if (unsealed) return problems.push(unsealed);
       await this.sessions.committed(entry, result, problems);
+      if (entry.mechanic === SEALED_ROLL) this.sealed.roll(entry);
     } else if (entry.source === "drawn" && this.policy.drawn_seeds === false) {
       problems.push("the table's policy refuses server-drawn seeds");
     } else if (entry.source === "chosen" && this.policy.chosen_seeds === false) {
