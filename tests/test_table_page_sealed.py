@@ -26,7 +26,7 @@ def seen(live_server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> A
     said = run_node(
         driver, f"{live_server.url}/tables/t-sealed-page?root={PINNED}", shot, timeout=180
     )
-    assert "error" not in said, said
+    assert "error" not in said, (said["error"], said)
     assert said["errors"] == []
     return said
 
@@ -87,7 +87,7 @@ def test_a_sealed_roll_is_revealed_later_from_its_line(seen: Any) -> None:
 def hostile(live_server: LiveServer) -> Any:
     driver = browser_ready() / "sealed_hostile.mjs"
     said = run_node(driver, f"{live_server.url}/tables/t-sealed-hostile?root={PINNED}", timeout=180)
-    assert "error" not in said, said
+    assert "error" not in said, (said["error"], said)
     assert said["errors"] == []
     return said
 

@@ -47,8 +47,14 @@ try {
   out.blind = await roll("blind");
   // The blind roll revealed from the page; the GM roll stays sealed.
   await page.click("#roll-result button");
-  await page.waitForSelector("li[data-mechanic='sealed.reveal'] .mark", { timeout: 20000 });
-  out.revealed = await page.$eval("li[data-mechanic='sealed.reveal']", (li) => ({
+  // The reveal of this blind roll (a table holds other reveals when its Redis is reused).
+  const revealOf = `li[data-mechanic='sealed.reveal'][data-reveals='${out.blind.seq}']`;
+  await page.waitForFunction((seq) => Array.from(document.querySelectorAll("li[data-mechanic='sealed.reveal']")).some((li) => {
+    if (!li.querySelector(".mark") || !li.querySelector(".asked")?.textContent.includes(`#${seq} revealed`)) return false;
+    li.dataset.reveals = String(seq);
+    return true;
+  }), out.blind.seq, { timeout: 30000 });
+  out.revealed = await page.$eval(revealOf, (li) => ({
     seq: Number(li.dataset.seq),
     className: li.className,
     asked: li.querySelector(".asked").textContent,
