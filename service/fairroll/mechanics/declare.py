@@ -13,6 +13,7 @@ entries an older server recorded. Nothing here imports the web framework.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, get_type_hints
@@ -125,7 +126,7 @@ class Mechanic(Generic[InputT, OutcomeT]):
     @property
     def outcome_type(self) -> type[OutcomeT]:
         """The outcome struct, from the rules function's return annotation."""
-        kind: type[OutcomeT] = get_type_hints(self.resolve)["return"]
+        kind: type[OutcomeT] = _return_type(self.resolve)
         return kind
 
     def input_of(self, request: object) -> InputT:
@@ -164,7 +165,7 @@ class Calculation:
 
     @property
     def output_type(self) -> type[Any]:
-        kind: type[Any] = get_type_hints(self.compute)["return"]
+        kind: type[Any] = _return_type(self.compute)
         return kind
 
 
@@ -231,3 +232,10 @@ def faces_meta(
         description=description or f"Faces of d{sides}s rolled elsewhere, in roll order.",
         extra_json_schema={"extra": {"items": {"type": "integer", "minimum": 1, "maximum": sides}}},
     )
+
+
+@functools.cache
+def _return_type(function: Callable[..., Any]) -> Any:
+    """A function's return annotation, resolved once: ``get_type_hints`` evaluates every
+    annotation of the function each time, and the events and listings ask per entry."""
+    return get_type_hints(function)["return"]
