@@ -27,6 +27,7 @@ from fairroll.odds import Distribution, weighted_distribution
 from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
 from fairroll.randomness import DiceSource
 from fairroll.rules import dice, dice_first
+from fairroll.rules.dice.limits import VTT_LIMITS
 from fairroll.rules.dice.model import Crit, Sort
 from fairroll.rules.dice.rolling import whole
 
@@ -125,14 +126,41 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
         said.append(f"{rolled.text}: {', '.join(dice_said) or 'no dice'}")
     terms = "; ".join(said)
     text = f"{head} — {terms}" if terms else head
+    stops = [_stopped(formula.dialect, r) for r in outcome.terms if isinstance(r.stopped, str)]
     bot_option = _bot_option(formula)
-    if bot_option:
-        text = f"{text}. {bot_option}"
+    for note in (*stops, bot_option):
+        if note:
+            text = f"{text}. {note}"
     return Words(
         asked=asked,
         text=text,
         critical=critical,
         catastrophic=catastrophic,
+    )
+
+
+def _stopped(dialect: dice.Dialect, rolled: dice.TermOutcome) -> str:
+    """What stopped a term's dice: its VTT's limit, said as the VTT has it. Where the VTT
+    fails such a roll, fairroll cannot (its dice are drawn): the words say it stopped."""
+    limit = VTT_LIMITS[dialect]
+    if rolled.stopped == "explosions":
+        return (
+            f"{rolled.text}: a die exploded {limit.depth} times: Roll20's reading stops a "
+            f"die there, as {limit.roller} does (the last die stands)"
+        )
+    if rolled.stopped == "rerolls":
+        return (
+            f"{rolled.text}: a die was rerolled {limit.depth} times: Roll20's reading "
+            f"stops there, as {limit.roller} does (the last face stands)"
+        )
+    if rolled.stopped == "checked":
+        return (
+            f"{rolled.text}: a modifier checked {limit.checked} results: Foundry VTT fails "
+            "a roll there; fairroll stops the modifier and the dice rolled stand"
+        )
+    return (
+        f"{rolled.text}: {limit.rolled} dice rolled: avrae's d20 fails a roll past that; "
+        "fairroll rolls no more and the dice rolled stand"
     )
 
 

@@ -53,7 +53,7 @@ from fairroll.odds.dice_sums import (
     powered,
     slot_bits,
 )
-from fairroll.rules.dice import EXPLOSION_DEPTH, REROLL_LIMIT, DiceTerm, Node, ParsedFormula
+from fairroll.rules.dice import VTT_LIMITS, DiceTerm, Node, ParsedFormula
 from fairroll.rules.dice.model import (
     Clamp,
     Count,
@@ -202,7 +202,7 @@ def _term(term: DiceTerm, work: Work) -> Dist:
 
 
 def _dice(term: DiceTerm, work: Work) -> Dist:
-    plan = _plan(term)
+    plan = _plan(term, work)
     if plan.explode is not None:
         chain = _chain(plan, work)
         if plan.compound:
@@ -236,7 +236,7 @@ class _Plan:
         self.explode: Explode | None = None
         self.compound = False
         self.penetrate = False
-        self.depth = EXPLOSION_DEPTH
+        self.depth = 0
         self.select: tuple[int, bool] | None = None
         self.value: Callable[[Any], Any] = _same
         self.counted: Callable[[Any], Any] = _same
@@ -259,7 +259,7 @@ class _Refusal:
         )
 
 
-def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of modifier)
+def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per kind of modifier)
     plan = _Plan()
     raw: Dist = (len(term.faces), dict.fromkeys(term.faces, 1))
     die = raw
@@ -287,7 +287,7 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
                 continue
             if plan.add_one is not None:
                 raise refuse("a reroll after a reroll-and-add")
-            die = _reroll(die, raw, m)
+            die = _reroll(die, raw, m, VTT_LIMITS[term.dialect].depth, work)
         elif isinstance(m, Clamp):
             if term.dialect == "foundry" or (stage == 2 and not after):
                 # Foundry's min/max change what a die counts, not the face that later
@@ -305,7 +305,7 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
             plan.explode = m
             plan.compound = m.mode == "compound"
             plan.penetrate = m.mode == "penetrate"
-            plan.depth = 1 if m.mode == "once" else EXPLOSION_DEPTH
+            plan.depth = 1 if m.mode == "once" else VTT_LIMITS[term.dialect].depth
             stage = 1
         elif isinstance(m, Select):
             if m.how == "test":
@@ -385,10 +385,11 @@ def _standing(term: DiceTerm, after: list[Modifier]) -> Callable[[Any], Any]:
     return pool
 
 
-def _reroll(die: Dist, raw: Dist, m: Reroll) -> Dist:
+def _reroll(die: Dist, raw: Dist, m: Reroll, depth: int, work: Work) -> Dist:
     """``die`` after a reroll of its matching faces: a rerolled die is a fresh raw die,
-    rerolled again (``until``) while it matches, up to the limit."""
-    limit = 1 if m.mode == "once" else REROLL_LIMIT
+    rerolled again (``until``) while it matches, up to its VTT's limit."""
+    limit = 1 if m.mode == "once" else depth
+    work.spend(limit * (1 + slot_bits(raw[0] ** limit) / 2_000), "a reroll")
     test = m.test
     sides = raw[0]
     faces = list(raw[1])
@@ -439,10 +440,46 @@ def _chain(plan: _Plan, work: Work) -> Dist:
             out[k] = out.get(k, 0) + w * after[0]
         return total * after[0], out
 
+    if plan.depth == 0:
+        return level(plan.first, 0, None)
+    total, weights = plan.extra
+    goes = [face for face in weights if explode.test(face)]
+    if len(goes) == 1:  # one face explodes (d6!): the chain after the first die, at once
+        return level(plan.first, 0, _tail(plan, goes[0], counted, work))
+    # Several faces explode: one level at a time, each as wide as the ones after it.
+    span = max(weights) - min(weights) + 1
+    levels = plan.depth * (plan.depth + 1) // 2
+    work.spend(
+        levels * len(goes) * span * (0.2 + plan.depth * total.bit_length() / 40_000), "a chain"
+    )
     chain: Dist | None = None
     for depth in range(plan.depth, 0, -1):
         chain = level(plan.extra, depth, chain)
     return level(plan.first, 0, chain)
+
+
+def _tail(plan: _Plan, face: Any, counted: Callable[[Any, int], Any], work: Work) -> Dist:
+    """The dice a chain's explosions add, from the first extra die to the last allowed,
+    where one face explodes (worth ``v``, of weight ``a`` out of ``s``): the ``i``-th die
+    stops on a face ``x`` (weight ``w``) after ``i`` explosions, worth ``i * v + x``, of
+    weight ``a**i * w * s**(depth - 1 - i)``; the last die allowed stands whatever it
+    shows. The same sum the level-by-level build makes, without its convolutions."""
+    total, weights = plan.extra
+    depth = plan.depth
+    a = weights[face]
+    v = counted(face, 1)
+    stops = [(counted(f, 1), w) for f, w in weights.items() if f != face]
+    last = [(counted(f, 1), w) for f, w in weights.items()]
+    work.spend(depth * len(last) * (0.3 + depth * total.bit_length() / 20_000), "a chain")
+    out: Weights = {}
+    for i in range(depth):
+        ending = last if i == depth - 1 else stops
+        scale = a**i * (total ** (depth - 1 - i) if i < depth - 1 else 1)
+        for x, w in ending:
+            k = as_key(i * v + x)
+            out[k] = out.get(k, 0) + scale * w
+    work.outcomes(len(out))
+    return total**depth, out
 
 
 def _add_one(count: int, die: Dist, plan: _Plan, work: Work) -> Dist:

@@ -117,6 +117,9 @@ def powered(dist: Dist, n: int, work: Work) -> Dist:
     """``n`` independent copies of ``dist`` added up: the ``n``-th power of its weights as
     a polynomial, by whichever of two exact ways costs less for its sizes."""
     total, weights = dist
+    if n == 1:  # one die: itself
+        work.outcomes(len(weights))
+        return dist
     if not all(type(v) is int for v in weights):
         result: Dist = (1, {0: 1})
         for _ in range(n):
