@@ -236,7 +236,7 @@ def test_words_say_every_die_and_what_became_of_it() -> None:
         ("101d6", 0, f"1 to {DICE_PER_TERM} dice"),
         ("d6r<6", 2, "never stops"),
         ("4d6kh2kl1", 6, "two keep modifiers"),
-        ("100d6!r1", 0, f"at most {MAX_ROLLED_DICE} may be rolled"),
+        ("100d6!r1", 0, f"fairroll rolls at most {MAX_ROLLED_DICE} dice a formula"),
         ("60d6+50d6", 0, "at most 100 dice"),
         ("99999999*99999999*99999999", 0, "beyond"),
     ],

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from fairroll.randomness import DiceSource
-from fairroll.rules.dice.limits import VTT_LIMITS
+from fairroll.rules.dice.limits import VTT_LIMITS, VttLimits
 from fairroll.rules.dice.model import (
     Clamp,
     Count,
@@ -270,7 +270,7 @@ class PoolDie:
 
 def _roll_pool(term: DiceTerm, dice: DiceSource, budget: _Budget) -> TermOutcome:
     group, sides, offset = term.group, term.sides, term.shift
-    limits = _Limits(VTT_LIMITS[term.dialect].checked, budget)
+    limits = _Limits(VTT_LIMITS[term.dialect], budget)
 
     def roll(depth: int = 0, rerolls: int = 0) -> PoolDie:
         if budget.left is not None:
@@ -314,10 +314,19 @@ class _Limits:
     """A pool's VTT limits as its modifiers run: Foundry's results checked by each
     modifier, avrae's dice left in the roll, and which of them stopped a die."""
 
-    def __init__(self, checked: int | None, budget: _Budget) -> None:
-        self.checked = checked
+    def __init__(self, vtt: VttLimits, budget: _Budget) -> None:
+        self.checked = vtt.checked
         self.budget = budget
         self.stopped: list[str] = []
+        #: A VTT with no limit shared by the pool (none of today's) stops each die alone.
+        self.depth = vtt.depth if vtt.checked is None and vtt.rolled is None else None
+
+    def goes_on(self, times: int, kind: str = "explosions") -> bool:
+        """Whether a die that has exploded (rerolled) ``times`` times may again."""
+        if self.depth is not None and times >= self.depth:
+            self.stopped.append(kind)
+            return False
+        return True
 
     def may_check(self, checked: int) -> bool:
         """Foundry throws once a modifier has checked more results than its limit."""
@@ -411,7 +420,9 @@ def _pool_reroll(
         # Every matching die is rerolled in turn; then the pool is looked at again (``rr``,
         # with no limit of its own but the roll's dice).
         while True:
-            matching = _avrae_chosen(results, modifier)
+            matching = [
+                r for r in _avrae_chosen(results, modifier) if limits.goes_on(r.rerolls, "rerolls")
+            ]
             if not matching:
                 return
             for r in matching:
@@ -427,7 +438,7 @@ def _pool_reroll(
     while checked < len(results) and limits.may_check(checked):
         r = results[checked]
         checked += 1
-        if r.active and modifier.test(r.value):
+        if r.active and modifier.test(r.value) and limits.goes_on(r.rerolls, "rerolls"):
             r.rerolled = True
             results.append(roll(r.depth, r.rerolls + 1))
         if modifier.mode == "once" and checked == initial:
@@ -445,7 +456,11 @@ def _pool_explode(
     if avrae:
         done: set[int] = set()
         while True:
-            matching = [r for r in _selected(results, modifier.test) if id(r) not in done]
+            matching = [
+                r
+                for r in _selected(results, modifier.test)
+                if id(r) not in done and limits.goes_on(r.depth)
+            ]
             if not matching:
                 return
             for r in matching:
@@ -458,7 +473,7 @@ def _pool_explode(
     while checked < len(results) and limits.may_check(checked):
         r = results[checked]
         checked += 1
-        if r.active and modifier.test(r.value):
+        if r.active and modifier.test(r.value) and limits.goes_on(r.depth):
             r.exploded = True
             results.append(roll(r.depth + 1, 0))
         if modifier.mode == "once" and checked == initial:
