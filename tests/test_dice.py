@@ -29,7 +29,7 @@ from fairroll.rules.dice import (
     parse,
     resolve_formula,
 )
-from fairroll.rules.dice.limits import FormulaSyntaxError
+from fairroll.rules.dice.limits import VTT_LIMITS, FormulaSyntaxError, VttLimits
 
 ROLL = MECHANICS["dice.roll"]
 
@@ -254,12 +254,14 @@ def test_reroll_once_on_every_face_is_allowed() -> None:
 
 
 def test_no_formula_can_roll_more_than_the_limit_even_when_every_die_goes_on() -> None:
-    # 45 dice that explode on 2+ and reroll 1s up to the limit: 45 * 11 * 2 = 990 dice.
+    # 45 dice that explode on 2+ to rpg-dice-roller's 1,000 and reroll 1s once:
+    # 45 * 1001 * 2 = 90,090 dice, within fairroll's 100,100 rolled at worst.
     term = parse("45d6!>2ro1").terms[0]
-    assert term.dice_at_worst() == 990
-    faces = [1, 6] * (45 * 11)
+    assert term.dice_at_worst() == 45 * 1001 * 2 <= MAX_ROLLED_DICE
+    faces = [1, 6] * (45 * 1001)
     outcome = roll("45d6!>2ro1", d6=faces)
-    assert len(outcome.terms[0].dice) == 990
+    assert len(outcome.terms[0].dice) == 45 * 1001 * 2
+    assert outcome.terms[0].stopped == "explosions"
 
 
 def test_supplied_dice_must_fit_the_formula() -> None:
@@ -349,6 +351,19 @@ def test_a_roll_stays_within_its_bounds_and_replays_from_its_own_dice(
 
 # --- Exact odds, against icepool --------------------------------------------------------
 
+#: The depth the odds' algorithms are checked at against icepool: fairroll's first one,
+#: shallow enough for icepool to answer pools of exploding dice. Each algorithm is the
+#: same at any depth; at the VTTs' own depths, single dice are checked below, and pools
+#: of exploding dice are refused (their exact odds are too large).
+SHALLOW = 10
+
+
+@pytest.fixture
+def shallow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every dialect's VTT limited to :data:`SHALLOW` explosions and rerolls a die."""
+    for dialect, limits in list(VTT_LIMITS.items()):
+        monkeypatch.setitem(VTT_LIMITS, dialect, VttLimits(roller=limits.roller, depth=SHALLOW))
+
 
 def icepool_term(term: DiceTerm) -> icepool.Die[int]:
     """The same term built with icepool's own operations (an independent translation)."""
@@ -356,7 +371,7 @@ def icepool_term(term: DiceTerm) -> icepool.Die[int]:
     if term.reroll is not None and not all(term.reroll(v) for v in term.faces):
         # (rerolling every face once leaves the die as it was; icepool divides by zero)
         condition = term.reroll
-        die = die.reroll(condition, depth=1 if term.reroll_once else REROLL_LIMIT)
+        die = die.reroll(condition, depth=1 if term.reroll_once else SHALLOW)
     success = term.success
     count: Callable[[int], int] = (lambda v: v) if success is None else (lambda v: int(success(v)))
     if term.keep is not None:
@@ -373,7 +388,7 @@ def icepool_term(term: DiceTerm) -> icepool.Die[int]:
             # (icepool reads a mapped function's parameters as dice: one parameter only)
             return lambda v: after + count(v) if explode(v) else icepool.Die([count(v)])
 
-        for _ in range(EXPLOSION_DEPTH):
+        for _ in range(SHALLOW):
             chain = die.map(link(chain))
         return term.count @ chain
     return term.count @ die.map(count)
@@ -448,13 +463,19 @@ WITHIN_ICEPOOLS_SECOND = [
         *WITHIN_ICEPOOLS_SECOND,
     ],
 )
+@pytest.mark.usefixtures("shallow")
 def test_odds_are_icepools(formula: str) -> None:
     assert exact(formula) == reference(formula)
 
 
 @pytest.mark.slow  # CI runs the oracle on a line of its own (.ci/run)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(formula=formulas())
+@pytest.mark.usefixtures("shallow")
 def test_odds_are_icepools_for_any_formula(formula: str) -> None:
     accepted(formula)
     try:
@@ -465,12 +486,43 @@ def test_odds_are_icepools_for_any_formula(formula: str) -> None:
     assert ours == reference(formula)
 
 
-@pytest.mark.parametrize("formula", WITHIN_ICEPOOLS_SECOND)
+@pytest.mark.parametrize(
+    "formula",
+    [f for f in WITHIN_ICEPOOLS_SECOND if "!" not in f and "r" not in f]
+    + ["1d6!", "1d10>=8!", "4d6r1"],
+)
 def test_odds_answer_what_icepool_answers_within_a_second(formula: str) -> None:
     """Within the budget as served (and a roll of each is allowed too: odds are refused
     exactly where a roll is)."""
     (distribution,) = ROLL.odds_of(Formula(formula=formula)).distributions
     assert sum(Fraction(c.probability.exact) for c in distribution.chances) == 1
+
+
+@pytest.mark.slow  # icepool takes seconds a die at this depth
+@pytest.mark.parametrize(
+    ("formula", "dialect", "depth"),
+    [("1d6!", "roll20", 1000), ("1d6!!", "roll20", 1000), ("1d6e6", "avrae", 999)],
+)
+def test_odds_of_a_die_follow_its_vtts_depth(formula: str, dialect: str, depth: int) -> None:
+    """rpg-dice-roller stops a die after 1,000 explosions; d20 fails past 1,000 dice, so a
+    lone die reaches 999 explosions: the odds are icepool's at that depth, not fairroll's
+    former 10."""
+    total, weights = formula_odds(parse(formula, dialect))  # type: ignore[arg-type]
+    die = icepool.d6.explode(depth=depth)
+    assert {v: Fraction(w, total) for v, w in weights.items()} == {
+        v: Fraction(q, die.denominator()) for v, q in die.items() if q
+    }
+
+
+@pytest.mark.parametrize("formula", ["30d6!", "100d10>=8!", "2d6!", "50d20r<2"])
+def test_odds_of_exploding_pools_at_the_vtts_depth_are_refused_naming_the_budget(
+    formula: str,
+) -> None:
+    """At rpg-dice-roller's 1,000 explosions (rerolls) a die, a pool's exact weights run
+    to thousands of digits: the odds refuse them (422) with the budget they would exceed."""
+    with pytest.raises(RuleError) as refused:
+        ROLL.odds_of(Formula(formula=formula))
+    assert "odds allow" in str(refused.value)
 
 
 def test_odds_refuse_what_the_roll_refuses() -> None:
