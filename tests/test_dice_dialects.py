@@ -21,6 +21,9 @@ from fairroll.randomness import Die, SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules.dice import Dialect, Formula, FormulaOutcome, parse, resolve_formula
 from fairroll.rules.dice.rolling import whole
+from test_dice import shallow
+
+__all__ = ["shallow"]  # the fixture: every VTT shallow, as icepool and the walk need
 
 ROLL = MECHANICS["dice.roll"]
 
@@ -150,7 +153,7 @@ def test_foundry_exploding_dice_are_not_rerolled_by_a_reroll_written_before() ->
     after the reroll has run (fairroll's Roll20 reading rerolls every die of a chain)."""
     foundry = roll("1d6r1x", "foundry", d6=[6, 1])
     assert (foundry.total, marks(foundry)) == (7, ["6x", "1"])
-    roll20 = roll("1d6!r1", "roll20", d6=[6, 1, 2])
+    roll20 = roll("1d6!ro1", "roll20", d6=[6, 1, 2])
     assert (roll20.total, marks(roll20)) == (8, ["6x", "1r", "2"])
 
 
@@ -308,6 +311,7 @@ WALKED = [
 ]
 
 
+@pytest.mark.usefixtures("shallow")
 @pytest.mark.parametrize(("formula", "dialect"), WALKED)
 def test_odds_are_every_path_of_the_dice(formula: str, dialect: Dialect) -> None:
     assert exact(formula, dialect) == walked(formula, dialect)
@@ -317,6 +321,7 @@ def _dist(die: icepool.Die[int]) -> dict[float, Fraction]:
     return {whole(Fraction(v)): Fraction(q, die.denominator()) for v, q in die.items() if q}
 
 
+@pytest.mark.usefixtures("shallow")
 def test_odds_of_new_forms_are_icepools() -> None:
     d6, d20, d10 = icepool.d6, icepool.d20, icepool.d10
     assert exact("1d20min10", "foundry") == _dist(d20.map(lambda v: max(v, 10)))
@@ -371,6 +376,7 @@ NEW_FORMS_AGAINST_ICEPOOL = [
 ]
 
 
+@pytest.mark.usefixtures("shallow")
 @pytest.mark.parametrize(("formula", "dialect", "built"), NEW_FORMS_AGAINST_ICEPOOL)
 def test_odds_of_new_forms_at_size_are_icepools(formula: str, dialect: Dialect, built: str) -> None:
     die = eval(built, {"icepool": icepool})  # noqa: S307  (the list above: code of this file)
