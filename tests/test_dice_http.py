@@ -179,9 +179,17 @@ def test_the_spec_says_the_limits(client: httpx.Client) -> None:
     spec = client.get("/schema/openapi.json").json()
     formula = spec["components"]["schemas"]["Formula"]["properties"]["formula"]
     assert formula["maxLength"] == 200
-    assert formula["x-fairroll-limits"]["explosion_depth"] == 10
-    assert formula["x-fairroll-limits"]["total_dice"] == 100
+    limits = formula["x-fairroll-limits"]
+    assert limits["total_dice"] == 100
     odds = spec["paths"]["/v1/dice/rolls/odds"]["post"]
     assert "20001 values" in odds["description"]
     assert "400 ms" in odds["description"]
-    assert formula["x-fairroll-limits"]["rolled_dice_at_worst"] == 1100
+    # fairroll's own, refused before a die is rolled: 100 dice each exploding 1,000 times.
+    assert limits["rolled_dice_at_worst"] == 100_100
+    # Each VTT's own, where its roller stops a die or fails the roll.
+    assert limits["explosion_depth"] == 1000
+    assert limits["vtt"] == {
+        "roll20": {"roller": "rpg-dice-roller", "depth": 1000},
+        "foundry": {"roller": "Foundry VTT", "depth": 1000, "checked": 1000},
+        "avrae": {"roller": "d20", "depth": 999, "rolled": 1000},
+    }
