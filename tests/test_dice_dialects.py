@@ -13,6 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import icepool
+import msgspec
 import pytest
 
 from fairroll.mechanics import MECHANICS, replay_entry
@@ -443,3 +444,19 @@ def test_every_row_of_the_foundry_table() -> None:
     assert len(rows) >= 25
     for formula, faces, total in rows:
         assert roll(formula, "foundry", **faces).total == total, formula
+
+
+def test_foundry_stops_a_modifier_where_foundry_throws_and_not_before() -> None:
+    """Foundry's ``Die#explode`` and ``#reroll`` throw once ``checked > 1000``: a roll whose
+    modifier checks 1,000 results and has none left completes, as in Foundry; one with a
+    1,001st result to check is a roll Foundry fails, and fairroll stops there."""
+    completes = roll("1d6x", "foundry", d6=[6] * 999 + [2])
+    assert (completes.total, completes.terms[0].stopped) == (5996, msgspec.UNSET)
+    stopped = roll("1d6x", "foundry", d6=[6] * 1001)
+    assert (stopped.total, stopped.terms[0].stopped) == (6006, "checked")
+    assert len(stopped.terms[0].dice) == 1001
+    # The limit is the modifier's, shared by its pool: two dice reach it together.
+    shared = roll("2d6x", "foundry", d6=[6] * 1002)
+    assert (len(shared.terms[0].dice), shared.terms[0].stopped) == (1002, "checked")
+    rerolled = roll("1d6rr1", "foundry", d6=[1] * 1001)
+    assert (rerolled.total, rerolled.terms[0].stopped) == (1, "checked")
