@@ -16,8 +16,12 @@ RUN python3 -m venv /opt/fairroll
 COPY requirements/service.lock ./requirements/
 RUN /opt/fairroll/bin/pip install --no-cache-dir --disable-pip-version-check --require-hashes \
         -r requirements/service.lock
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md hatch_build.py ./
 COPY service ./service
+# The VTT integrations' sources and, where they were built first (CI builds them), their
+# bundles: the build hook puts built ones in the wheel, so the image serves them too.
+COPY clients/vtt/foundry ./clients/vtt/foundry
+COPY clients/vtt/owlbear ./clients/vtt/owlbear
 COPY docs ./docs
 RUN /opt/fairroll/bin/pip install --no-cache-dir --disable-pip-version-check --no-deps . \
     && /opt/fairroll/bin/pip uninstall --yes --disable-pip-version-check pip setuptools

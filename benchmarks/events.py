@@ -9,7 +9,17 @@ each): subscribers listen on the first, rolls are appended through the second, s
 delivery crosses processes through Redis (a blocking XREAD per table). Scenarios:
 
 - ``one``: 1,000 subscribers on one table;
-- ``many``: 100 tables of 10 subscribers each.
+- ``many``: 100 tables of 10 subscribers each;
+- ``others``: do 1,000 subscribers of one table slow rolls on *other* tables? One
+  fairroll process takes FBC rolls from wrk over 1,000 other tables (``harness.py``'s
+  load, ``--seconds`` a run, ``--connections``) while a thread rolls on the watched
+  table at ``--rate``, through the same process; with the C subscribers connected to
+  it (every delivery checked) and without them, alternated ``--rounds`` times, the
+  order reversed each round. Printed: the other tables' req/s and p99, the serving
+  process's CPU per roll on them while wrk ran (the watched table's rolls and their
+  fan-out included: what the subscribers cost, however the shared machine schedules
+  it), and the deliveries of each run (the watched rolls still paced after wrk's end
+  are delivered, not counted in the CPU).
 
 For each roll, the time from sending it to each subscriber receiving its event is
 recorded (both ends on this machine's monotonic clock; each socket stamped just before
@@ -40,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from array import array
 from multiprocessing.connection import Connection
@@ -49,7 +60,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from fairroll.redis_server import RedisServer, free_port
-from harness import start, stop
+from harness import LUA, SCENARIOS, start, stop, wrk
+from scale_out import cpu_seconds, settle
 from soak import children
 
 KEY = base64.b64encode(b"fairroll events benchmark key 01").decode()
@@ -379,6 +391,76 @@ async def baseline(roll_url: str, rolls: int) -> float:
     return statistics.median(times)
 
 
+def pace(url: str, rolls: int, rate: float, failed: list[int]) -> None:
+    """``rolls`` rolls on the watched table, ``rate`` a second, one at a time; each roll
+    not answered 200 counted in ``failed``."""
+    with httpx.Client(base_url=url, timeout=30) as roller:
+        next_at = time.monotonic()
+        for _ in range(rolls):
+            next_at += 1.0 / rate
+            time.sleep(max(0.0, next_at - time.monotonic()))
+            answer = roller.post(
+                "/v1/tft/contests",
+                content=BODY % "watched",
+                headers={"content-type": "application/json"},
+            )
+            failed[0] += answer.status_code != 200
+
+
+def others(url: str, watched: str, pid: int, args: argparse.Namespace, tmp: Path) -> None:
+    """The ``others`` scenario: rolls on other tables at ``url``, with and without the
+    subscribers of one table at ``watched`` (the same server, or with ``--split`` the
+    second one), alternated."""
+    path, body = SCENARIOS["fbc"]
+    script = tmp / "others.lua"
+    script.write_text(LUA % {"tables": 1000, "body": body})
+    wrk(url + path, script, 2, args.connections)  # warm-up: imports, caches, connections
+    rolls = int(args.rate * args.seconds)
+    paths = ["/v1/tables/watched/events"] * args.subscribers
+    print(
+        f"FBC rolls over 1,000 other tables (wrk -t1 -c{args.connections}, {args.seconds} s "
+        f"a run) while the watched table takes {args.rate:g} rolls/s"
+    )
+    print(
+        f"{'subscribers':>11} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'failed':>6} "
+        f"{'CPU µs/roll':>11}  watched: failed, deliveries"
+    )
+    pids = settle(pid, 1)
+    rows: dict[int, list[tuple[float, float]]] = {0: [], args.subscribers: []}
+    for number in range(args.rounds):
+        order = [0, args.subscribers] if number % 2 == 0 else [args.subscribers, 0]
+        for subscribers in order:
+            native = (
+                start_c_client("c", watched, rolls, paths[:subscribers]) if subscribers else None
+            )
+            if native is not None:
+                time.sleep(1.0)
+            failed = [0]
+            roller = threading.Thread(target=pace, args=(watched, rolls, args.rate, failed))
+            cpu = cpu_seconds(pids)
+            roller.start()
+            rps, p50, p99, _, non2xx, errors = wrk(
+                url + path, script, args.seconds, args.connections
+            )
+            cpu = cpu_seconds(pids) - cpu  # wrk's window only
+            roller.join()
+            delivered = "-"
+            if native is not None:
+                out, _ = native.communicate(timeout=120)
+                delivered = f"{len(out.splitlines()):,}/{rolls * subscribers:,}"
+            rows[subscribers].append((rps, p99))
+            print(
+                f"{subscribers:>11,} {rps:>8,.0f} {p50:>7.2f} {p99:>7.2f} "
+                f"{int(non2xx + errors):>6} {cpu / (rps * args.seconds) * 1e6:>11,.0f}  "
+                f"{failed[0]}, {delivered}",
+                flush=True,
+            )
+    for subscribers, runs in rows.items():
+        mean = sum(r for r, _ in runs) / len(runs)
+        p99s = ", ".join(f"{p:.1f}" for _, p in runs)
+        print(f"{subscribers:>11,} subscribers: mean {mean:,.0f} req/s; p99 ms {p99s}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rolls", type=int, default=50)
@@ -410,6 +492,14 @@ def main() -> None:
         "(events_client.c), or in a Python process (epoll), or asyncio sockets or httpx "
         "streams in the rolling process",
     )
+    parser.add_argument("--seconds", type=int, default=5, help="a run of wrk (others)")
+    parser.add_argument("--connections", type=int, default=32, help="wrk's (others)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations (others)")
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="(others) the subscribers and the watched table's rolls on a second process",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         redis = RedisServer(Path(tmp) / "redis", port=free_port()).start()
@@ -430,6 +520,10 @@ def main() -> None:
             servers.append(start(command, env, Path(tmp) / f"{name}.log", f"{url}/livez"))
             urls.append(url)
         try:
+            if args.scenarios == "others":
+                watched = urls[1] if args.split else urls[0]
+                others(urls[0], watched, servers[0].pid, args, Path(tmp))
+                return
             worker = max(children(servers[0].pid), default=servers[0].pid)
             answer = asyncio.run(baseline(urls[1], args.rolls))
             print(f"baseline: a roll answered in {answer:.1f} ms (median, no subscriber)")

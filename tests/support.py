@@ -201,7 +201,7 @@ def _session_of(request: httpx.Request) -> str | None:
         return None
     try:
         body = json.loads(request.content)
-    except (httpx.RequestNotRead, ValueError):
+    except (httpx.RequestNotRead, ValueError, RecursionError):  # a hostile body: no session
         return None
     session = body.get("session") if isinstance(body, dict) else None
     seed_id = session.get("seed_id") if isinstance(session, dict) else None

@@ -17,7 +17,8 @@ from redis.asyncio import Redis as AsyncRedis
 
 from fairroll.audit import AuditStore, Trust, load_signer, verify_entries
 from fairroll.audit.entry import GENESIS_HASH, chain_hash
-from fairroll.audit.sessions import IDLE_SECONDS, OPEN_SESSIONS, SeedSessions
+from fairroll.audit.keyspace import OPEN_SESSIONS
+from fairroll.audit.sessions import IDLE_SECONDS, SeedSessions
 from fairroll.randomness import commitment_of, committed_seed, derive_faces
 from support import TEST_SIGNING_KEY, LiveServer
 

@@ -126,3 +126,13 @@ def test_the_python_client_sends_its_sessions_token_with_every_roll(
         nonces += [dice.roll_formula("1d20", table=made["table"])["session"]["nonce"]]
         nonces += [dice.roll_formula("1d20", table=made["table"])["session"]["nonce"]]
     assert nonces == [1, 2, 3]
+
+
+def test_the_spec_bounds_the_session_token_as_the_server_reads_it() -> None:
+    """The spec says what the server accepts: the token header's bound is the one every
+    header fairroll reads is held to."""
+    from fairroll.api.request_headers import HEADER_BYTES  # noqa: PLC0415
+    from fairroll.spec.openapi import _SESSION_TOKEN  # noqa: PLC0415
+
+    assert _SESSION_TOKEN.schema is not None
+    assert _SESSION_TOKEN.schema.max_length == HEADER_BYTES  # type: ignore[union-attr]

@@ -54,8 +54,10 @@ await attempt(
   "npm-forged-outcome",
   async (sent, forward) => {
     const answer = await (await forward(sent)).json();
-    answer.outcome.total = 20;
-    answer.words.text = "20 — a natural 20";
+    // Always another total than the honest one (a forged 20 over a rolled 20 forges nothing).
+    const forged = answer.outcome.total === 20 ? 19 : 20;
+    answer.outcome.total = forged;
+    answer.words.text = `${forged} — forged`;
     return json(answer);
   },
   (rolled, entry) => ({ total: rolled.outcome.total, words: rolled.words.text, face: rolled.dice[0].face, logTotal: entry.outcome.total }),

@@ -14,7 +14,7 @@
 import createClient from "openapi-fetch";
 import type { components, paths } from "./generated/fairroll.js";
 import { NOT_VERIFIED, trustedKeys, UnfairRollError, verifyLog } from "./vendor/verify.js";
-import { verifyTilesLog } from "./tiles.js";
+import { verifiedLog, verifyTilesLog } from "./tiles.js";
 
 export type { components, paths } from "./generated/fairroll.js";
 export type Schemas = components["schemas"];
@@ -304,26 +304,7 @@ export function createFairroll(options: FairrollOptions) {
       const pinned = root ?? options.root;
       const served = keys ?? (await this.keys());
       const known = pinned ? await trustedKeys(served, pinned) : new Map();
-      const verdict = await verifyLog(ndjson, known, { root: pinned ?? null });
-      const reports = verdict.results.map((r: any) => ({ seq: r.seq, ok: r.ok, problems: r.problems as string[] }));
-      // One problem, the verdict's (as the Python package gives it): the first bad seq and why.
-      const problems: string[] = [];
-      if (!pinned) problems.push(NOT_VERIFIED);
-      else if (!verdict.ok) {
-        problems.push(verdict.first_bad_seq !== null ? `seq ${verdict.first_bad_seq}: ${verdict.reason}` : String(verdict.reason));
-      }
-      return {
-        ok: verdict.ok,
-        verified: verdict.verified,
-        entries: verdict.entries,
-        first_bad_seq: verdict.first_bad_seq,
-        reason: verdict.reason,
-        not_fair: verdict.not_fair,
-        problems,
-        sources: verdict.sources,
-        signatures_checked: verdict.results.filter((r: any) => r.checks?.signature).length,
-        reports,
-      };
+      return verifiedLog(await verifyLog(ndjson, known, { root: pinned ?? null }), pinned);
     },
     /** Check the table's log from its tiles at `location` (the server's
      * /v1/tables/{table}/log, or a mirror's URL on any static host) as `verifyExport`

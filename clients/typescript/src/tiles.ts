@@ -24,6 +24,13 @@ export async function verifyTilesLog(
     checkpoints: options.checkpoints ?? [],
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  return verifiedLog(verdict, root);
+}
+
+/** A verification core's log verdict in the client's shape (`VerifiedLog`), for an export
+ * and for tiles alike: one problem, the verdict's (as the Python package gives it), the
+ * first bad seq and why; without a pinned root, NOT VERIFIED. */
+export function verifiedLog(verdict: any, root: string | undefined): VerifiedLog {
   const problems: string[] = [];
   if (!root) problems.push(NOT_VERIFIED);
   else if (!verdict.ok) {

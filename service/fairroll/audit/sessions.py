@@ -49,7 +49,6 @@ from fairroll.audit.entry import (
     Receipt,
     receipt_of,
 )
-from fairroll.audit.keyspace import OPEN_SESSIONS
 from fairroll.audit.redis import sessions as session_keys
 from fairroll.audit.store import AuditStore, ClaimRefusedError, Recorded
 from fairroll.chain import HashChain
@@ -58,7 +57,6 @@ from fairroll.randomness import commitment_of, new_seed
 __all__ = [
     "DEFAULT_CHAIN_LENGTH",
     "IDLE_SECONDS",
-    "OPEN_SESSIONS",
     "SeedSessions",
     "SessionError",
     "SessionKind",

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 
-from redis.asyncio import RedisCluster
-
 from fairroll.audit.checkpoint import DEFAULT_LOG_NAME, Checkpoint
 from fairroll.audit.entry import (
     KEY_RETIRE_MECHANIC,
@@ -26,9 +24,9 @@ from fairroll.audit.entry import (
 from fairroll.audit.merkle import Frontier
 from fairroll.audit.reader import LogReader
 from fairroll.audit.redis import reads
-from fairroll.audit.redis.append import Marker
+from fairroll.audit.redis.append import SHOWN_TOKEN, Marker, ShownToken, TokenRefusedError
 from fairroll.audit.redis.commit import GroupCommit, Recorded
-from fairroll.audit.redis.connection import AnyRedis, connect_redis
+from fairroll.audit.redis.connection import AnyRedis, connect_redis, is_cluster
 from fairroll.audit.redis.cosignatures import Cosignatures
 from fairroll.audit.redis.durability import Durability, DurabilityWatch
 from fairroll.audit.redis.errors import (
@@ -48,6 +46,7 @@ from fairroll.audit.redis.verified import VerifiedStates
 from fairroll.audit.signing import PublicKey, Signer
 
 __all__ = [
+    "SHOWN_TOKEN",
     "AlreadyRecordedError",
     "AnyRedis",
     "AppendConflictError",
@@ -57,9 +56,11 @@ __all__ = [
     "Marker",
     "NotDurableError",
     "Recorded",
+    "ShownToken",
     "StoreFullError",
     "StoreUnavailableError",
     "TableFencedError",
+    "TokenRefusedError",
     "connect_redis",
 ]
 
@@ -79,7 +80,7 @@ class AuditStore(LogReader):
         root_key_id: str | None = None,
         on_durability: Callable[[Durability], None] | None = None,
     ) -> None:
-        cluster = isinstance(redis, RedisCluster)
+        cluster = is_cluster(redis)
         self.redis = redis
         self.signer = signer
         self.log_name = log_name

@@ -45,6 +45,7 @@ SERVE_ENVIRONMENT = {
     "FAIRROLL_CORS_ORIGINS": "the VTT origins whose pages may call it (comma-separated)",
     "FAIRROLL_FRAME_ANCESTORS": "who may frame the table page",
     "FAIRROLL_MIRROR_ORIGINS": "tile mirrors the table page may verify from (CSP list)",
+    "FAIRROLL_PUBLIC_URL": "this server's URL as VTTs reach it (the integrations point at it)",
     "FAIRROLL_DEFAULT_TABLE_OPEN": "whether the default table takes rolls without a key",
     "FAIRROLL_REQUIRE_TABLES": "roll only on tables made with POST /v1/tables",
     "FAIRROLL_SESSION_TOKENS": "required (default): session rolls show their token; or optional",

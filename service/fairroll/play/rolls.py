@@ -221,7 +221,7 @@ class Roller:
             dice=source.dice,
             outcome=outcome,
         )
-        return Rolled(outcome, *await self._append(mechanic, draft, marker))
+        return Rolled(outcome, *await self.append_draft(mechanic, draft, marker))
 
     async def _committed(
         self,
@@ -261,7 +261,7 @@ class Roller:
                     mechanic, table, mechanic_input, ref, state, nonce
                 )
                 try:
-                    rolled = Rolled(outcome, *await self._append(mechanic, draft, marker))
+                    rolled = Rolled(outcome, *await self.append_draft(mechanic, draft, marker))
                 except ClaimRefusedError as exc:
                     self.sessions.forget(table, ref.seed_id)
                     if exc.why == "revealed":
@@ -333,9 +333,11 @@ class Roller:
         )
         return link, outcome, draft
 
-    async def _append(
+    async def append_draft(
         self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
     ) -> Recorded:
+        """Record ``draft`` in the audit log, timed and counted (a subclass may add what
+        the append must carry: ``play.sessions.BoundRoller`` adds the token shown)."""
         started = time.perf_counter()
         try:
             recorded = await self.store.record(draft, marker)

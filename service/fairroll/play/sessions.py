@@ -19,6 +19,18 @@ roll got 409. Now:
 A session from before tokens (no digest) is left as it was. A table's write key is
 checked as before (``Roller.authorize``): the token says which player, the key which
 table.
+
+A roll's token is checked by the append that would store it (``audit.store``'s
+``ShownToken``, in ``lua/append.lua``): in the same atomic step, before anything is
+written, and without a round trip of its own; a session's first roll with its token
+binds it there too. A reveal (``authorize`` on the session's path) reads the session
+first. So a refused roll is answered 403 once the roll reaches its append: a stranger's
+roll in a revealed session is answered 409 (revealed) as anyone's, one naming a nonce
+the session is not at 409 with the nonce it is at, and a repeat of a recorded roll (its
+very request and Idempotency-Key) its recorded answer, all of which the log shows anyone
+already; none of them writes anything. (A chain whose renewal failed after its last
+link is renewed by the session's next roll before that roll is appended, whoever sends
+it: a ``session.renew`` the server draws, nothing the caller picks.)
 """
 
 from __future__ import annotations
@@ -28,11 +40,19 @@ import hmac
 from typing import Any, Literal, TypeVar
 
 import msgspec
-from msgspec import UnsetType
 
+from fairroll.audit.entry import Draft
 from fairroll.audit.redis import sessions as session_keys
 from fairroll.audit.sessions import SeedSessions
-from fairroll.audit.store import AnyRedis, AuditStore
+from fairroll.audit.store import (
+    SHOWN_TOKEN,
+    AnyRedis,
+    AuditStore,
+    Marker,
+    Recorded,
+    ShownToken,
+    TokenRefusedError,
+)
 from fairroll.mechanics import Mechanic
 from fairroll.play.envelope import RollEnvelope
 from fairroll.play.errors import KeyRefusedError
@@ -64,18 +84,32 @@ class SessionBinding:
             return
         if self.token is None:
             if self.policy == "required" or _text(bound) == "1":
-                raise KeyRefusedError(
-                    f"seed session {seed_id} belongs to the player who opened it: send its "
-                    f"token (answered when it was opened) as {SESSION_TOKEN_HEADER}"
-                )
+                raise _refused(seed_id, "missing")
             return
         if not hmac.compare_digest(_text(digest), _digest(self.token)):
-            raise KeyRefusedError(
-                f"that is not the token of seed session {seed_id}: only the player who "
-                "opened it may roll in it or reveal it"
-            )
+            raise _refused(seed_id, "wrong")
         if _text(bound) != "1":
             await session_keys.set_field(self.redis, table, seed_id, session_keys.BOUND, "1")
+
+    def shown(self, seed_id: str) -> ShownToken:
+        """What this request shows of ``seed_id``'s token, for its roll's append to check
+        (the same rules as ``check``, in ``lua/append.lua``)."""
+        digest = _digest(self.token) if self.token is not None else None
+        return ShownToken(seed_id, digest, required=self.policy == "required")
+
+
+def _refused(seed_id: str, why: str) -> KeyRefusedError:
+    """The 403 of a call in a session that did not show its token (``missing``) or showed
+    another (``wrong``), whether ``check`` or the append found it."""
+    if why == "missing":
+        return KeyRefusedError(
+            f"seed session {seed_id} belongs to the player who opened it: send its "
+            f"token (answered when it was opened) as {SESSION_TOKEN_HEADER}"
+        )
+    return KeyRefusedError(
+        f"that is not the token of seed session {seed_id}: only the player who "
+        "opened it may roll in it or reveal it"
+    )
 
 
 class BoundRoller(Roller):
@@ -103,10 +137,24 @@ class BoundRoller(Roller):
     async def roll(
         self, mechanic: Mechanic[InputT, OutcomeT], request: RollEnvelope
     ) -> Rolled[OutcomeT]:
-        session = request.session
-        if not isinstance(session, UnsetType):
-            await self.binding.check(request.table, session.seed_id)
-        return await super().roll(mechanic, request)
+        try:
+            return await super().roll(mechanic, request)
+        except TokenRefusedError as exc:
+            raise _refused(exc.seed_id, exc.why) from None
+
+    async def append_draft(
+        self, mechanic: Mechanic[Any, Any], draft: Draft, marker: Marker | None
+    ) -> Recorded:
+        """The append of a roll in a session carries the token this request showed
+        (``SHOWN_TOKEN``, for that one append): the script refuses it there."""
+        claim = draft.claim
+        if claim is None or claim.kind != "roll":
+            return await super().append_draft(mechanic, draft, marker)
+        shown = SHOWN_TOKEN.set(self.binding.shown(claim.seed_id))
+        try:
+            return await super().append_draft(mechanic, draft, marker)
+        finally:
+            SHOWN_TOKEN.reset(shown)
 
 
 def _digest(token: str) -> str:

@@ -137,7 +137,9 @@ _SESSION_TOKEN = Parameter(
         "it, or with another, they are refused 403 (unless the operator set "
         "FAIRROLL_SESSION_TOKENS=optional). Not needed for a roll outside a session."
     ),
-    schema=Schema(type=OpenAPIType.STRING, min_length=1, max_length=128, pattern="^[!-~]+$"),
+    # Any value is read (a roll outside a session ignores it); one longer than the bound
+    # of every header fairroll reads (``api.request_headers.HEADER_BYTES``) is refused.
+    schema=Schema(type=OpenAPIType.STRING, max_length=4096),
 )
 
 
@@ -242,7 +244,11 @@ def declare_links(app: Litestar) -> None:
     _link(
         operations["createSeedSession"],
         GetSeedSession=("getSeedSession", session),
-        RevealSeedSession=("revealSeedSession", session),
+        # The reveal shows the token the opening answered (a session is its player's).
+        RevealSeedSession=(
+            "revealSeedSession",
+            {**session, "header.Fairroll-Session-Token": "$response.body#/token"},
+        ),
     )
 
 

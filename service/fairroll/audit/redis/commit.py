@@ -34,6 +34,13 @@ A draft's seed-session *claim* (``entry.Claim``) is checked and done by the same
 a committed roll is stored only if its session is open and at the nonce just before the
 roll's, and moves it on; a commitment creates the session; a reveal closes it. So nonces
 are consecutive in log order, a refused roll consumes none, and no roll follows a reveal.
+The session token a roll showed (``append.ShownToken``, set by its caller in
+``append.SHOWN_TOKEN``) is checked by the same script, before anything is written, so a
+roll in a session makes no round trip of its own for it (``play.sessions``).
+
+The script's maxmemory guard runs when ``append.MemoryGuard`` says it is due (per node):
+it costs the script more than anything else it does, and far from full it need not run
+on every call.
 
 The script also extends the table's Merkle tree (``merkle``) with the batch's hashes,
 computed by the process from the tree's frontier.
@@ -73,8 +80,13 @@ from fairroll.audit.redis.append import (
     FULL,
     KEY_STATES_KEY,
     NO_TREE,
+    SHOWN_TOKEN,
     STORED,
+    TOKEN_REFUSED,
     Marker,
+    MemoryGuard,
+    ShownToken,
+    TokenRefusedError,
     append_args,
     append_keys,
     entry_args,
@@ -131,6 +143,8 @@ class _Pending(NamedTuple):
     marker: Marker | None
     #: A statement the store adds itself (a key retired): nobody awaits it.
     derived: bool = False
+    #: A roll in a seed session: the session token it showed, for the script to check.
+    shown: ShownToken | None = None
 
 
 class _Chained(NamedTuple):
@@ -181,13 +195,22 @@ class GroupCommit:
         self._attempts: dict[str, int] = {}
         self._losing_since: dict[str, float] = {}
         self._errors: dict[str, int] = {}
+        self.memory = MemoryGuard()
 
     async def record(self, draft: Draft, marker: Marker | None = None) -> Recorded:
-        """Chain, sign and store ``draft``; answer once Redis holds it durably."""
+        """Chain, sign and store ``draft``; answer once Redis holds it durably. A roll in
+        a seed session is held to the token its caller set in ``SHOWN_TOKEN`` for it."""
         if draft.table in self.tips.fenced:
             raise self.tips.fence_error(draft.table)
         future: asyncio.Future[Recorded] = asyncio.get_running_loop().create_future()
-        self._queues.setdefault(draft.table, []).append(_Pending(draft, future, marker))
+        shown = SHOWN_TOKEN.get()
+        claim = draft.claim
+        if shown is not None and (
+            claim is None or claim.kind != "roll" or claim.seed_id != shown.seed_id
+        ):
+            shown = None
+        pending = _Pending(draft, future, marker, shown=shown)
+        self._queues.setdefault(draft.table, []).append(pending)
         if self._flusher is None:
             # The flusher outlives a cancelled caller; it runs while anything is queued.
             self._flusher = asyncio.ensure_future(self._flush())
@@ -295,10 +318,15 @@ class GroupCommit:
             else:
                 round_[table] = batch
         chained = {table: self._chain(table, batch) for table, batch in round_.items()}
+        nodes = {table: self._node(table) for table in round_}
         results, confirmed = await self._run_scripts(
-            [self._script_call(table, round_[table], chained[table]) for table in round_]
+            [
+                self._script_call(table, round_[table], chained[table], nodes[table])
+                for table in round_
+            ]
         )
         for (table, batch), result, checked in zip(round_.items(), results, confirmed, strict=True):
+            self._guarded(nodes[table], result)
             again = self._settle(table, batch, chained[table], result, checked, retry, known[table])
             if again:
                 retry[table] = again + retry.get(table, [])
@@ -366,7 +394,29 @@ class GroupCommit:
             last,
         )
 
-    def _script_call(self, table: str, batch: list[_Pending], chained: _Chained) -> tuple[Any, ...]:
+    def _node(self, table: str) -> str:
+        """The name of the node that holds the table ("" a single Redis), for
+        ``MemoryGuard``."""
+        if not isinstance(self.redis, RedisCluster):
+            return ""
+        try:
+            node = self.redis.get_node_from_key(append_keys(table)[0])
+        except Exception:  # the send says why; the guard just runs
+            return "?"
+        return node.name if node is not None else "?"
+
+    def _guarded(self, node: str, result: tuple[int, Any] | BaseException) -> None:
+        """Learn how full the node is from a script reply that ran the guard."""
+        if isinstance(result, BaseException):
+            self.memory.forget(node)
+            return
+        status, rest = result
+        if status == FULL or (status == STORED and len(rest) == 3):
+            self.memory.observe(node, int(rest[-2]), int(rest[-1]))
+
+    def _script_call(
+        self, table: str, batch: list[_Pending], chained: _Chained, node: str
+    ) -> tuple[Any, ...]:
         last = chained.entries[-1]
         anchor = self.tips.anchors.get(table)
         keys = append_keys(table)
@@ -381,6 +431,7 @@ class GroupCommit:
             tree=chained.tree,
             publishes=self.signer.key_id if chained.publishes else "",
             signed=(chained.frontier.size, chained.frontier.root()),
+            guard=self.memory.due(node),
         )
         sessions: dict[str, int] = {}
         for pending, entry, data in zip(batch, chained.entries, chained.encoded, strict=True):
@@ -399,7 +450,7 @@ class GroupCommit:
                     sessions[key] = len(keys)
                 session = sessions[key]
             fingerprint = pending.marker.fingerprint if pending.marker else ""
-            args += entry_args(entry, data, index, fingerprint, session, claim)
+            args += entry_args(entry, data, index, fingerprint, session, claim, pending.shown)
         return ("EVALSHA", APPEND.sha, len(keys), *keys, *args)
 
     def _settle(
@@ -448,6 +499,13 @@ class GroupCommit:
             if not pending.future.done():
                 refused = ClaimRefusedError(why, nonce, first_use=seqs[0], chain=seqs[1])
                 pending.future.set_exception(refused)
+            return batch
+        if status == TOKEN_REFUSED:
+            index, why = int(current[0]) - 1, text(current[1])
+            pending = batch.pop(index)
+            if not pending.future.done():
+                seed_id = pending.shown.seed_id if pending.shown is not None else ""
+                pending.future.set_exception(TokenRefusedError(seed_id, why))
             return batch
         if status == NO_TREE:
             tips.frontiers[table] = None

@@ -51,6 +51,7 @@ __all__ = [
     "StoreRedis",
     "connect_redis",
     "execute_batch",
+    "is_cluster",
     "send_batch",
     "send_to_node",
     "wait_ms",
@@ -322,6 +323,11 @@ async def _relearn(redis: RedisCluster) -> None:
         await redis.nodes_manager.initialize()
     except (RedisError, *_CLIENT_FAILURES):  # the next round tries again
         pass
+
+
+def is_cluster(redis: AnyRedis) -> bool:
+    """Whether ``redis`` is a Redis Cluster client (its rounds go by node)."""
+    return isinstance(redis, RedisCluster)
 
 
 def wait_ms(redis: AnyRedis) -> int:

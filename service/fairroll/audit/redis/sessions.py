@@ -2,7 +2,9 @@
 (state, status, token, sweep) and ``play.sessions`` (the token binding) ask of them.
 
 ``keyspace.session_key`` is the session's hash, written by the append script (its
-seeds, nonce, seqs) and here (its token's digest, and whether it is bound);
+seeds, nonce, seqs; whether it is bound, at a roll's first showing of the token, which
+the script checks against the digest: ``append.ShownToken``) and here (its token's
+digest, and whether it is bound, at a reveal's);
 ``keyspace.OPEN_SESSIONS`` lists open sessions, as ``<table>\\n<seed_id>`` scored by
 milliseconds, for the sweeper. Each function is one command, one round trip.
 """

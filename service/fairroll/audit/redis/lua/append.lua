@@ -13,12 +13,19 @@
 -- the batch adds to it, the key id the batch publishes in the table (its first entry
 -- carries the certificate; "" none), the checkpoint of the tree after the batch ("<size>
 -- <root hex>": recorded as the last signed, and refused, as the log going back, if one as
--- large was signed already), then eight values per entry: stream id, JCS bytes
--- deflated, hash prefix, marker key index (0: none), request fingerprint, session key
--- index (0: none), claim kind (c commit, n renew, r roll, v reveal, p key published, x key
--- retired) and claim value (commit: "<server seed> <commitment> <chain length>", 0 for a
--- commit-reveal session; renew: "<nonce> <last link> <anchor> <chain length>"; roll:
--- "<nonce> <client seed>"; reveal: "<nonce> <revealed_by>"; x: the key id). A hash-chain
+-- large was signed already), whether to run the maxmemory guard ("1") or not ("0": the
+-- process saw Redis far from full a moment ago, append.py's MemoryGuard), then nine
+-- values per entry: stream id, JCS bytes deflated, hash prefix, marker key index (0:
+-- none), request fingerprint, session key index (0: none), claim kind (c commit, n renew,
+-- r roll, v reveal, p key published, x key retired), claim value (commit: "<server seed>
+-- <commitment> <chain length>", 0 for a commit-reveal session; renew: "<nonce> <last
+-- link> <anchor> <chain length>"; roll: "<nonce> <client seed>"; reveal: "<nonce>
+-- <revealed_by>"; x: the key id) and what the roll showed of its session's token ("": not
+-- checked here; "!": none, and the session's token is required; "?": none, which only a
+-- session never bound takes; else the SHA-256 hex of the token shown, which must be the
+-- session's, and binds it). A session without a token (from before tokens) takes any.
+-- The token is checked before the Idempotency-Key and the claim, and refused with
+-- nothing written; a session's first roll with its token marks it bound. A hash-chain
 -- session's current chain covers nonces start .. start + length - 1: a roll past it is
 -- refused (spent), and a renew is taken only at its end. A roll whose client seed a roll
 -- of this table used at a seq before the entry that committed the roll's chain (its
@@ -36,8 +43,10 @@
 -- reused: then also the seq of the client seed's first use and of the chain's commit); {5,
 -- head} the tree does not match the head (a table from before trees); {6, used, max}
 -- Redis holds 95 % of its maxmemory or more (append.py's FULL_RATIO): refused before any
--- write, so a write never fails half-way on an out-of-memory error. Nothing is stored
--- unless the reply is 1. (A batch never carries one key twice.)
+-- write, so a write never fails half-way on an out-of-memory error; {7, i, why} entry i's
+-- session token is refused (missing or wrong). Stored after the guard ran, the reply is
+-- {1, head, used, max}: the process learns how full Redis is from the check it asked
+-- for. Nothing is stored unless the reply is 1. (A batch never carries one key twice.)
 local head = redis.call('GET', KEYS[2]) or ''
 if ARGV[3] ~= '0' and ARGV[4] ~= head then
   local rows = redis.call('XRANGE', KEYS[1], ARGV[3] .. '-0', ARGV[3] .. '-0')
@@ -62,11 +71,13 @@ if at > tonumber(redis.call('HGET', KEYS[3], 'seq') or '0') then
   if #last == 0 or last[1][1] ~= at .. '-0' then return {2, head} end
 end
 if redis.call('STRLEN', KEYS[4]) ~= tonumber(ARGV[7]) then return {5, head} end
-local memory = redis.call('INFO', 'memory')
-local limit = tonumber(string.match(memory, 'maxmemory:(%d+)') or '0')
-if limit > 0 then
+local memory = nil
+if ARGV[11] == '1' then
+  memory = redis.call('INFO', 'memory')
+  local limit = tonumber(string.match(memory, 'maxmemory:(%d+)') or '0')
   local used = tonumber(string.match(memory, 'used_memory:(%d+)') or '0')
-  if used >= limit * 0.95 then return {6, tostring(used), tostring(limit)} end
+  if limit > 0 and used >= limit * 0.95 then return {6, tostring(used), tostring(limit)} end
+  memory = {tostring(used), tostring(limit)}
 end
 local signed = redis.call('GET', KEYS[6])
 if signed then
@@ -74,11 +85,37 @@ if signed then
   if size >= tonumber(string.match(ARGV[10], '^(%d+) ')) then return {2, head} end
 end
 local sessions = {}
+local binds = {}
 local first_use = {}
 local chains = {}
 local n = 0
-for i = 11, #ARGV, 8 do
+for i = 12, #ARGV, 9 do
   n = n + 1
+  local s = tonumber(ARGV[i + 5])
+  local kind = ARGV[i + 6]
+  local state = nil
+  if s > 0 and kind ~= 'p' and kind ~= 'x' then
+    state = sessions[s]
+    if not state then
+      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed', 'start', 'length',
+        'commit_seq', 'renew_seq', 'token', 'bound')
+      state = {nonce = tonumber(f[1]), revealed = f[2] == '1', start = tonumber(f[3] or '1'),
+        length = tonumber(f[4] or '0'), chain = tonumber(f[6] or f[5] or ''),
+        token = f[7] or nil, bound = f[8] == '1'}
+      sessions[s] = state
+    end
+    local shown = ARGV[i + 8]
+    if shown ~= '' and state.token then
+      if shown == '!' or shown == '?' then
+        if shown == '!' or state.bound then return {7, n, 'missing'} end
+      elseif shown ~= state.token then
+        return {7, n, 'wrong'}
+      elseif not state.bound then
+        state.bound = true
+        binds[s] = true
+      end
+    end
+  end
   local marker = tonumber(ARGV[i + 3])
   if marker > 0 then
     local done = redis.call('GET', KEYS[marker])
@@ -88,17 +125,7 @@ for i = 11, #ARGV, 8 do
       return {3, n, done}
     end
   end
-  local s = tonumber(ARGV[i + 5])
-  local kind = ARGV[i + 6]
-  if s > 0 and kind ~= 'p' and kind ~= 'x' then
-    local state = sessions[s]
-    if not state then
-      local f = redis.call('HMGET', KEYS[s], 'nonce', 'revealed', 'start', 'length',
-        'commit_seq', 'renew_seq')
-      state = {nonce = tonumber(f[1]), revealed = f[2] == '1', start = tonumber(f[3] or '1'),
-        length = tonumber(f[4] or '0'), chain = tonumber(f[6] or f[5] or '')}
-      sessions[s] = state
-    end
+  if state then
     local seq = tonumber(string.sub(ARGV[i], 1, -3))
     if kind == 'c' then
       if state.nonce then return {4, n, 'exists', state.nonce} end
@@ -144,7 +171,7 @@ for i = 11, #ARGV, 8 do
     end
   end
 end
-for i = 11, #ARGV, 8 do
+for i = 12, #ARGV, 9 do
   redis.call('XADD', KEYS[1], ARGV[i], 'z', ARGV[i + 1], 'h', ARGV[i + 2])
   local seq = string.sub(ARGV[i], 1, -3)
   local marker = tonumber(ARGV[i + 3])
@@ -180,8 +207,10 @@ for i = 11, #ARGV, 8 do
     end
   end
 end
+for s in pairs(binds) do redis.call('HSET', KEYS[s], 'bound', 1) end
 redis.call('APPEND', KEYS[4], ARGV[8])
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[5], ARGV[9], 'live') end
 redis.call('SET', KEYS[6], ARGV[10])
 redis.call('SET', KEYS[2], ARGV[2])
+if memory then return {1, ARGV[2], memory[1], memory[2]} end
 return {1, ARGV[2]}
