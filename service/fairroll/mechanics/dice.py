@@ -24,7 +24,7 @@ from fairroll.mechanics.declare import (
     plural,
 )
 from fairroll.odds import Distribution, weighted_distribution
-from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
+from fairroll.odds.dice import EPSILON, MAX_OUTCOMES, WORK_BUDGET_MS, Work, formula_odds
 from fairroll.randomness import DiceSource
 from fairroll.rules import dice, dice_first
 from fairroll.rules.dice.limits import VTT_LIMITS
@@ -39,7 +39,7 @@ def _faces(sides: int) -> Any:
         list[Annotated[int, msgspec.Meta(ge=1, le=sides)]],
         faces_meta(
             sides,
-            dice.MAX_ROLLED_DICE,
+            dice.MAX_HELD_DICE,
             min_dice=0,
             description=f"Faces of d{sides}s rolled elsewhere, in the order the formula "
             "rolls them (terms left to right, each die's rerolls and explosions after it).",
@@ -51,7 +51,7 @@ FateFaces = Annotated[
     list[Annotated[int, msgspec.Meta(ge=-1, le=1)]],
     msgspec.Meta(
         min_length=0,
-        max_length=dice.MAX_ROLLED_DICE,
+        max_length=dice.MAX_HELD_DICE,
         description="Fate dice rolled elsewhere: -1, 0 or 1 each, in roll order.",
         extra_json_schema={"extra": {"items": {"type": "integer", "minimum": -1, "maximum": 1}}},
     ),
@@ -236,19 +236,49 @@ def _die(die: dice.RolledDie) -> str:
     return said
 
 
+#: The outcome of the last bar of odds counted short: the chance of what was not counted.
+BEYOND = "beyond"
+
+
 def odds_of_roll(request: dice.Formula) -> list[Distribution]:
+    """The exact distribution of the formula's total. Where its dice's rerolls or
+    explosions were counted short of the VTT's limit (``odds.dice.EPSILON``), a last bar,
+    ``beyond``, holds the exact chance of what was not counted (a die that went on
+    further, or a roll that would hold more dice than fairroll records); its label says
+    where each term was cut."""
     formula = dice.parse_request(request)
-    total, weights = formula_odds(formula)
+    work = Work(formula.text)
+    total, weights = formula_odds(formula, work)
     only = formula.tree.term
     counting = only is not None and only.counts
     title = formula.written
+    bars: dict[float | str, int] = {
+        whole(Fraction(value)): weights[value] for value in sorted(weights)
+    }
+    left = total - sum(weights.values())
+    beyond = ""
+    if left:
+        bars[BEYOND] = left
+        cuts = "; ".join(f"{text}: {what} past {n} a die" for text, what, n in work.cuts)
+        beyond = (
+            f"not counted: {cuts}. Each chance above is of its total with "
+            "no die going further; this is the exact chance of all the rest (among it, "
+            f"any roll that would hold more than {dice.MAX_HELD_DICE} dice, which fairroll "
+            "refuses)"
+        )
+
+    def label(v: float | str) -> str:
+        if isinstance(v, str):
+            return beyond
+        return plural(int(v), "success", "successes") if counting else _number(v)
+
     return [
         weighted_distribution(
             "successes" if counting else "total",
             f"Successes of {title}" if counting else f"Total of {title}",
-            {whole(Fraction(value)): weights[value] for value in sorted(weights)},
+            bars,
             total,
-            label=lambda v: plural(int(v), "success", "successes") if counting else _number(v),
+            label=label,
         )
     ]
 
@@ -303,7 +333,12 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
         "estimates its cost from its sizes before it runs; the budget is "
         f"{WORK_BUDGET_MS} ms of this engine's pace on the reference machine, and the "
         "refusal says how many times over it a formula is), so every formula accepted "
-        "is answered within a few hundred milliseconds."
+        "is answered within a few hundred milliseconds. A die's rerolls and explosions "
+        "are counted until what goes on further weighs less than one chance in "
+        f"{EPSILON.denominator:,} (or to the VTT's limit, or as deep as fairroll's limit "
+        f"of {dice.MAX_HELD_DICE} dice a roll lets every die of a pool go): what was not "
+        "counted is the last bar, `beyond` (its outcome the string `beyond`), its exact "
+        "chance, and its label says where each term was cut."
     ),
 )
 

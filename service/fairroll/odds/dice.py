@@ -53,7 +53,7 @@ from fairroll.odds.dice_sums import (
     powered,
     slot_bits,
 )
-from fairroll.rules.dice import VTT_LIMITS, DiceTerm, Node, ParsedFormula
+from fairroll.rules.dice import MAX_HELD_DICE, VTT_LIMITS, DiceTerm, Node, ParsedFormula
 from fairroll.rules.dice.model import (
     Clamp,
     Count,
@@ -70,14 +70,26 @@ from fairroll.rules.dice.model import (
 from fairroll.rules.dice.rolling import PoolDie, clamp_pool, foundry_count, js_round
 from fairroll.rules.errors import RuleError
 
-__all__ = ["MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
+__all__ = ["EPSILON", "MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
+
+#: The most a formula's odds leave uncounted. A die's rerolls and explosions are counted
+#: until what goes on further weighs less than its term's share of this, or to its VTT's
+#: limit (where the last die stands, exactly as the VTT rolls it), or as deep as
+#: fairroll's limit of dice a roll holds lets every die go, whichever comes first. What
+#: is left is not spread over the totals: the weights add up to less than the total,
+#: and the answer's last bar (``beyond``) holds the rest, exactly.
+EPSILON = Fraction(1, 10**12)
 
 
 def formula_odds(formula: ParsedFormula, work: Work | None = None) -> Dist:
     """The exact distribution of a formula's total: ``(total, {value: weight})``, where
-    ``weight / total`` is each value's probability (``work``: the budget it is charged to)."""
+    ``weight / total`` is each value's probability (``work``: the budget it is charged to).
+    Where a die's rerolls or explosions were counted short of its VTT's limit (see
+    :data:`EPSILON`), the weights add up to less than ``total`` and ``work.cuts`` says
+    where; the rest is the chance of what was not counted."""
     work = work or Work(formula.text)
     work.floats = formula.dialect == "avrae"
+    work.depths = _Depths(formula)
     total, weights = _node(formula.tree, work)
     if formula.dialect == "avrae":  # d20's total is int() of its value
         weights = _mapped(weights, math.trunc)
@@ -191,8 +203,10 @@ def _binary(node: Node) -> Callable[[Any, Any], Any]:
 def _term(term: DiceTerm, work: Work) -> Dist:
     """The exact distribution of one dice term's value (Foundry's ``ms`` then moves the
     term's total, not each die)."""
-    low, high = term.bounds()
-    work.outcomes(high - low + 1)
+    if not any(isinstance(m, Explode) and m.mode != "once" for m in term.modifiers):
+        # (a term that explodes has the totals of the depth it is counted to, below)
+        low, high = term.bounds()
+        work.outcomes(high - low + 1)
     total, weights = _dice(term, work)
     margin = term.margin
     if margin is None:
@@ -237,6 +251,9 @@ class _Plan:
         self.compound = False
         self.penetrate = False
         self.depth = 0
+        #: Whether the last die of a chain stands whatever it shows (the VTT's limit), or
+        #: the chain was counted short and a last die that goes on is left uncounted.
+        self.stands = True
         self.select: tuple[int, bool] | None = None
         self.value: Callable[[Any], Any] = _same
         self.counted: Callable[[Any], Any] = _same
@@ -264,6 +281,7 @@ def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per 
     raw: Dist = (len(term.faces), dict.fromkeys(term.faces, 1))
     die = raw
     stage = 0  # 0: rerolls and minimums, 1: exploded, 2: kept
+    held = 1  # the most dice a first die holds with its rerolls
     after: list[Modifier] = []  # what runs on every standing die, in order
     refuse = _Refusal(term)
     for m in term.modifiers:
@@ -287,7 +305,9 @@ def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per 
                 continue
             if plan.add_one is not None:
                 raise refuse("a reroll after a reroll-and-add")
-            die = _reroll(die, raw, m, VTT_LIMITS[term.dialect].depth, work)
+            depth, stands = _reroll_depth(term, die, raw, m, work)
+            die = _reroll(die, raw, m, depth, work, stands=stands)
+            held *= 1 + depth
         elif isinstance(m, Clamp):
             if term.dialect == "foundry" or (stage == 2 and not after):
                 # Foundry's min/max change what a die counts, not the face that later
@@ -305,7 +325,11 @@ def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per 
             plan.explode = m
             plan.compound = m.mode == "compound"
             plan.penetrate = m.mode == "penetrate"
-            plan.depth = 1 if m.mode == "once" else VTT_LIMITS[term.dialect].depth
+            if m.mode == "once":
+                plan.depth = 1
+            else:
+                extra = die if not term.pool else raw
+                plan.depth, plan.stands = _explode_depth(term, die, extra, m, held, work)
             stage = 1
         elif isinstance(m, Select):
             if m.how == "test":
@@ -385,9 +409,11 @@ def _standing(term: DiceTerm, after: list[Modifier]) -> Callable[[Any], Any]:
     return pool
 
 
-def _reroll(die: Dist, raw: Dist, m: Reroll, depth: int, work: Work) -> Dist:
+def _reroll(die: Dist, raw: Dist, m: Reroll, depth: int, work: Work, *, stands: bool) -> Dist:
     """``die`` after a reroll of its matching faces: a rerolled die is a fresh raw die,
-    rerolled again (``until``) while it matches, up to its VTT's limit."""
+    rerolled again (``until``) while it matches, up to ``depth`` rerolls: there the last
+    face stands (``stands``: the VTT's limit), or a die that still matches is left
+    uncounted (its weight left out)."""
     limit = 1 if m.mode == "once" else depth
     work.spend(limit * (1 + slot_bits(raw[0] ** limit) / 2_000), "a reroll")
     test = m.test
@@ -400,7 +426,10 @@ def _reroll(die: Dist, raw: Dist, m: Reroll, depth: int, work: Work) -> Dist:
     stops = sum(matching**t * sides ** (more - t) for t in range(more))
     last = matching**more
     fresh_total = sides ** (more + 1)
-    fresh = {v: (0 if test(v) else stops) + last for v in faces}
+    if stands or m.mode == "once":
+        fresh = {v: (0 if test(v) else stops) + last for v in faces}
+    else:
+        fresh = {v: 0 if test(v) else stops + last for v in faces}
     total, weights = die
     hit = sum(w for v, w in weights.items() if test(v))
     out: Weights = {}
@@ -411,6 +440,111 @@ def _reroll(die: Dist, raw: Dist, m: Reroll, depth: int, work: Work) -> Dist:
         if w and hit:
             out[v] = out.get(v, 0) + hit * w
     return total * fresh_total, {v: w for v, w in out.items() if w}
+
+
+class _Depths:
+    """How deep a formula's odds count each die: its share of the dice a roll may hold
+    (the fewest of fairroll's limit and a limit its VTT's roller shares among the dice),
+    and each term's share of :data:`EPSILON`."""
+
+    def __init__(self, formula: ParsedFormula) -> None:
+        limits = VTT_LIMITS[formula.dialect]
+        adds = sum(
+            1
+            for t in formula.terms
+            for m in t.modifiers
+            if isinstance(m, Reroll) and m.mode == "add"
+        )
+        dice = max(1, sum(t.count for t in formula.terms) + adds)
+        shared = [x for x in (limits.checked, limits.rolled) if x is not None]
+        #: No path the odds count holds more dice than a roll may (fairroll refuses it)
+        #: or than the VTT's shared limit lets it roll (where the VTT would stop it).
+        self.per_die = max(1, min([MAX_HELD_DICE, *shared]) // dice)
+        self.share = EPSILON / max(1, len(formula.terms))
+        #: The VTT's limit stops each die alone (Roll20), or the formula has one die, so
+        #: its shared limit is the die's own (avrae: the die and 999 more).
+        self.alone = not shared or dice == 1
+        self.limits = limits
+
+
+def _sources(term: DiceTerm) -> int:
+    """The modifiers of a term that may go on (rerolls until, explosions): each has its
+    share of the term's dice and of its :data:`EPSILON`."""
+    return sum(
+        1
+        for m in term.modifiers
+        if (isinstance(m, Reroll) and m.mode == "until")
+        or (isinstance(m, Explode) and m.mode != "once")
+    )
+
+
+def _depth(dice: int, first: Fraction, again: Fraction, share: Fraction, most: int) -> int:
+    """The fewest steps ``d`` (at most ``most``) such that ``dice`` dice, each going on
+    past ``d`` steps with chance ``first * again**d``, weigh at most ``share``."""
+    if first == 0 or dice * first <= share:
+        return 0
+    if share == 0 or again == 1:  # (nothing may be left out, or every die goes on)
+        return most
+    if again == 0:
+        return min(1, most)
+    d = 0
+    if again < 1:  # a first guess from logarithms, then exact
+        guess = math.log(float(share / (dice * first))) / math.log(float(again))
+        d = max(0, min(most, int(guess) - 1))
+    while d < most and dice * first * again**d > share:
+        d += 1
+    return d
+
+
+def _chance(weights: Weights, total: int, test: Callable[[Any], bool]) -> Fraction:
+    return Fraction(sum(w for v, w in weights.items() if test(v)), total)
+
+
+def _reroll_depth(term: DiceTerm, die: Dist, raw: Dist, m: Reroll, work: Work) -> tuple[int, bool]:
+    """How many rerolls of one die the odds count, and whether the last face then stands
+    (the VTT's limit) rather than going on uncounted."""
+    if m.mode == "once":
+        return 1, True
+    depths: _Depths = work.depths
+    sources = max(1, _sources(term))
+    if not term.pool and sources > 1:  # Roll20 rerolls each die of a chain
+        most = math.isqrt(depths.per_die) - 1
+    else:
+        most = depths.per_die // sources - 1
+    most = max(1, most)
+    vtt = depths.limits.depth if depths.alone else None
+    if vtt is not None:
+        most = min(most, vtt)
+    first = _chance(die[1], die[0], m.test)
+    again = _chance(raw[1], raw[0], m.test)
+    depth = max(1, _depth(term.count, first, again, depths.share / sources, most))
+    stands = depth == vtt
+    if not stands and first:
+        work.cuts.append((term.text, "rerolls", depth))
+    return depth, stands
+
+
+def _explode_depth(
+    term: DiceTerm, die: Dist, extra: Dist, m: Explode, held: int, work: Work
+) -> tuple[int, bool]:
+    """How many explosions of one die the odds count, and whether the last die then
+    stands (the VTT's limit) rather than going on uncounted. ``held``: the most dice a
+    first die holds with its rerolls (Roll20 rerolls each die of a chain alike; a pool's
+    extra dice are rolled afresh)."""
+    depths: _Depths = work.depths
+    sources = max(1, _sources(term))
+    most = depths.per_die // held - 1 if not term.pool else depths.per_die - held
+    most = max(0, most)
+    vtt = depths.limits.depth if depths.alone else None
+    if vtt is not None:
+        most = min(most, vtt)
+    first = _chance(die[1], die[0], m.test)
+    again = _chance(extra[1], extra[0], m.test)
+    depth = _depth(term.count, first, again, depths.share / sources, most)
+    stands = depth == vtt
+    if not stands and first:
+        work.cuts.append((term.text, "explosions", depth))
+    return depth, stands
 
 
 def _chain(plan: _Plan, work: Work) -> Dist:
@@ -426,7 +560,9 @@ def _chain(plan: _Plan, work: Work) -> Dist:
 
     def level(die: Dist, depth: int, after: Dist | None) -> Dist:
         total, weights = die
-        if after is None:  # the last die allowed stands
+        if after is None:  # the last die allowed stands, or goes on uncounted
+            if not plan.stands:
+                weights = {f: w for f, w in weights.items() if not explode.test(f)}
             return total, _mapped(weights, lambda f: counted(f, depth))
         goes_on: Weights = {}
         stops: Weights = {}
@@ -463,7 +599,8 @@ def _tail(plan: _Plan, face: Any, counted: Callable[[Any, int], Any], work: Work
     where one face explodes (worth ``v``, of weight ``a`` out of ``s``): the ``i``-th die
     stops on a face ``x`` (weight ``w``) after ``i`` explosions, worth ``i * v + x``, of
     weight ``a**i * w * s**(depth - 1 - i)``; the last die allowed stands whatever it
-    shows. The same sum the level-by-level build makes, without its convolutions."""
+    shows (or, a chain counted short, goes on uncounted). The same sum the level-by-level
+    build makes, without its convolutions."""
     total, weights = plan.extra
     depth = plan.depth
     a = weights[face]
@@ -473,7 +610,7 @@ def _tail(plan: _Plan, face: Any, counted: Callable[[Any, int], Any], work: Work
     work.spend(depth * len(last) * (0.3 + depth * total.bit_length() / 20_000), "a chain")
     out: Weights = {}
     for i in range(depth):
-        ending = last if i == depth - 1 else stops
+        ending = last if i == depth - 1 and plan.stands else stops
         scale = a**i * (total ** (depth - 1 - i) if i < depth - 1 else 1)
         for x, w in ending:
             k = as_key(i * v + x)
@@ -536,7 +673,7 @@ def _group(node: Node, work: Work) -> Dist:
         for total, weights in members:
             hit = sum(w for v, w in weights.items() if test(v))
             miss = sum(w for v, w in weights.items() if failure and not test(v) and failure(v))
-            each: Weights = {0: total - hit - miss}
+            each: Weights = {0: sum(weights.values()) - hit - miss}
             each[sign] = each.get(sign, 0) + hit
             each[-1] = each.get(-1, 0) + miss
             result = convolved(result, (total, {v: w for v, w in each.items() if w}), work)

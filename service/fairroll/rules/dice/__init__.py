@@ -36,7 +36,7 @@ from fairroll.rules.dice.grammars import (
     MAX_TOTAL,
     parse,
 )
-from fairroll.rules.dice.limits import VTT_LIMITS, VttLimits
+from fairroll.rules.dice.limits import MAX_HELD_DICE, VTT_LIMITS, VttLimits
 from fairroll.rules.dice.model import (
     DIALECTS,
     EXPLOSION_DEPTH,
@@ -56,6 +56,7 @@ __all__ = [
     "EXPLOSION_DEPTH",
     "FORMULA_MAX_LENGTH",
     "MAX_DICE",
+    "MAX_HELD_DICE",
     "MAX_PARTS",
     "MAX_ROLLED_DICE",
     "MAX_TOTAL",
@@ -97,7 +98,9 @@ FormulaText = Annotated[
             f"{VTT_LIMITS['avrae'].rolled} dice a roll), and the words say when one did. "
             f"fairroll's own limits, refused before a die is rolled: {DICE_PER_TERM} dice a "
             f"term, {MAX_DICE} in all, {MAX_ROLLED_DICE} dice rolled at worst, sides "
-            f"1..{MAX_SIDES}. See docs/rules/dice.md."
+            f"1..{MAX_SIDES}; and a roll that holds more than {MAX_HELD_DICE} dice is refused "
+            "as its dice show it (its dice follow from its seed: the same request is "
+            "refused again). See docs/rules/dice.md."
         ),
         examples=["4d6kh3", "1d20+5 # Longsword", "6d10>=8!", "8d6/2"],
         extra={  # the grammar's limits, copied into the spec as an extension
@@ -106,6 +109,8 @@ FormulaText = Annotated[
                 "dice_per_term": DICE_PER_TERM,
                 "total_dice": MAX_DICE,
                 "rolled_dice_at_worst": MAX_ROLLED_DICE,
+                # refused (422) as the dice fall: the dice one roll may hold
+                "held_dice": MAX_HELD_DICE,
                 "max_sides": MAX_SIDES,
                 "max_magnitude": MAX_TOTAL,
                 "max_length": FORMULA_MAX_LENGTH,

@@ -6,8 +6,10 @@ fails the roll instead (Foundry VTT once a modifier has checked too many results
 d20 once a roll has rolled too many dice), a fairroll roll cannot fail, as its dice are
 already drawn: it stops where the VTT fails, and its words say so. fairroll's own limits
 (the dice written, the dice a formula could roll at worst, its length, its parts, its
-magnitude) are checked when the formula is read: a roll is never refused once its dice
-are drawn.
+magnitude) are checked when the formula is read, before a die is rolled. One more is
+checked as the dice fall: a roll that would hold more than :data:`MAX_HELD_DICE` dice is
+refused, as its entry would be too large; its dice follow from its seed (or its supplied
+faces), so the same request is refused again, and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "EXPLOSION_DEPTH",
     "FORMULA_MAX_LENGTH",
     "MAX_DICE",
+    "MAX_HELD_DICE",
     "MAX_PARTS",
     "MAX_ROLLED_DICE",
     "MAX_TOTAL",
@@ -76,6 +79,14 @@ MAX_DICE = 100
 #: formula that could roll more is refused before any die is rolled. As many as its most
 #: dice, each exploding to Roll20's limit (``100d10!``).
 MAX_ROLLED_DICE = MAX_DICE * (1 + EXPLOSION_DEPTH)
+#: fairroll's own: the most dice one roll may hold (every die it rolled, rerolled and
+#: exploded, each recorded twice in its entry: in ``dice`` and in the outcome, some 120 to
+#: 165 bytes of entry a die). One die exploded to the deepest VTT's limit (rpg-dice-roller's
+#: 1,000 explosions: the die and 1,000 more), and as many as avrae's d20 rolls in a roll
+#: or a Foundry modifier checks: an entry and an answer stay within some 170 KB. A roll
+#: that holds more is refused (422) once its dice show it, and nothing is recorded: its
+#: dice follow from its seed (or its supplied faces), so the same request refuses again.
+MAX_HELD_DICE = 1 + EXPLOSION_DEPTH
 #: No part of a formula may ever be larger than this in size (JavaScript's safe integers).
 MAX_TOTAL = 2**53 - 1
 #: The most parts (terms, constants, operations) a formula may have.

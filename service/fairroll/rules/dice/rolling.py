@@ -21,8 +21,8 @@ from typing import Any
 
 import msgspec
 
-from fairroll.randomness import DiceSource
-from fairroll.rules.dice.limits import VTT_LIMITS, VttLimits
+from fairroll.randomness import DiceSource, Die
+from fairroll.rules.dice.limits import MAX_HELD_DICE, VTT_LIMITS, VttLimits, error
 from fairroll.rules.dice.model import (
     Clamp,
     Count,
@@ -42,14 +42,17 @@ __all__ = ["PoolDie", "clamp_pool", "foundry_count", "js_round", "roll_formula",
 
 
 def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
-    """Roll every term in order, then evaluate the tree (groups pick among what rolled)."""
+    """Roll every term in order, then evaluate the tree (groups pick among what rolled).
+    A roll that would hold more than :data:`MAX_HELD_DICE` dice is refused at the first
+    die past it."""
+    held = _Held(dice)
     rolled: dict[int, TermOutcome] = {}
     budget = _Budget(VTT_LIMITS[formula.dialect].rolled)
     for term in formula.terms:
         if term.pool:
-            rolled[id(term)] = _roll_pool(term, dice, budget)
+            rolled[id(term)] = _roll_pool(term, held, budget)
         else:
-            rolled[id(term)] = _roll_die_by_die(term, dice)
+            rolled[id(term)] = _roll_die_by_die(term, held)
     groups: list[GroupOutcome] = []
     if formula.dialect == "avrae":
         # d20 reckons in Python's numbers (a decimal is a float: 0.57*100 is
@@ -63,6 +66,37 @@ def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
         terms=tuple(rolled[id(t)] for t in formula.terms),
         groups=tuple(groups) if groups else msgspec.UNSET,
     )
+
+
+class _Held:
+    """A dice source that counts the dice a roll holds, and refuses the first past
+    fairroll's limit: an entry holds every die twice, so a roll of ``100d1000!>2`` (some
+    64,000 dice, ~7 MB) is not recorded. The dice follow from the seed (or the faces
+    supplied), so the same request is refused again: a refusal cannot be retried into
+    another outcome."""
+
+    __slots__ = ("held", "source")
+
+    def __init__(self, source: DiceSource) -> None:
+        self.source = source
+        self.held = 0
+
+    @property
+    def dice(self) -> tuple[Die, ...]:
+        return self.source.dice
+
+    def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
+        self.held += count
+        if self.held > MAX_HELD_DICE:
+            raise error(
+                0,
+                f"this roll holds more than {MAX_HELD_DICE} dice with its rerolls and "
+                f"explosions; fairroll records at most {MAX_HELD_DICE} dice a roll (its "
+                "limit of dice held, docs/rules/dice.md). Its dice follow from its seed "
+                "(or the faces supplied), so the same request is refused again; nothing "
+                "was recorded",
+            )
+        return self.source.roll(group, sides, count)
 
 
 def whole(value: Fraction) -> int | float:
