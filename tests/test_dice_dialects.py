@@ -20,7 +20,14 @@ from fairroll.mechanics import MECHANICS, replay_entry
 from fairroll.odds.dice import Work, formula_odds
 from fairroll.randomness import Die, SeededDice, SuppliedDice
 from fairroll.rules import RuleError
-from fairroll.rules.dice import Dialect, Formula, FormulaOutcome, parse, resolve_formula
+from fairroll.rules.dice import (
+    MAX_HELD_DICE,
+    Dialect,
+    Formula,
+    FormulaOutcome,
+    parse,
+    resolve_formula,
+)
 from fairroll.rules.dice.rolling import whole
 from test_dice import shallow
 
@@ -456,7 +463,11 @@ def test_foundry_stops_a_modifier_where_foundry_throws_and_not_before() -> None:
     assert (stopped.total, stopped.terms[0].stopped) == (6006, "checked")
     assert len(stopped.terms[0].dice) == 1001
     # The limit is the modifier's, shared by its pool: two dice reach it together.
-    shared = roll("2d6x", "foundry", d6=[6] * 1002)
-    assert (len(shared.terms[0].dice), shared.terms[0].stopped) == (1002, "checked")
+    shared = roll("2d6x", "foundry", d6=[6, 2] + [6] * 999)
+    assert (len(shared.terms[0].dice), shared.terms[0].stopped) == (1001, "checked")
+    # One die more than fairroll's limit of dice held is refused before Foundry's is met.
+    with pytest.raises(RuleError) as held:
+        roll("2d6x", "foundry", d6=[6] * 1002)
+    assert f"fairroll records at most {MAX_HELD_DICE} dice a roll" in str(held.value)
     rerolled = roll("1d6rr1", "foundry", d6=[1] * 1001)
     assert (rerolled.total, rerolled.terms[0].stopped) == (1, "checked")
