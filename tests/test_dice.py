@@ -423,13 +423,18 @@ def icepool_term(term: DiceTerm, depth: int = SHALLOW, *, cut: bool = False) -> 
     return term.count @ die.map(count)
 
 
-def icepool_formula(node: Node) -> icepool.Die[int]:
+def icepool_formula(node: Node, cuts: dict[str, int] | None = None) -> icepool.Die[int]:
+    """The formula built with icepool's operations; ``cuts``: the terms (by text) whose
+    dice the odds counted only so deep, and that depth (``Work.cuts``), each built cut
+    there (a die that would go on is worth :data:`BEYOND`)."""
     if node.kind == "const":
         return icepool.Die([node.value])
     if node.kind == "term":
         assert node.term is not None
+        if cuts and node.term.text in cuts:
+            return icepool_term(node.term, cuts[node.term.text], cut=True)
         return icepool_term(node.term)
-    parts = [icepool_formula(p) for p in node.parts]
+    parts = [icepool_formula(p, cuts) for p in node.parts]
     if node.kind == "neg":
         return -parts[0]
     if node.kind == "add":

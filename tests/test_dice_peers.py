@@ -429,6 +429,11 @@ ROLL20_READINGS = [
     ("7%3+1d4", [2], 3),
     ("2d6**2", [6, 3], 81),
     ("5d6!!>8", [6, 3, 4, 1, 2], 16),  # explodes on no face of a d6: rolled, not refused
+    # The Reference's Shadowrun roll ({5d6!!}>8, written >= for the peer): the group's one
+    # sub-roll meets the target by its total (15 here, 22 with two compounded dice of 9
+    # and 10), as rpg-dice-roller reads it, not each die (0, then 2): docs/rules/dice.md
+    ("{5d6!!}>=8", [1, 2, 3, 4, 5], 1),
+    ("{5d6!!}>=8", [6, 3, 6, 4, 1, 1, 1], 1),
 ]
 
 
