@@ -8,15 +8,17 @@ by its probability)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import icepool
 import msgspec
 import pytest
 
 from fairroll.mechanics import MECHANICS, replay_entry
+from fairroll.odds import dice as odds_dice
 from fairroll.odds.dice import Work, formula_odds
 from fairroll.randomness import Die, SeededDice, SuppliedDice
 from fairroll.rules import RuleError
@@ -317,6 +319,58 @@ WALKED = [
     ("1d6 // 2 + 1d4 % 3", "avrae"),
     ("1d20 > 10", "avrae"),
 ]
+
+
+def walked_cut(formula: str, explodes: Callable[[int], bool], depth: int) -> dict[Any, Fraction]:
+    """A Roll20 formula of one die size rolled on every face sequence, each chain cut
+    after ``depth`` explosions (a run of ``depth + 1`` exploding faces: the chain goes on
+    past what is counted, ``"beyond"``), as the odds cut it."""
+    request = Formula(formula=formula)
+    out: dict[Any, Fraction] = {}
+
+    def paths(prefix: list[int], run: int, p: Fraction) -> Iterator[tuple[Any, Fraction]]:
+        if run > depth:
+            yield "beyond", p
+            return
+        try:
+            outcome = resolve_formula(request, _Path(prefix))
+        except _Path.NeedsError as needs:
+            for face in range(1, needs.sides + 1):
+                more = run + 1 if explodes(face) else 0
+                yield from paths([*prefix, face], more, p / needs.sides)
+            return
+        yield outcome.total, p
+
+    for total, p in paths([], 0, Fraction(1)):
+        out[total] = out.get(total, Fraction(0)) + p
+    return out
+
+
+@pytest.mark.parametrize(
+    ("formula", "explodes"),
+    [
+        ("3d4!k2", lambda f: f == 4),
+        ("3d4!kh2", lambda f: f == 4),
+        ("3d4!kl2", lambda f: f == 4),
+        ("2d4!>3k1", lambda f: f >= 3),
+        ("2d4!k3", lambda f: f == 4),  # more kept than written: the pool grew
+    ],
+)
+def test_a_keep_among_the_dice_explosions_added_is_every_path_of_the_dice(
+    monkeypatch: pytest.MonkeyPatch, formula: str, explodes: Callable[[int], bool]
+) -> None:
+    """Roll20's ``4d6!k3`` keeps among every die, the exploded ones too (its odds were
+    refused): counted to the depth EPSILON gives (made large here, so that every path
+    can be walked), the odds are every path of the dice, and what goes on is beyond."""
+    monkeypatch.setattr(odds_dice, "EPSILON", Fraction(1, 4))
+    work = Work(formula, budget_ms=10**6)
+    total, weights = formula_odds(parse(formula), work)
+    ((_, _, depth),) = work.cuts
+    ours: dict[Any, Fraction] = {
+        whole(Fraction(v)): Fraction(w, total) for v, w in weights.items() if w
+    }
+    ours["beyond"] = 1 - sum(ours.values())
+    assert ours == walked_cut(formula, explodes, depth)
 
 
 @pytest.mark.usefixtures("shallow")

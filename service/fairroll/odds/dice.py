@@ -225,6 +225,8 @@ def _dice(term: DiceTerm, work: Work) -> Dist:
             return _pool(term, plan, chain, work)
         if plan.add_one is not None:
             raise _Refusal(term)("an explosion and a reroll-and-add")
+        if plan.grown is not None:
+            return _grown_keep(term, plan, work)
         return powered(chain, term.count, work)
     return _pool(term, plan, plan.first, work)
 
@@ -258,6 +260,9 @@ class _Plan:
         self.value: Callable[[Any], Any] = _same
         self.counted: Callable[[Any], Any] = _same
         self.add_one: Reroll | None = None
+        #: A keep among every die a pool's explosions grew it to: how many, and whether
+        #: the highest.
+        self.grown: tuple[int, bool] | None = None
 
 
 def _same(v: Any) -> Any:
@@ -338,7 +343,13 @@ def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per 
             if plan.select is not None or any(isinstance(x, Select) for x in after):
                 raise refuse("two keeps")
             if plan.explode is not None and not plan.compound:
-                raise refuse("keeping dice of a pool its explosions grow")
+                # Keeping among the dice the explosions added (Roll20's 4d6!k3): see
+                # _grown_keep for the forms it takes.
+                if not m.keep or (m.how != "h" and m.n > term.count) or after:
+                    raise refuse("keeping dice of a pool its explosions grow")
+                plan.grown = (m.n, m.how == "h")
+                stage = 2
+                continue
             if plan.add_one is not None:
                 raise refuse("keeping dice of a pool a reroll-and-add grows")
             if any(isinstance(x, Count) and x.kind == "margin" for x in after):
@@ -617,6 +628,61 @@ def _tail(plan: _Plan, face: Any, counted: Callable[[Any, int], Any], work: Work
             out[k] = out.get(k, 0) + scale * w
     work.outcomes(len(out))
     return total**depth, out
+
+
+def _grown_keep(term: DiceTerm, plan: _Plan, work: Work) -> Dist:
+    """Keeping the ``k`` highest (or lowest) of every die a pool of exploding dice rolled
+    (``4d6!k3``), where every face that explodes is above every face that does not, and
+    a die counts its face. Each chain is then some dice that exploded, each showing an
+    exploding face, and one that stopped, below all of them. With ``x`` explosions in
+    all (the ``x``-th power of the chains' explosions counted, as a polynomial): the
+    ``k`` highest are the ``k`` highest exploded dice, or all ``x`` and the ``k - x``
+    highest stopped dice; the ``k`` lowest are the ``k`` lowest stopped dice. A chain
+    that went on past its depth is left out (counted as not counted), and a last die
+    that stands whatever it shows is not taken (it may show an exploding face)."""
+    refuse = _Refusal(term)
+    explode = plan.explode
+    grown = plan.grown
+    if explode is None or grown is None:
+        raise TypeError("a grown keep needs an explosion and a keep")
+    k, highest = grown
+    total, weights = plan.extra
+    going = {f: w for f, w in weights.items() if explode.test(f)}
+    stopping = {f: w for f, w in weights.items() if not explode.test(f)}
+    if (
+        plan.first != plan.extra
+        or plan.penetrate
+        or plan.stands
+        or not stopping
+        or max(stopping) >= min(going)
+        or (not highest and k > term.count)
+    ):
+        raise refuse("keeping dice of a pool its explosions grow")
+    n, depth = term.count, plan.depth
+    a, b = sum(going.values()), sum(stopping.values())
+    # Each chain padded to depth + 1 dice: j explosions, then a stopping die.
+    chain = {j: a**j * b * total ** (depth - j) for j in range(depth + 1)}
+    explosions = powered((total ** (depth + 1), chain), n, work)[1]
+    work.spend(len(explosions) * k * (1 + len(weights)), f"keeping {k} of a grown pool")
+    out: Weights = {}
+
+    def add(scale: int, dist: Dist) -> None:
+        for v, w in dist[1].items():
+            out[v] = out.get(v, 0) + scale * w
+
+    if not highest:  # the k lowest: stopped dice, whatever exploded
+        counted = sum(explosions.values())
+        add(counted // b**n, kept_sum(n, (k, False), b, stopping, _same, work))
+    else:
+        for x, c in explosions.items():
+            if x >= k:
+                add(c // a**x, kept_sum(x, (k, True), a, going, _same, work))
+            else:
+                them = powered((a, going), x, work) if x else (1, {0: 1})
+                rest = kept_sum(n, (min(k - x, n), True), b, stopping, _same, work)
+                add(c // (a**x * b**n), convolved(them, rest, work))
+    work.outcomes(len(out))
+    return total ** ((depth + 1) * n), out
 
 
 def _add_one(count: int, die: Dist, plan: _Plan, work: Work) -> Dist:
