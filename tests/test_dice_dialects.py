@@ -447,7 +447,8 @@ def test_odds_of_new_forms_at_size_are_icepools(formula: str, dialect: Dialect, 
 
 def test_odds_refuse_what_they_do_not_offer_and_say_the_roll_is_fine() -> None:
     for formula, dialect in [
-        ("4d6x6kh3", "foundry"),
+        ("4d6x6dl1", "foundry"),  # a drop from a pool its explosions grow
+        ("4d6!pk3", "roll20"),  # a keep of one whose dice penetrate
         ("4d6rol1", "avrae"),
         ("4d6kh3r1", "foundry"),
     ]:

@@ -4,11 +4,13 @@ Every part of a formula has a distribution, kept as whole-number weights over a
 common total (``{3: 1, 4: 3, ...}`` of 216 for 3d6), so nothing is rounded:
 
 - a die's faces weigh 1 each of ``sides``; a reroll reweighs them (``ro`` once:
-  a matching face keeps ``m/s`` of itself, every face gains ``m/s²``; ``r`` up to
-  10 times: the same, summed as a geometric series, exactly);
-- one die and its explosions is a *chain*: built from the last die allowed
-  (which stands whatever it shows) outwards, each die either stops or adds the
-  chain after it;
+  a matching face keeps ``m/s`` of itself, every face gains ``m/s²``; ``r`` as many
+  times as counted: the same, summed as a geometric series, exactly);
+- one die and its explosions is a *chain*: built from the last die counted outwards
+  (which stands whatever it shows at the VTT's limit, or, counted short, is left out
+  where it would go on), each die either stops or adds the chain after it; how deep
+  a die is counted, and what is left out, is :data:`EPSILON`'s (the weights then add
+  up to less than their total, through every step below);
 - ``N`` chains add up to a power of their weights as a polynomial, computed either as
   one power of a big integer (each distribution packed into an integer, one slot per
   outcome, wide enough that no slot overflows) or by J. C. P. Miller's recurrence (a
