@@ -98,9 +98,10 @@ FormulaText = Annotated[
             f"{VTT_LIMITS['avrae'].rolled} dice a roll), and the words say when one did. "
             f"fairroll's own limits, refused before a die is rolled: {DICE_PER_TERM} dice a "
             f"term, {MAX_DICE} in all, {MAX_ROLLED_DICE} dice rolled at worst, sides "
-            f"1..{MAX_SIDES}; and a roll that holds more than {MAX_HELD_DICE} dice is refused "
-            "as its dice show it (its dice follow from its seed: the same request is "
-            "refused again). See docs/rules/dice.md."
+            f"1..{MAX_SIDES}; and a roll that holds more than {MAX_HELD_DICE} dice (one die "
+            "exploded to the deepest VTT's limit) is refused as its dice show it, so that "
+            "its entry stays small: every die is recorded twice (its dice follow from its "
+            "seed: the same request is refused again). See docs/rules/dice.md."
         ),
         examples=["4d6kh3", "1d20+5 # Longsword", "6d10>=8!", "8d6/2"],
         extra={  # the grammar's limits, copied into the spec as an extension
