@@ -6,6 +6,7 @@ grammar, and prints the slowest; then the same cases through icepool, the field'
 reference, as a ratio measured in this run.
 
     python benchmarks/dice_odds.py [--random 3000] [--seed 7]
+    python benchmarks/dice_odds.py --icepool-only --repeat 3
 """
 
 from __future__ import annotations
@@ -52,17 +53,33 @@ AT_THE_LIMITS = [
 
 #: Formulas timed against icepool (the reference: a ratio, not a correctness check;
 #: tests/test_dice.py checks equality), each built in icepool by tests/test_dice.py's
-#: own translation (``icepool_formula``: icepool's operations, not fairroll's engine).
-#: icepool caches what it has computed, so each is timed cold, in a fresh process, as a
-#: server would meet a new formula; fairroll is timed cold too (its first call).
-AGAINST_ICEPOOL = ["4d6kh3", "8d100k4", "20d100", "3d6!+3d8!+3d10!", *WITHIN_ICEPOOLS_SECOND]
+#: own translation (``icepool_formula``: icepool's operations, not fairroll's engine),
+#: exploding dice counted as deep as fairroll's odds count them and cut there the same
+#: way (``Work.cuts``, found before icepool's clock starts). icepool caches what it has
+#: computed, so each is timed cold, in a fresh process, as a server would meet a new
+#: formula; fairroll is timed cold too (its first call).
+AGAINST_ICEPOOL = [
+    "4d6kh3",
+    "8d100k4",
+    "20d100",
+    "3d6!+3d8!+3d10!",
+    *WITHIN_ICEPOOLS_SECOND,
+    # exploding pools at the VTTs' depth (each die counted until the rest is below
+    # EPSILON, or as deep as fairroll's 1,001 dice a roll let 100 dice go)
+    "10d6!",
+    "20d10!!",
+    "4d6!>5",
+    "100d6!",
+]
 COLD = (
     "import sys, time\n"
     f"sys.path.insert(0, {str(TESTS)!r})\n"
     "from test_dice import icepool_formula\n"
+    "from fairroll.odds.dice import Work, formula_odds\n"
     "from fairroll.rules.dice import parse\n"
-    "tree = parse(sys.argv[1]).tree\n"
-    "start = time.perf_counter(); die = icepool_formula(tree); die.denominator()\n"
+    "parsed = parse(sys.argv[1]); work = Work(sys.argv[1], budget_ms=10**9)\n"
+    "formula_odds(parsed, work); cuts = {text: depth for text, _, depth in work.cuts}\n"
+    "start = time.perf_counter(); die = icepool_formula(parsed.tree, cuts); die.denominator()\n"
     "print((time.perf_counter() - start) * 1000)"
 )
 
@@ -155,10 +172,16 @@ def main() -> None:
     parser.add_argument(
         "--new-forms-only", action="store_true", help="time only the dialects' forms"
     )
+    parser.add_argument(
+        "--icepool-only", action="store_true", help="time only the formulas against icepool"
+    )
     args = parser.parse_args()
     ODDS(Formula(formula="1d6"))  # build the parser once
     if args.new_forms_only:
         new_forms(args.repeat)
+        return
+    if args.icepool_only:
+        against_icepool(args.repeat)
         return
 
     print("formulas at the limits (best of 3):")
@@ -188,15 +211,21 @@ def main() -> None:
     for elapsed, formula in times[-5:]:
         print(f"  {formula:40} {elapsed:7.2f} ms")
 
-    print("\nagainst icepool (same distribution; each cold, in a fresh process):")
+    against_icepool(1)
+    new_forms(args.repeat)
+
+
+def against_icepool(repeat: int) -> None:
+    print(
+        f"\nagainst icepool (same distribution; each cold, in a fresh process, best of {repeat}):"
+    )
     for formula in AGAINST_ICEPOOL:
-        ours, theirs = fairroll_cold(formula), icepool_cold(formula)
+        ours = min(fairroll_cold(formula) for _ in range(repeat))
+        theirs = min(icepool_cold(formula) for _ in range(repeat))
         print(
             f"  {formula:32} fairroll {ours:7.2f} ms, icepool {theirs:8.2f} ms, "
             f"{theirs / ours:6.1f}x"
         )
-
-    new_forms(args.repeat)
 
 
 def new_forms(repeat: int) -> None:

@@ -13,12 +13,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fairroll.mechanics import MECHANICS, replay_entry
-from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, Work, formula_odds
+from fairroll.odds import dice as odds_dice
+from fairroll.odds.dice import EPSILON, MAX_OUTCOMES, WORK_BUDGET_MS, Work, formula_odds
 from fairroll.randomness import DiceError, SeededDice, SuppliedDice
 from fairroll.rules import RuleError
 from fairroll.rules.dice import (
     DICE_PER_TERM,
     EXPLOSION_DEPTH,
+    MAX_HELD_DICE,
     MAX_ROLLED_DICE,
     REROLL_LIMIT,
     DiceTerm,
@@ -29,7 +31,7 @@ from fairroll.rules.dice import (
     parse,
     resolve_formula,
 )
-from fairroll.rules.dice.limits import FormulaSyntaxError
+from fairroll.rules.dice.limits import VTT_LIMITS, FormulaSyntaxError, VttLimits
 
 ROLL = MECHANICS["dice.roll"]
 
@@ -236,7 +238,7 @@ def test_words_say_every_die_and_what_became_of_it() -> None:
         ("101d6", 0, f"1 to {DICE_PER_TERM} dice"),
         ("d6r<6", 2, "never stops"),
         ("4d6kh2kl1", 6, "two keep modifiers"),
-        ("100d6!r1", 0, f"at most {MAX_ROLLED_DICE} may be rolled"),
+        ("100d6!r1", 0, f"fairroll rolls at most {MAX_ROLLED_DICE} dice a formula"),
         ("60d6+50d6", 0, "at most 100 dice"),
         ("99999999*99999999*99999999", 0, "beyond"),
     ],
@@ -253,13 +255,30 @@ def test_reroll_once_on_every_face_is_allowed() -> None:
     assert roll("1d2ro<2", d2=[1, 2]).total == 2
 
 
-def test_no_formula_can_roll_more_than_the_limit_even_when_every_die_goes_on() -> None:
-    # 45 dice that explode on 2+ and reroll 1s up to the limit: 45 * 11 * 2 = 990 dice.
+def test_a_roll_holding_more_dice_than_fairroll_records_is_refused_at_the_first_past_it() -> None:
+    """45 dice that explode on 2+ to rpg-dice-roller's 1,000 and reroll 1s once could roll
+    90,090 dice (within the 100,100 a formula may roll at worst), some 11 MB of entry:
+    the roll is refused at the first die past fairroll's limit of dice held, and the
+    same faces are refused again (its dice follow from them: no other outcome to retry
+    into)."""
     term = parse("45d6!>2ro1").terms[0]
-    assert term.dice_at_worst() == 990
-    faces = [1, 6] * (45 * 11)
-    outcome = roll("45d6!>2ro1", d6=faces)
-    assert len(outcome.terms[0].dice) == 990
+    assert term.dice_at_worst() == 45 * 1001 * 2 <= MAX_ROLLED_DICE
+    faces = [1, 6] * (45 * 1001)
+    for _ in range(2):
+        source = SuppliedDice({"d6": faces})
+        with pytest.raises(RuleError) as refused:
+            resolve_formula(Formula(formula="45d6!>2ro1"), source)
+        assert refused.value.field == "formula"
+        assert f"fairroll records at most {MAX_HELD_DICE} dice a roll" in str(refused.value)
+        assert len(source.dice) == MAX_HELD_DICE  # the die past the limit was not drawn
+
+
+def test_one_die_at_the_deepest_vtts_limit_is_held_whole() -> None:
+    """The limit of dice held is one die exploded to rpg-dice-roller's 1,000: the die and
+    1,000 more, so no formula of one die is refused for its dice."""
+    assert 1 + VTT_LIMITS["roll20"].depth == MAX_HELD_DICE
+    outcome = roll("1d6!", d6=[6] * VTT_LIMITS["roll20"].depth + [1])
+    assert len(outcome.terms[0].dice) == MAX_HELD_DICE
 
 
 def test_supplied_dice_must_fit_the_formula() -> None:
@@ -330,7 +349,13 @@ def test_a_roll_stays_within_its_bounds_and_replays_from_its_own_dice(
 ) -> None:
     parsed = accepted(formula)
     source = SeededDice(seed)
-    outcome = resolve_formula(Formula(formula=formula), source)
+    try:
+        outcome = resolve_formula(Formula(formula=formula), source)
+    except RuleError as refused:  # more dice held than a roll may: the only refusal left
+        assert f"fairroll records at most {MAX_HELD_DICE} dice a roll" in str(refused)
+        assert len(source.dice) == MAX_HELD_DICE
+        assume(False)
+        raise
     low, high = parsed.bounds()
     assert low <= outcome.total <= high
     assert len(source.dice) <= sum(t.dice_at_worst() for t in parsed.terms)
@@ -349,16 +374,40 @@ def test_a_roll_stays_within_its_bounds_and_replays_from_its_own_dice(
 
 # --- Exact odds, against icepool --------------------------------------------------------
 
+#: The depth the odds' algorithms are checked at against icepool: fairroll's first one,
+#: shallow enough for icepool to answer pools of exploding dice. Each algorithm is the
+#: same at any depth; at the VTTs' own depths, the odds count a die's explosions until
+#: what goes on weighs less than ``EPSILON`` (checked below, the rest left beyond).
+SHALLOW = 10
+#: Where icepool puts what was not counted: past every total a formula here counts.
+BEYOND = 10**12
 
-def icepool_term(term: DiceTerm) -> icepool.Die[int]:
-    """The same term built with icepool's own operations (an independent translation)."""
+
+@pytest.fixture
+def shallow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every dialect's VTT limited to :data:`SHALLOW` explosions and rerolls a die, and
+    every die counted to it (nothing left beyond), as icepool's ``depth=`` counts."""
+    for dialect, limits in list(VTT_LIMITS.items()):
+        monkeypatch.setitem(VTT_LIMITS, dialect, VttLimits(roller=limits.roller, depth=SHALLOW))
+    monkeypatch.setattr(odds_dice, "EPSILON", Fraction(0))
+    monkeypatch.setattr(odds_dice, "MAX_HELD_DICE", 10**9)
+
+
+def icepool_term(term: DiceTerm, depth: int = SHALLOW, *, cut: bool = False) -> icepool.Die[int]:
+    """The same term built with icepool's own operations (an independent translation).
+    ``cut``: a die that would go on past ``depth`` rerolls or explosions is worth
+    :data:`BEYOND` (the last one does not stand)."""
     die = icepool.Die(list(term.faces))
     if term.reroll is not None and not all(term.reroll(v) for v in term.faces):
         # (rerolling every face once leaves the die as it was; icepool divides by zero)
         condition = term.reroll
-        die = die.reroll(condition, depth=1 if term.reroll_once else REROLL_LIMIT)
+        die = die.reroll(condition, depth=1 if term.reroll_once else depth)
+        if cut and not term.reroll_once:
+            die = die.map(lambda v: BEYOND if condition(v) else v)
     success = term.success
-    count: Callable[[int], int] = (lambda v: v) if success is None else (lambda v: int(success(v)))
+    count: Callable[[int], int] = (
+        (lambda v: v) if success is None else (lambda v: v if v >= BEYOND else int(success(v)))
+    )
     if term.keep is not None:
         pool = die.pool(term.count)
         kept = pool.highest(term.keep_count) if term.keep == "kh" else pool.lowest(term.keep_count)
@@ -367,25 +416,31 @@ def icepool_term(term: DiceTerm) -> icepool.Die[int]:
         return kept.expand().map(lambda faces: sum(count(v) for v in faces))
     if term.explode is not None:
         explode = term.explode
-        chain = die.map(count)  # the last die allowed stands
+        # the last die allowed stands, or (cut) goes on past what is counted
+        chain = die.map(lambda v: BEYOND if cut and explode(v) else count(v))
 
         def link(after: icepool.Die[int]) -> Callable[[int], icepool.Die[int]]:
             # (icepool reads a mapped function's parameters as dice: one parameter only)
             return lambda v: after + count(v) if explode(v) else icepool.Die([count(v)])
 
-        for _ in range(EXPLOSION_DEPTH):
+        for _ in range(depth):
             chain = die.map(link(chain))
         return term.count @ chain
     return term.count @ die.map(count)
 
 
-def icepool_formula(node: Node) -> icepool.Die[int]:
+def icepool_formula(node: Node, cuts: dict[str, int] | None = None) -> icepool.Die[int]:
+    """The formula built with icepool's operations; ``cuts``: the terms (by text) whose
+    dice the odds counted only so deep, and that depth (``Work.cuts``), each built cut
+    there (a die that would go on is worth :data:`BEYOND`)."""
     if node.kind == "const":
         return icepool.Die([node.value])
     if node.kind == "term":
         assert node.term is not None
+        if cuts and node.term.text in cuts:
+            return icepool_term(node.term, cuts[node.term.text], cut=True)
         return icepool_term(node.term)
-    parts = [icepool_formula(p) for p in node.parts]
+    parts = [icepool_formula(p, cuts) for p in node.parts]
     if node.kind == "neg":
         return -parts[0]
     if node.kind == "add":
@@ -448,13 +503,19 @@ WITHIN_ICEPOOLS_SECOND = [
         *WITHIN_ICEPOOLS_SECOND,
     ],
 )
+@pytest.mark.usefixtures("shallow")
 def test_odds_are_icepools(formula: str) -> None:
     assert exact(formula) == reference(formula)
 
 
 @pytest.mark.slow  # CI runs the oracle on a line of its own (.ci/run)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(formula=formulas())
+@pytest.mark.usefixtures("shallow")
 def test_odds_are_icepools_for_any_formula(formula: str) -> None:
     accepted(formula)
     try:
@@ -465,12 +526,90 @@ def test_odds_are_icepools_for_any_formula(formula: str) -> None:
     assert ours == reference(formula)
 
 
-@pytest.mark.parametrize("formula", WITHIN_ICEPOOLS_SECOND)
+@pytest.mark.parametrize("formula", [*WITHIN_ICEPOOLS_SECOND, "1d6!", "4d6r1", "10d6!", "20d10!!"])
 def test_odds_answer_what_icepool_answers_within_a_second(formula: str) -> None:
     """Within the budget as served (and a roll of each is allowed too: odds are refused
-    exactly where a roll is)."""
+    exactly where a roll is); what was not counted is the last bar."""
     (distribution,) = ROLL.odds_of(Formula(formula=formula)).distributions
     assert sum(Fraction(c.probability.exact) for c in distribution.chances) == 1
+
+
+@pytest.mark.parametrize(
+    ("formula", "within_epsilon"),
+    [
+        ("1d6!", True),
+        ("2d6!", True),
+        ("10d6!", True),
+        pytest.param("30d6!", True, marks=pytest.mark.slow),  # icepool: some 25 s
+        pytest.param("20d10!!", True, marks=pytest.mark.slow),  # some 11 s
+        ("6d10>=8!", True),
+        ("50d20r<2", True),
+        ("4d6!>5", True),  # several faces explode: one level at a time
+        ("3dF!", True),
+        # fairroll's 1,001 dice a roll let each of 50 dice go 19 explosions deep, of 100
+        # dice 9: short of EPSILON, all the rest is kept apart as well
+        ("50d2!", False),
+        pytest.param("100d10>=8!", False, marks=pytest.mark.slow),  # some 18 s
+    ],
+)
+def test_odds_of_exploding_pools_count_each_die_until_the_rest_is_below_epsilon(
+    formula: str, within_epsilon: bool
+) -> None:
+    """At the VTTs' depth of 1,000 a pool's exact weights run to thousands of digits (the
+    odds of `10d6!` were refused): each die is counted until what goes on weighs less
+    than its share of EPSILON (or as deep as the dice a roll may hold allow), and the
+    rest is kept apart, exact. Every total counted is icepool's with the same cut (a die
+    that would go on past the depth is worth BEYOND there)."""
+    work = Work(formula, budget_ms=10**6)
+    total, weights = formula_odds(parse(formula), work)
+    ((text, _, depth),) = work.cuts
+    (term,) = parse(formula).terms
+    assert text == term.text
+    die = icepool_term(term, depth, cut=True)
+    bars = {v: Fraction(q, die.denominator()) for v, q in die.items() if q and v < BEYOND}
+    assert {v: Fraction(w, total) for v, w in weights.items()} == bars
+    left = Fraction(total - sum(weights.values()), total)
+    assert left == 1 - sum(bars.values())
+    assert left > 0
+    assert (left <= EPSILON) == within_epsilon
+
+
+def test_the_odds_answer_says_what_was_not_counted_as_its_last_bar() -> None:
+    (total,) = ROLL.odds_of(Formula(formula="10d6!")).distributions
+    *bars, beyond = total.chances
+    assert [c.outcome for c in bars] == list(range(10, 10 + len(bars)))
+    assert beyond.outcome == "beyond"
+    assert beyond.label.startswith("not counted: 10d6!: explosions past ")
+    assert f"more than {MAX_HELD_DICE} dice, which fairroll refuses" in beyond.label
+    assert 0 < Fraction(beyond.probability.exact) <= EPSILON
+    assert sum(Fraction(c.probability.exact) for c in total.chances) == 1
+    (whole,) = ROLL.odds_of(Formula(formula="4d6kh3")).distributions
+    assert all(c.outcome != "beyond" for c in whole.chances)  # nothing left out, no bar
+
+
+@pytest.mark.parametrize(("formula", "dialect"), [("5d6x", "foundry"), ("5d6e6", "avrae")])
+def test_the_pool_dialects_count_an_exploding_pool_as_roll20_does(
+    formula: str, dialect: str
+) -> None:
+    """Five dice share no VTT limit they could reach: each is counted to the same depth."""
+    ours = formula_odds(parse(formula, dialect))  # type: ignore[arg-type]
+    assert ours == formula_odds(parse("5d6!"))
+
+
+def test_a_die_goes_to_its_vtts_limit_where_that_comes_before_epsilon(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whichever comes first: a VTT that stops a die after 12 explosions (before the 15
+    a d6 needs for EPSILON) has the last die stand, as icepool's ``depth=12``, and
+    nothing is left out."""
+    monkeypatch.setitem(VTT_LIMITS, "roll20", VttLimits(roller="a VTT", depth=12))
+    work = Work("1d6!")
+    total, weights = formula_odds(parse("1d6!"), work)
+    die = icepool.d6.explode(depth=12)
+    assert {v: Fraction(w, total) for v, w in weights.items()} == {
+        v: Fraction(q, die.denominator()) for v, q in die.items() if q
+    }
+    assert work.cuts == []
 
 
 def test_odds_refuse_what_the_roll_refuses() -> None:

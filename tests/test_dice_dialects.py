@@ -8,19 +8,32 @@ by its probability)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import icepool
+import msgspec
 import pytest
 
 from fairroll.mechanics import MECHANICS, replay_entry
+from fairroll.odds import dice as odds_dice
 from fairroll.odds.dice import Work, formula_odds
 from fairroll.randomness import Die, SeededDice, SuppliedDice
 from fairroll.rules import RuleError
-from fairroll.rules.dice import Dialect, Formula, FormulaOutcome, parse, resolve_formula
+from fairroll.rules.dice import (
+    MAX_HELD_DICE,
+    Dialect,
+    Formula,
+    FormulaOutcome,
+    parse,
+    resolve_formula,
+)
 from fairroll.rules.dice.rolling import whole
+from test_dice import shallow
+
+__all__ = ["shallow"]  # the fixture: every VTT shallow, as icepool and the walk need
 
 ROLL = MECHANICS["dice.roll"]
 
@@ -150,7 +163,7 @@ def test_foundry_exploding_dice_are_not_rerolled_by_a_reroll_written_before() ->
     after the reroll has run (fairroll's Roll20 reading rerolls every die of a chain)."""
     foundry = roll("1d6r1x", "foundry", d6=[6, 1])
     assert (foundry.total, marks(foundry)) == (7, ["6x", "1"])
-    roll20 = roll("1d6!r1", "roll20", d6=[6, 1, 2])
+    roll20 = roll("1d6!ro1", "roll20", d6=[6, 1, 2])
     assert (roll20.total, marks(roll20)) == (8, ["6x", "1r", "2"])
 
 
@@ -308,6 +321,59 @@ WALKED = [
 ]
 
 
+def walked_cut(formula: str, explodes: Callable[[int], bool], depth: int) -> dict[Any, Fraction]:
+    """A Roll20 formula of one die size rolled on every face sequence, each chain cut
+    after ``depth`` explosions (a run of ``depth + 1`` exploding faces: the chain goes on
+    past what is counted, ``"beyond"``), as the odds cut it."""
+    request = Formula(formula=formula)
+    out: dict[Any, Fraction] = {}
+
+    def paths(prefix: list[int], run: int, p: Fraction) -> Iterator[tuple[Any, Fraction]]:
+        if run > depth:
+            yield "beyond", p
+            return
+        try:
+            outcome = resolve_formula(request, _Path(prefix))
+        except _Path.NeedsError as needs:
+            for face in range(1, needs.sides + 1):
+                more = run + 1 if explodes(face) else 0
+                yield from paths([*prefix, face], more, p / needs.sides)
+            return
+        yield outcome.total, p
+
+    for total, p in paths([], 0, Fraction(1)):
+        out[total] = out.get(total, Fraction(0)) + p
+    return out
+
+
+@pytest.mark.parametrize(
+    ("formula", "explodes"),
+    [
+        ("3d4!k2", lambda f: f == 4),
+        ("3d4!kh2", lambda f: f == 4),
+        ("3d4!kl2", lambda f: f == 4),
+        ("2d4!>3k1", lambda f: f >= 3),
+        ("2d4!k3", lambda f: f == 4),  # more kept than written: the pool grew
+    ],
+)
+def test_a_keep_among_the_dice_explosions_added_is_every_path_of_the_dice(
+    monkeypatch: pytest.MonkeyPatch, formula: str, explodes: Callable[[int], bool]
+) -> None:
+    """Roll20's ``4d6!k3`` keeps among every die, the exploded ones too (its odds were
+    refused): counted to the depth EPSILON gives (made large here, so that every path
+    can be walked), the odds are every path of the dice, and what goes on is beyond."""
+    monkeypatch.setattr(odds_dice, "EPSILON", Fraction(1, 4))
+    work = Work(formula, budget_ms=10**6)
+    total, weights = formula_odds(parse(formula), work)
+    ((_, _, depth),) = work.cuts
+    ours: dict[Any, Fraction] = {
+        whole(Fraction(v)): Fraction(w, total) for v, w in weights.items() if w
+    }
+    ours["beyond"] = 1 - sum(ours.values())
+    assert ours == walked_cut(formula, explodes, depth)
+
+
+@pytest.mark.usefixtures("shallow")
 @pytest.mark.parametrize(("formula", "dialect"), WALKED)
 def test_odds_are_every_path_of_the_dice(formula: str, dialect: Dialect) -> None:
     assert exact(formula, dialect) == walked(formula, dialect)
@@ -317,6 +383,7 @@ def _dist(die: icepool.Die[int]) -> dict[float, Fraction]:
     return {whole(Fraction(v)): Fraction(q, die.denominator()) for v, q in die.items() if q}
 
 
+@pytest.mark.usefixtures("shallow")
 def test_odds_of_new_forms_are_icepools() -> None:
     d6, d20, d10 = icepool.d6, icepool.d20, icepool.d10
     assert exact("1d20min10", "foundry") == _dist(d20.map(lambda v: max(v, 10)))
@@ -371,6 +438,7 @@ NEW_FORMS_AGAINST_ICEPOOL = [
 ]
 
 
+@pytest.mark.usefixtures("shallow")
 @pytest.mark.parametrize(("formula", "dialect", "built"), NEW_FORMS_AGAINST_ICEPOOL)
 def test_odds_of_new_forms_at_size_are_icepools(formula: str, dialect: Dialect, built: str) -> None:
     die = eval(built, {"icepool": icepool})  # noqa: S307  (the list above: code of this file)
@@ -379,7 +447,8 @@ def test_odds_of_new_forms_at_size_are_icepools(formula: str, dialect: Dialect, 
 
 def test_odds_refuse_what_they_do_not_offer_and_say_the_roll_is_fine() -> None:
     for formula, dialect in [
-        ("4d6x6kh3", "foundry"),
+        ("4d6x6dl1", "foundry"),  # a drop from a pool its explosions grow
+        ("4d6!pk3", "roll20"),  # a keep of one whose dice penetrate
         ("4d6rol1", "avrae"),
         ("4d6kh3r1", "foundry"),
     ]:
@@ -437,3 +506,23 @@ def test_every_row_of_the_foundry_table() -> None:
     assert len(rows) >= 25
     for formula, faces, total in rows:
         assert roll(formula, "foundry", **faces).total == total, formula
+
+
+def test_foundry_stops_a_modifier_where_foundry_throws_and_not_before() -> None:
+    """Foundry's ``Die#explode`` and ``#reroll`` throw once ``checked > 1000``: a roll whose
+    modifier checks 1,000 results and has none left completes, as in Foundry; one with a
+    1,001st result to check is a roll Foundry fails, and fairroll stops there."""
+    completes = roll("1d6x", "foundry", d6=[6] * 999 + [2])
+    assert (completes.total, completes.terms[0].stopped) == (5996, msgspec.UNSET)
+    stopped = roll("1d6x", "foundry", d6=[6] * 1001)
+    assert (stopped.total, stopped.terms[0].stopped) == (6006, "checked")
+    assert len(stopped.terms[0].dice) == 1001
+    # The limit is the modifier's, shared by its pool: two dice reach it together.
+    shared = roll("2d6x", "foundry", d6=[6, 2] + [6] * 999)
+    assert (len(shared.terms[0].dice), shared.terms[0].stopped) == (1001, "checked")
+    # One die more than fairroll's limit of dice held is refused before Foundry's is met.
+    with pytest.raises(RuleError) as held:
+        roll("2d6x", "foundry", d6=[6] * 1002)
+    assert f"fairroll records at most {MAX_HELD_DICE} dice a roll" in str(held.value)
+    rerolled = roll("1d6rr1", "foundry", d6=[1] * 1001)
+    assert (rerolled.total, rerolled.terms[0].stopped) == (1, "checked")

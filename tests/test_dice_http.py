@@ -139,6 +139,37 @@ def test_a_bad_formula_is_a_422_naming_the_offset_and_records_nothing(
     assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == 0
 
 
+def test_a_roll_holding_more_dice_than_fairroll_records_is_refused_and_recorded_nowhere(
+    client: httpx.Client, table: str
+) -> None:
+    """``100d1000!>2`` typically rolls some 64,000 dice (~7 MB of entry): it is refused,
+    a 422 naming ``formula`` and the limit, with nothing appended. Its dice follow from
+    the seed, so the same seed is refused again; in a session, the same nonce, which the
+    refusal did not take."""
+    monster = "100d1000!>2"
+    for _ in range(2):
+        answer = client.post(
+            "/v1/dice/rolls", json={"table": table, "formula": monster, "seed": "same"}
+        )
+        assert answer.status_code == 422, answer.text
+        (param,) = answer.json()["invalid_params"]
+        assert param["name"] == "formula"
+        assert "fairroll records at most 1001 dice a roll" in param["reason"]
+    session = client.post(f"/v1/tables/{table}/seeds").json()
+    seat = {"seed_id": session["seed_id"], "client_seed": "player-1"}
+    head = client.get(f"/v1/tables/{table}/entries").json()["head_seq"]
+    refused = client.post(
+        "/v1/dice/rolls", json={"table": table, "formula": monster, "session": seat}
+    )
+    assert refused.status_code == 422, refused.text
+    assert client.get(f"/v1/tables/{table}/entries").json()["head_seq"] == head
+    answer = client.post(
+        "/v1/dice/rolls", json={"table": table, "formula": "1d20", "session": seat}
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["session"]["nonce"] == 1
+
+
 def test_a_formula_rolls_in_a_seed_session_with_its_nonce(client: httpx.Client, table: str) -> None:
     session = client.post(f"/v1/tables/{table}/seeds").json()
     answer = client.post(
@@ -167,6 +198,11 @@ def test_odds_answer_exactly_and_refuse_what_is_too_large(client: httpx.Client) 
     totals = chances(body, "total")
     assert Fraction(totals[7]) == Fraction(1, 6)
     assert sum(Fraction(p) for p in totals.values()) == 1
+    exploding = chances(
+        client.post("/v1/dice/rolls/odds", json={"formula": "10d6!"}).json(), "total"
+    )
+    assert 0 < Fraction(exploding["beyond"]) <= Fraction(1, 10**12)
+    assert sum(Fraction(p) for p in exploding.values()) == 1
     refused = client.post("/v1/dice/rolls/odds", json={"formula": "100d1000"})
     assert refused.status_code == 422
     assert "different totals" in refused.json()["invalid_params"][0]["reason"]
@@ -179,9 +215,20 @@ def test_the_spec_says_the_limits(client: httpx.Client) -> None:
     spec = client.get("/schema/openapi.json").json()
     formula = spec["components"]["schemas"]["Formula"]["properties"]["formula"]
     assert formula["maxLength"] == 200
-    assert formula["x-fairroll-limits"]["explosion_depth"] == 10
-    assert formula["x-fairroll-limits"]["total_dice"] == 100
+    limits = formula["x-fairroll-limits"]
+    assert limits["total_dice"] == 100
     odds = spec["paths"]["/v1/dice/rolls/odds"]["post"]
     assert "20001 values" in odds["description"]
     assert "400 ms" in odds["description"]
-    assert formula["x-fairroll-limits"]["rolled_dice_at_worst"] == 1100
+    # fairroll's own, refused before a die is rolled: 100 dice each exploding 1,000 times.
+    assert limits["rolled_dice_at_worst"] == 100_100
+    # and as the dice fall: one die exploded 1,000 times, the most a roll may hold.
+    assert limits["held_dice"] == 1001
+    assert "`beyond`" in odds["description"]
+    # Each VTT's own, where its roller stops a die or fails the roll.
+    assert limits["explosion_depth"] == 1000
+    assert limits["vtt"] == {
+        "roll20": {"roller": "rpg-dice-roller", "depth": 1000},
+        "foundry": {"roller": "Foundry VTT", "depth": 1000, "checked": 1000},
+        "avrae": {"roller": "d20", "depth": 999, "rolled": 1000},
+    }

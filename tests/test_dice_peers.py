@@ -31,8 +31,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
+from fairroll.mechanics.dice import read_roll
 from fairroll.randomness import SeededDice
 from fairroll.rules.dice import Formula, FormulaOutcome, RolledDie, resolve_formula
 
@@ -427,6 +429,11 @@ ROLL20_READINGS = [
     ("7%3+1d4", [2], 3),
     ("2d6**2", [6, 3], 81),
     ("5d6!!>8", [6, 3, 4, 1, 2], 16),  # explodes on no face of a d6: rolled, not refused
+    # The Reference's Shadowrun roll ({5d6!!}>8, written >= for the peer): the group's one
+    # sub-roll meets the target by its total (15 here, 22 with two compounded dice of 9
+    # and 10), as rpg-dice-roller reads it, not each die (0, then 2): docs/rules/dice.md
+    ("{5d6!!}>=8", [1, 2, 3, 4, 5], 1),
+    ("{5d6!!}>=8", [6, 3, 6, 4, 1, 1, 1], 1),
 ]
 
 
@@ -455,3 +462,64 @@ def test_roll20_forms_the_peer_does_not_have(formula: str, faces: list[int], tot
     faces shown twice or more): rpg-dice-roller has neither, so the Dice Reference's words
     are the judge."""
     assert on_faces(formula, "roll20", faces).total == total
+
+
+# --- Each VTT's own limits: a die goes on past fairroll's former 10, to the peer's limit -------
+
+#: (formula, faces, total): past the former depth of 10, and to the peer's own limit, where
+#: rpg-dice-roller stops a die (1,000 explosions, 1,000 rerolls; the last stands).
+ROLL20_DEPTHS = [
+    ("1d6!", [6] * 15 + [2], 92),
+    ("1d6!!", [6] * 15 + [2], 92),
+    ("1d6!", [6] * 1001, 6006),
+    ("1d6r=1", [1] * 15 + [4], 4),
+    ("1d6r=1", [1] * 1001, 1),
+]
+
+
+@pytest.mark.parametrize(("formula", "faces", "total"), ROLL20_DEPTHS)
+def test_roll20_goes_on_to_rpg_dice_rollers_limit_not_fairrolls_former_ten(
+    rpg_dice_roller: subprocess.Popen[str], formula: str, faces: list[int], total: int
+) -> None:
+    outcome = on_faces(formula, "roll20", faces)
+    answer = ask(rpg_dice_roller, formula, rpg_order(outcome))
+    assert (outcome.total, answer["total"]) == (total, total)
+    assert answer["left"] == 0
+    assert peer_marks(answer) == rpg_marks(outcome)
+    # Stopped by the limit exactly where a die still matched after the last one allowed.
+    assert (outcome.terms[0].stopped is not msgspec.UNSET) == (len(faces) == 1001)
+
+
+#: (formula, faces, total): d20 has no limit a die, only the roll's 1,000 dice.
+AVRAE_DEPTHS = [
+    ("1d6e6", [6] * 15 + [2], 92),
+    ("1d20rr1", [1] * 15 + [7], 7),
+    ("2d6e6", [6] * 20 + [3, 4], 127),
+    ("1d6e6", [6] * 999 + [2], 5996),
+]
+
+
+@pytest.mark.parametrize(("formula", "faces", "total"), AVRAE_DEPTHS)
+def test_avrae_goes_on_as_d20_does_past_fairrolls_former_ten(
+    d20: subprocess.Popen[str], formula: str, faces: list[int], total: int
+) -> None:
+    outcome = on_faces(formula, "avrae", faces)
+    answer = ask(d20, formula, faces)
+    assert (outcome.total, answer["total"]) == (total, total)
+    assert answer["left"] == 0
+    assert answer["terms"] == d20_marks(outcome)
+    assert outcome.terms[0].stopped is msgspec.UNSET
+
+
+def test_avrae_stops_where_d20_fails_the_roll_and_says_so(d20: subprocess.Popen[str]) -> None:
+    """d20 fails a roll past 1,000 dice (``TooManyRolls``); a fairroll roll cannot fail once
+    its dice are drawn: it rolls no more, the 1,000th die stands, and the words say why."""
+    faces = [6] * 1000
+    refused = ask_any(d20, "1d6e6", [*faces, 6])
+    assert refused["error"].startswith("TooManyRolls"), refused
+    outcome = on_faces("1d6e6", "avrae", faces)
+    assert outcome.total == 6000
+    assert outcome.terms[0].stopped == "rolled"
+    request = Formula(formula="1d6e6", dialect="avrae")
+    said = read_roll(request, outcome).text
+    assert "1000 dice rolled: avrae's d20 fails a roll past that" in said

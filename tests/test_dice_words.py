@@ -83,3 +83,21 @@ def test_an_avrae_adv_label_is_said_to_be_the_bots_option_not_advantage() -> Non
     assert "not rolled at disadvantage" in words("1d20 Dis Stealth", "avrae", {"d20": [3]})
     assert words("1d20 # adv", "roll20", {"d20": [10]}) == "10 — 1d20: 10"
     assert words("1d20 adventure", "avrae", {"d20": [10]}) == "10 — 1d20: 10"
+
+
+def test_the_words_say_when_a_vtts_limit_stopped_a_die() -> None:
+    """A limit never stops a die silently: the words name it, and the VTT whose it is
+    (where the VTT fails such a roll, that fairroll stopped instead)."""
+    exploded = words("1d6!", "roll20", {"d6": [6] * 1001})
+    assert exploded.endswith(
+        ". 1d6!: a die exploded 1000 times: Roll20's reading stops a die there, as "
+        "rpg-dice-roller does (the last die stands)"
+    )
+    rerolled = words("1d6r1", "roll20", {"d6": [1] * 1001})
+    assert "1d6r1: a die was rerolled 1000 times" in rerolled
+    checked = words("1d6x", "foundry", {"d6": [6] * 1001})
+    assert "1d6x: a modifier checked 1000 results: Foundry VTT fails a roll there" in checked
+    rolled = words("1d6e6", "avrae", {"d6": [6] * 1000})
+    assert "1d6e6: 1000 dice rolled: avrae's d20 fails a roll past that" in rolled
+    # Short of the limit nothing is said.
+    assert "times" not in words("1d6!", "roll20", {"d6": [6] * 15 + [2]})

@@ -24,9 +24,10 @@ from fairroll.mechanics.declare import (
     plural,
 )
 from fairroll.odds import Distribution, weighted_distribution
-from fairroll.odds.dice import MAX_OUTCOMES, WORK_BUDGET_MS, formula_odds
+from fairroll.odds.dice import EPSILON, MAX_OUTCOMES, WORK_BUDGET_MS, Work, formula_odds
 from fairroll.randomness import DiceSource
 from fairroll.rules import dice, dice_first
+from fairroll.rules.dice.limits import VTT_LIMITS
 from fairroll.rules.dice.model import Crit, Sort
 from fairroll.rules.dice.rolling import whole
 
@@ -38,7 +39,7 @@ def _faces(sides: int) -> Any:
         list[Annotated[int, msgspec.Meta(ge=1, le=sides)]],
         faces_meta(
             sides,
-            dice.MAX_ROLLED_DICE,
+            dice.MAX_HELD_DICE,
             min_dice=0,
             description=f"Faces of d{sides}s rolled elsewhere, in the order the formula "
             "rolls them (terms left to right, each die's rerolls and explosions after it).",
@@ -50,7 +51,7 @@ FateFaces = Annotated[
     list[Annotated[int, msgspec.Meta(ge=-1, le=1)]],
     msgspec.Meta(
         min_length=0,
-        max_length=dice.MAX_ROLLED_DICE,
+        max_length=dice.MAX_HELD_DICE,
         description="Fate dice rolled elsewhere: -1, 0 or 1 each, in roll order.",
         extra_json_schema={"extra": {"items": {"type": "integer", "minimum": -1, "maximum": 1}}},
     ),
@@ -125,14 +126,41 @@ def read_roll(request: dice.Formula, outcome: dice.FormulaOutcome) -> Words:
         said.append(f"{rolled.text}: {', '.join(dice_said) or 'no dice'}")
     terms = "; ".join(said)
     text = f"{head} — {terms}" if terms else head
+    stops = [_stopped(formula.dialect, r) for r in outcome.terms if isinstance(r.stopped, str)]
     bot_option = _bot_option(formula)
-    if bot_option:
-        text = f"{text}. {bot_option}"
+    for note in (*stops, bot_option):
+        if note:
+            text = f"{text}. {note}"
     return Words(
         asked=asked,
         text=text,
         critical=critical,
         catastrophic=catastrophic,
+    )
+
+
+def _stopped(dialect: dice.Dialect, rolled: dice.TermOutcome) -> str:
+    """What stopped a term's dice: its VTT's limit, said as the VTT has it. Where the VTT
+    fails such a roll, fairroll cannot (its dice are drawn): the words say it stopped."""
+    limit = VTT_LIMITS[dialect]
+    if rolled.stopped == "explosions":
+        return (
+            f"{rolled.text}: a die exploded {limit.depth} times: Roll20's reading stops a "
+            f"die there, as {limit.roller} does (the last die stands)"
+        )
+    if rolled.stopped == "rerolls":
+        return (
+            f"{rolled.text}: a die was rerolled {limit.depth} times: Roll20's reading "
+            f"stops there, as {limit.roller} does (the last face stands)"
+        )
+    if rolled.stopped == "checked":
+        return (
+            f"{rolled.text}: a modifier checked {limit.checked} results: Foundry VTT fails "
+            "a roll there; fairroll stops the modifier and the dice rolled stand"
+        )
+    return (
+        f"{rolled.text}: {limit.rolled} dice rolled: avrae's d20 fails a roll past that; "
+        "fairroll rolls no more and the dice rolled stand"
     )
 
 
@@ -208,19 +236,49 @@ def _die(die: dice.RolledDie) -> str:
     return said
 
 
+#: The outcome of the last bar of odds counted short: the chance of what was not counted.
+BEYOND = "beyond"
+
+
 def odds_of_roll(request: dice.Formula) -> list[Distribution]:
+    """The exact distribution of the formula's total. Where its dice's rerolls or
+    explosions were counted short of the VTT's limit (``odds.dice.EPSILON``), a last bar,
+    ``beyond``, holds the exact chance of what was not counted (a die that went on
+    further, or a roll that would hold more dice than fairroll records); its label says
+    where each term was cut."""
     formula = dice.parse_request(request)
-    total, weights = formula_odds(formula)
+    work = Work(formula.text)
+    total, weights = formula_odds(formula, work)
     only = formula.tree.term
     counting = only is not None and only.counts
     title = formula.written
+    bars: dict[float | str, int] = {
+        whole(Fraction(value)): weights[value] for value in sorted(weights)
+    }
+    left = total - sum(weights.values())
+    beyond = ""
+    if left:
+        bars[BEYOND] = left
+        cuts = "; ".join(f"{text}: {what} past {n} a die" for text, what, n in work.cuts)
+        beyond = (
+            f"not counted: {cuts}. Each chance above is of its total with "
+            "no die going further; this is the exact chance of all the rest (among it, "
+            f"any roll that would hold more than {dice.MAX_HELD_DICE} dice, which fairroll "
+            "refuses)"
+        )
+
+    def label(v: float | str) -> str:
+        if isinstance(v, str):
+            return beyond
+        return plural(int(v), "success", "successes") if counting else _number(v)
+
     return [
         weighted_distribution(
             "successes" if counting else "total",
             f"Successes of {title}" if counting else f"Total of {title}",
-            {whole(Fraction(value)): weights[value] for value in sorted(weights)},
+            bars,
             total,
-            label=lambda v: plural(int(v), "success", "successes") if counting else _number(v),
+            label=label,
         )
     ]
 
@@ -275,7 +333,12 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
         "estimates its cost from its sizes before it runs; the budget is "
         f"{WORK_BUDGET_MS} ms of this engine's pace on the reference machine, and the "
         "refusal says how many times over it a formula is), so every formula accepted "
-        "is answered within a few hundred milliseconds."
+        "is answered within a few hundred milliseconds. A die's rerolls and explosions "
+        "are counted until what goes on further weighs less than one chance in "
+        f"{EPSILON.denominator:,} (or to the VTT's limit, or as deep as fairroll's limit "
+        f"of {dice.MAX_HELD_DICE} dice a roll lets every die of a pool go): what was not "
+        "counted is the last bar, `beyond` (its outcome the string `beyond`), its exact "
+        "chance, and its label says where each term was cut."
     ),
 )
 

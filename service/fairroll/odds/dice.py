@@ -4,11 +4,13 @@ Every part of a formula has a distribution, kept as whole-number weights over a
 common total (``{3: 1, 4: 3, ...}`` of 216 for 3d6), so nothing is rounded:
 
 - a die's faces weigh 1 each of ``sides``; a reroll reweighs them (``ro`` once:
-  a matching face keeps ``m/s`` of itself, every face gains ``m/s²``; ``r`` up to
-  10 times: the same, summed as a geometric series, exactly);
-- one die and its explosions is a *chain*: built from the last die allowed
-  (which stands whatever it shows) outwards, each die either stops or adds the
-  chain after it;
+  a matching face keeps ``m/s`` of itself, every face gains ``m/s²``; ``r`` as many
+  times as counted: the same, summed as a geometric series, exactly);
+- one die and its explosions is a *chain*: built from the last die counted outwards
+  (which stands whatever it shows at the VTT's limit, or, counted short, is left out
+  where it would go on), each die either stops or adds the chain after it; how deep
+  a die is counted, and what is left out, is :data:`EPSILON`'s (the weights then add
+  up to less than their total, through every step below);
 - ``N`` chains add up to a power of their weights as a polynomial, computed either as
   one power of a big integer (each distribution packed into an integer, one slot per
   outcome, wide enough that no slot overflows) or by J. C. P. Miller's recurrence (a
@@ -53,7 +55,7 @@ from fairroll.odds.dice_sums import (
     powered,
     slot_bits,
 )
-from fairroll.rules.dice import EXPLOSION_DEPTH, REROLL_LIMIT, DiceTerm, Node, ParsedFormula
+from fairroll.rules.dice import MAX_HELD_DICE, VTT_LIMITS, DiceTerm, Node, ParsedFormula
 from fairroll.rules.dice.model import (
     Clamp,
     Count,
@@ -70,14 +72,26 @@ from fairroll.rules.dice.model import (
 from fairroll.rules.dice.rolling import PoolDie, clamp_pool, foundry_count, js_round
 from fairroll.rules.errors import RuleError
 
-__all__ = ["MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
+__all__ = ["EPSILON", "MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
+
+#: The most a formula's odds leave uncounted. A die's rerolls and explosions are counted
+#: until what goes on further weighs less than its term's share of this, or to its VTT's
+#: limit (where the last die stands, exactly as the VTT rolls it), or as deep as
+#: fairroll's limit of dice a roll holds lets every die go, whichever comes first. What
+#: is left is not spread over the totals: the weights add up to less than the total,
+#: and the answer's last bar (``beyond``) holds the rest, exactly.
+EPSILON = Fraction(1, 10**12)
 
 
 def formula_odds(formula: ParsedFormula, work: Work | None = None) -> Dist:
     """The exact distribution of a formula's total: ``(total, {value: weight})``, where
-    ``weight / total`` is each value's probability (``work``: the budget it is charged to)."""
+    ``weight / total`` is each value's probability (``work``: the budget it is charged to).
+    Where a die's rerolls or explosions were counted short of its VTT's limit (see
+    :data:`EPSILON`), the weights add up to less than ``total`` and ``work.cuts`` says
+    where; the rest is the chance of what was not counted."""
     work = work or Work(formula.text)
     work.floats = formula.dialect == "avrae"
+    work.depths = _Depths(formula)
     total, weights = _node(formula.tree, work)
     if formula.dialect == "avrae":  # d20's total is int() of its value
         weights = _mapped(weights, math.trunc)
@@ -191,8 +205,10 @@ def _binary(node: Node) -> Callable[[Any, Any], Any]:
 def _term(term: DiceTerm, work: Work) -> Dist:
     """The exact distribution of one dice term's value (Foundry's ``ms`` then moves the
     term's total, not each die)."""
-    low, high = term.bounds()
-    work.outcomes(high - low + 1)
+    if not any(isinstance(m, Explode) and m.mode != "once" for m in term.modifiers):
+        # (a term that explodes has the totals of the depth it is counted to, below)
+        low, high = term.bounds()
+        work.outcomes(high - low + 1)
     total, weights = _dice(term, work)
     margin = term.margin
     if margin is None:
@@ -202,7 +218,7 @@ def _term(term: DiceTerm, work: Work) -> Dist:
 
 
 def _dice(term: DiceTerm, work: Work) -> Dist:
-    plan = _plan(term)
+    plan = _plan(term, work)
     if plan.explode is not None:
         chain = _chain(plan, work)
         if plan.compound:
@@ -211,6 +227,8 @@ def _dice(term: DiceTerm, work: Work) -> Dist:
             return _pool(term, plan, chain, work)
         if plan.add_one is not None:
             raise _Refusal(term)("an explosion and a reroll-and-add")
+        if plan.grown is not None:
+            return _grown_keep(term, plan, work)
         return powered(chain, term.count, work)
     return _pool(term, plan, plan.first, work)
 
@@ -236,11 +254,17 @@ class _Plan:
         self.explode: Explode | None = None
         self.compound = False
         self.penetrate = False
-        self.depth = EXPLOSION_DEPTH
+        self.depth = 0
+        #: Whether the last die of a chain stands whatever it shows (the VTT's limit), or
+        #: the chain was counted short and a last die that goes on is left uncounted.
+        self.stands = True
         self.select: tuple[int, bool] | None = None
         self.value: Callable[[Any], Any] = _same
         self.counted: Callable[[Any], Any] = _same
         self.add_one: Reroll | None = None
+        #: A keep among every die a pool's explosions grew it to: how many, and whether
+        #: the highest.
+        self.grown: tuple[int, bool] | None = None
 
 
 def _same(v: Any) -> Any:
@@ -259,11 +283,12 @@ class _Refusal:
         )
 
 
-def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of modifier)
+def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per kind of modifier)
     plan = _Plan()
     raw: Dist = (len(term.faces), dict.fromkeys(term.faces, 1))
     die = raw
     stage = 0  # 0: rerolls and minimums, 1: exploded, 2: kept
+    held = 1  # the most dice a first die holds with its rerolls
     after: list[Modifier] = []  # what runs on every standing die, in order
     refuse = _Refusal(term)
     for m in term.modifiers:
@@ -287,7 +312,9 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
                 continue
             if plan.add_one is not None:
                 raise refuse("a reroll after a reroll-and-add")
-            die = _reroll(die, raw, m)
+            depth, stands = _reroll_depth(term, die, raw, m, work)
+            die = _reroll(die, raw, m, depth, work, stands=stands)
+            held *= 1 + depth
         elif isinstance(m, Clamp):
             if term.dialect == "foundry" or (stage == 2 and not after):
                 # Foundry's min/max change what a die counts, not the face that later
@@ -305,7 +332,11 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
             plan.explode = m
             plan.compound = m.mode == "compound"
             plan.penetrate = m.mode == "penetrate"
-            plan.depth = 1 if m.mode == "once" else EXPLOSION_DEPTH
+            if m.mode == "once":
+                plan.depth = 1
+            else:
+                extra = die if not term.pool else raw
+                plan.depth, plan.stands = _explode_depth(term, die, extra, m, held, work)
             stage = 1
         elif isinstance(m, Select):
             if m.how == "test":
@@ -314,7 +345,13 @@ def _plan(term: DiceTerm) -> _Plan:  # noqa: PLR0915  (one branch per kind of mo
             if plan.select is not None or any(isinstance(x, Select) for x in after):
                 raise refuse("two keeps")
             if plan.explode is not None and not plan.compound:
-                raise refuse("keeping dice of a pool its explosions grow")
+                # Keeping among the dice the explosions added (Roll20's 4d6!k3): see
+                # _grown_keep for the forms it takes.
+                if not m.keep or (m.how != "h" and m.n > term.count) or after:
+                    raise refuse("keeping dice of a pool its explosions grow")
+                plan.grown = (m.n, m.how == "h")
+                stage = 2
+                continue
             if plan.add_one is not None:
                 raise refuse("keeping dice of a pool a reroll-and-add grows")
             if any(isinstance(x, Count) and x.kind == "margin" for x in after):
@@ -385,10 +422,13 @@ def _standing(term: DiceTerm, after: list[Modifier]) -> Callable[[Any], Any]:
     return pool
 
 
-def _reroll(die: Dist, raw: Dist, m: Reroll) -> Dist:
+def _reroll(die: Dist, raw: Dist, m: Reroll, depth: int, work: Work, *, stands: bool) -> Dist:
     """``die`` after a reroll of its matching faces: a rerolled die is a fresh raw die,
-    rerolled again (``until``) while it matches, up to the limit."""
-    limit = 1 if m.mode == "once" else REROLL_LIMIT
+    rerolled again (``until``) while it matches, up to ``depth`` rerolls: there the last
+    face stands (``stands``: the VTT's limit), or a die that still matches is left
+    uncounted (its weight left out)."""
+    limit = 1 if m.mode == "once" else depth
+    work.spend(limit * (1 + slot_bits(raw[0] ** limit) / 2_000), "a reroll")
     test = m.test
     sides = raw[0]
     faces = list(raw[1])
@@ -399,7 +439,10 @@ def _reroll(die: Dist, raw: Dist, m: Reroll) -> Dist:
     stops = sum(matching**t * sides ** (more - t) for t in range(more))
     last = matching**more
     fresh_total = sides ** (more + 1)
-    fresh = {v: (0 if test(v) else stops) + last for v in faces}
+    if stands or m.mode == "once":
+        fresh = {v: (0 if test(v) else stops) + last for v in faces}
+    else:
+        fresh = {v: 0 if test(v) else stops + last for v in faces}
     total, weights = die
     hit = sum(w for v, w in weights.items() if test(v))
     out: Weights = {}
@@ -410,6 +453,111 @@ def _reroll(die: Dist, raw: Dist, m: Reroll) -> Dist:
         if w and hit:
             out[v] = out.get(v, 0) + hit * w
     return total * fresh_total, {v: w for v, w in out.items() if w}
+
+
+class _Depths:
+    """How deep a formula's odds count each die: its share of the dice a roll may hold
+    (the fewest of fairroll's limit and a limit its VTT's roller shares among the dice),
+    and each term's share of :data:`EPSILON`."""
+
+    def __init__(self, formula: ParsedFormula) -> None:
+        limits = VTT_LIMITS[formula.dialect]
+        adds = sum(
+            1
+            for t in formula.terms
+            for m in t.modifiers
+            if isinstance(m, Reroll) and m.mode == "add"
+        )
+        dice = max(1, sum(t.count for t in formula.terms) + adds)
+        shared = [x for x in (limits.checked, limits.rolled) if x is not None]
+        #: No path the odds count holds more dice than a roll may (fairroll refuses it)
+        #: or than the VTT's shared limit lets it roll (where the VTT would stop it).
+        self.per_die = max(1, min([MAX_HELD_DICE, *shared]) // dice)
+        self.share = EPSILON / max(1, len(formula.terms))
+        #: The VTT's limit stops each die alone (Roll20), or the formula has one die, so
+        #: its shared limit is the die's own (avrae: the die and 999 more).
+        self.alone = not shared or dice == 1
+        self.limits = limits
+
+
+def _sources(term: DiceTerm) -> int:
+    """The modifiers of a term that may go on (rerolls until, explosions): each has its
+    share of the term's dice and of its :data:`EPSILON`."""
+    return sum(
+        1
+        for m in term.modifiers
+        if (isinstance(m, Reroll) and m.mode == "until")
+        or (isinstance(m, Explode) and m.mode != "once")
+    )
+
+
+def _depth(dice: int, first: Fraction, again: Fraction, share: Fraction, most: int) -> int:
+    """The fewest steps ``d`` (at most ``most``) such that ``dice`` dice, each going on
+    past ``d`` steps with chance ``first * again**d``, weigh at most ``share``."""
+    if first == 0 or dice * first <= share:
+        return 0
+    if share == 0 or again == 1:  # (nothing may be left out, or every die goes on)
+        return most
+    if again == 0:
+        return min(1, most)
+    d = 0
+    if again < 1:  # a first guess from logarithms, then exact
+        guess = math.log(float(share / (dice * first))) / math.log(float(again))
+        d = max(0, min(most, int(guess) - 1))
+    while d < most and dice * first * again**d > share:
+        d += 1
+    return d
+
+
+def _chance(weights: Weights, total: int, test: Callable[[Any], bool]) -> Fraction:
+    return Fraction(sum(w for v, w in weights.items() if test(v)), total)
+
+
+def _reroll_depth(term: DiceTerm, die: Dist, raw: Dist, m: Reroll, work: Work) -> tuple[int, bool]:
+    """How many rerolls of one die the odds count, and whether the last face then stands
+    (the VTT's limit) rather than going on uncounted."""
+    if m.mode == "once":
+        return 1, True
+    depths: _Depths = work.depths
+    sources = max(1, _sources(term))
+    if not term.pool and sources > 1:  # Roll20 rerolls each die of a chain
+        most = math.isqrt(depths.per_die) - 1
+    else:
+        most = depths.per_die // sources - 1
+    most = max(1, most)
+    vtt = depths.limits.depth if depths.alone else None
+    if vtt is not None:
+        most = min(most, vtt)
+    first = _chance(die[1], die[0], m.test)
+    again = _chance(raw[1], raw[0], m.test)
+    depth = max(1, _depth(term.count, first, again, depths.share / sources, most))
+    stands = depth == vtt
+    if not stands and first:
+        work.cuts.append((term.text, "rerolls", depth))
+    return depth, stands
+
+
+def _explode_depth(
+    term: DiceTerm, die: Dist, extra: Dist, m: Explode, held: int, work: Work
+) -> tuple[int, bool]:
+    """How many explosions of one die the odds count, and whether the last die then
+    stands (the VTT's limit) rather than going on uncounted. ``held``: the most dice a
+    first die holds with its rerolls (Roll20 rerolls each die of a chain alike; a pool's
+    extra dice are rolled afresh)."""
+    depths: _Depths = work.depths
+    sources = max(1, _sources(term))
+    most = depths.per_die // held - 1 if not term.pool else depths.per_die - held
+    most = max(0, most)
+    vtt = depths.limits.depth if depths.alone else None
+    if vtt is not None:
+        most = min(most, vtt)
+    first = _chance(die[1], die[0], m.test)
+    again = _chance(extra[1], extra[0], m.test)
+    depth = _depth(term.count, first, again, depths.share / sources, most)
+    stands = depth == vtt
+    if not stands and first:
+        work.cuts.append((term.text, "explosions", depth))
+    return depth, stands
 
 
 def _chain(plan: _Plan, work: Work) -> Dist:
@@ -425,7 +573,9 @@ def _chain(plan: _Plan, work: Work) -> Dist:
 
     def level(die: Dist, depth: int, after: Dist | None) -> Dist:
         total, weights = die
-        if after is None:  # the last die allowed stands
+        if after is None:  # the last die allowed stands, or goes on uncounted
+            if not plan.stands:
+                weights = {f: w for f, w in weights.items() if not explode.test(f)}
             return total, _mapped(weights, lambda f: counted(f, depth))
         goes_on: Weights = {}
         stops: Weights = {}
@@ -439,10 +589,102 @@ def _chain(plan: _Plan, work: Work) -> Dist:
             out[k] = out.get(k, 0) + w * after[0]
         return total * after[0], out
 
+    if plan.depth == 0:
+        return level(plan.first, 0, None)
+    total, weights = plan.extra
+    goes = [face for face in weights if explode.test(face)]
+    if len(goes) == 1:  # one face explodes (d6!): the chain after the first die, at once
+        return level(plan.first, 0, _tail(plan, goes[0], counted, work))
+    # Several faces explode: one level at a time, each as wide as the ones after it.
+    span = max(weights) - min(weights) + 1
+    levels = plan.depth * (plan.depth + 1) // 2
+    work.spend(
+        levels * len(goes) * span * (0.2 + plan.depth * total.bit_length() / 40_000), "a chain"
+    )
     chain: Dist | None = None
     for depth in range(plan.depth, 0, -1):
         chain = level(plan.extra, depth, chain)
     return level(plan.first, 0, chain)
+
+
+def _tail(plan: _Plan, face: Any, counted: Callable[[Any, int], Any], work: Work) -> Dist:
+    """The dice a chain's explosions add, from the first extra die to the last allowed,
+    where one face explodes (worth ``v``, of weight ``a`` out of ``s``): the ``i``-th die
+    stops on a face ``x`` (weight ``w``) after ``i`` explosions, worth ``i * v + x``, of
+    weight ``a**i * w * s**(depth - 1 - i)``; the last die allowed stands whatever it
+    shows (or, a chain counted short, goes on uncounted). The same sum the level-by-level
+    build makes, without its convolutions."""
+    total, weights = plan.extra
+    depth = plan.depth
+    a = weights[face]
+    v = counted(face, 1)
+    stops = [(counted(f, 1), w) for f, w in weights.items() if f != face]
+    last = [(counted(f, 1), w) for f, w in weights.items()]
+    work.spend(depth * len(last) * (0.3 + depth * total.bit_length() / 20_000), "a chain")
+    out: Weights = {}
+    for i in range(depth):
+        ending = last if i == depth - 1 and plan.stands else stops
+        scale = a**i * (total ** (depth - 1 - i) if i < depth - 1 else 1)
+        for x, w in ending:
+            k = as_key(i * v + x)
+            out[k] = out.get(k, 0) + scale * w
+    work.outcomes(len(out))
+    return total**depth, out
+
+
+def _grown_keep(term: DiceTerm, plan: _Plan, work: Work) -> Dist:
+    """Keeping the ``k`` highest (or lowest) of every die a pool of exploding dice rolled
+    (``4d6!k3``), where every face that explodes is above every face that does not, and
+    a die counts its face. Each chain is then some dice that exploded, each showing an
+    exploding face, and one that stopped, below all of them. With ``x`` explosions in
+    all (the ``x``-th power of the chains' explosions counted, as a polynomial): the
+    ``k`` highest are the ``k`` highest exploded dice, or all ``x`` and the ``k - x``
+    highest stopped dice; the ``k`` lowest are the ``k`` lowest stopped dice. A chain
+    that went on past its depth is left out (counted as not counted), and a last die
+    that stands whatever it shows is not taken (it may show an exploding face)."""
+    refuse = _Refusal(term)
+    explode = plan.explode
+    grown = plan.grown
+    if explode is None or grown is None:
+        raise TypeError("a grown keep needs an explosion and a keep")
+    k, highest = grown
+    total, weights = plan.extra
+    going = {f: w for f, w in weights.items() if explode.test(f)}
+    stopping = {f: w for f, w in weights.items() if not explode.test(f)}
+    if (
+        plan.first != plan.extra
+        or plan.penetrate
+        or plan.stands
+        or not stopping
+        or max(stopping) >= min(going)
+        or (not highest and k > term.count)
+    ):
+        raise refuse("keeping dice of a pool its explosions grow")
+    n, depth = term.count, plan.depth
+    a, b = sum(going.values()), sum(stopping.values())
+    # Each chain padded to depth + 1 dice: j explosions, then a stopping die.
+    chain = {j: a**j * b * total ** (depth - j) for j in range(depth + 1)}
+    explosions = powered((total ** (depth + 1), chain), n, work)[1]
+    work.spend(len(explosions) * k * (1 + len(weights)), f"keeping {k} of a grown pool")
+    out: Weights = {}
+
+    def add(scale: int, dist: Dist) -> None:
+        for v, w in dist[1].items():
+            out[v] = out.get(v, 0) + scale * w
+
+    if not highest:  # the k lowest: stopped dice, whatever exploded
+        counted = sum(explosions.values())
+        add(counted // b**n, kept_sum(n, (k, False), b, stopping, _same, work))
+    else:
+        for x, c in explosions.items():
+            if x >= k:
+                add(c // a**x, kept_sum(x, (k, True), a, going, _same, work))
+            else:
+                them = powered((a, going), x, work) if x else (1, {0: 1})
+                rest = kept_sum(n, (min(k - x, n), True), b, stopping, _same, work)
+                add(c // (a**x * b**n), convolved(them, rest, work))
+    work.outcomes(len(out))
+    return total ** ((depth + 1) * n), out
 
 
 def _add_one(count: int, die: Dist, plan: _Plan, work: Work) -> Dist:
@@ -499,7 +741,7 @@ def _group(node: Node, work: Work) -> Dist:
         for total, weights in members:
             hit = sum(w for v, w in weights.items() if test(v))
             miss = sum(w for v, w in weights.items() if failure and not test(v) and failure(v))
-            each: Weights = {0: total - hit - miss}
+            each: Weights = {0: sum(weights.values()) - hit - miss}
             each[sign] = each.get(sign, 0) + hit
             each[-1] = each.get(-1, 0) + miss
             result = convolved(result, (total, {v: w for v, w in each.items() if w}), work)

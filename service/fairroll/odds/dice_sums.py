@@ -42,7 +42,9 @@ MAX_OUTCOMES = 20_001
 #: icepool takes.
 WORK_BUDGET_MS = 400
 
-#: Weights of outcomes, and the total they are out of.
+#: Weights of outcomes, and the total they are out of. The weights may add up to less
+#: than the total: the rest is what the odds did not count (a die that went on past the
+#: depth its chain was counted to), carried through every step as it is, never spread.
 Weights = dict[Any, int]
 Dist = tuple[int, Weights]
 
@@ -50,7 +52,7 @@ Dist = tuple[int, Weights]
 class Work:
     """The budget of one formula's odds: each step says what it will cost before it runs."""
 
-    __slots__ = ("budget_ms", "floats", "spent", "text")
+    __slots__ = ("budget_ms", "cuts", "depths", "floats", "spent", "text")
 
     def __init__(self, text: str, budget_ms: float = WORK_BUDGET_MS) -> None:
         self.text = text
@@ -58,6 +60,11 @@ class Work:
         self.spent = 0.0
         #: avrae's arithmetic: Python's floats, as d20 reckons (0.57*100 < 57).
         self.floats = False
+        #: Where the odds stopped counting a term's dice short of its VTT's limit: the
+        #: term, ``explosions`` or ``rerolls``, and how many of them a die was counted to.
+        self.cuts: list[tuple[str, str, int]] = []
+        #: How deep each die is counted (set by the formula's odds).
+        self.depths: Any = None
 
     def spend(self, microseconds: float, what: str) -> None:
         self.spent += microseconds
@@ -117,6 +124,9 @@ def powered(dist: Dist, n: int, work: Work) -> Dist:
     """``n`` independent copies of ``dist`` added up: the ``n``-th power of its weights as
     a polynomial, by whichever of two exact ways costs less for its sizes."""
     total, weights = dist
+    if n == 1:  # one die: itself
+        work.outcomes(len(weights))
+        return dist
     if not all(type(v) is int for v in weights):
         result: Dist = (1, {0: 1})
         for _ in range(n):
@@ -169,8 +179,11 @@ def kept_sum(
 ) -> Dist:
     """The kept dice of ``n`` (the ``k`` highest, or lowest, by face): what they add up to."""
     k, highest = select
+    # A die's weights may leave out what its odds did not count (a chain cut short): a
+    # pool with such a die is left out too, so ``rest`` starts from what is counted.
+    counted = sum(die.values())
     if k == 0:  # nothing kept: the term is 0
-        return die_total**n, {0: die_total**n}
+        return die_total**n, {0: counted**n}
     faces = sorted(die, reverse=highest)
     low = min(value(f) for f in faces)
     total = die_total**n
@@ -184,7 +197,7 @@ def kept_sum(
     kept = [0] * k
     kept[0] = 1
     done = 0
-    rest = die_total
+    rest = counted
     for face in faces:
         weight = die[face]
         rest -= weight

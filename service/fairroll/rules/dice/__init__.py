@@ -36,6 +36,7 @@ from fairroll.rules.dice.grammars import (
     MAX_TOTAL,
     parse,
 )
+from fairroll.rules.dice.limits import MAX_HELD_DICE, VTT_LIMITS, VttLimits
 from fairroll.rules.dice.model import (
     DIALECTS,
     EXPLOSION_DEPTH,
@@ -55,11 +56,13 @@ __all__ = [
     "EXPLOSION_DEPTH",
     "FORMULA_MAX_LENGTH",
     "MAX_DICE",
+    "MAX_HELD_DICE",
     "MAX_PARTS",
     "MAX_ROLLED_DICE",
     "MAX_TOTAL",
     "REROLL_LIMIT",
     "STANDARD_DICE",
+    "VTT_LIMITS",
     "Condition",
     "Dialect",
     "DiceTerm",
@@ -70,6 +73,7 @@ __all__ = [
     "ParsedFormula",
     "RolledDie",
     "TermOutcome",
+    "VttLimits",
     "parse",
     "parse_request",
     "resolve_formula",
@@ -88,20 +92,42 @@ FormulaText = Annotated[
             "avrae): `NdX`, keep/drop, rerolls, explosions, success counting, "
             "arithmetic, rounding functions, groups and a label, each as that VTT "
             "documents it (the table of every form: docs/rules/dice.md). "
-            f"Limits: {DICE_PER_TERM} dice a term, {MAX_DICE} in all, explosion depth "
-            f"{EXPLOSION_DEPTH} a die, {MAX_ROLLED_DICE} dice rolled at worst, sides "
-            f"1..{MAX_SIDES}. See docs/rules/dice.md."
+            "Each dialect stops rerolls and explosions where its VTT's roller does "
+            f"(Roll20: {VTT_LIMITS['roll20'].depth} a die; Foundry: "
+            f"{VTT_LIMITS['foundry'].checked} results a modifier checks; avrae: "
+            f"{VTT_LIMITS['avrae'].rolled} dice a roll), and the words say when one did. "
+            f"fairroll's own limits, refused before a die is rolled: {DICE_PER_TERM} dice a "
+            f"term, {MAX_DICE} in all, {MAX_ROLLED_DICE} dice rolled at worst, sides "
+            f"1..{MAX_SIDES}; and a roll that holds more than {MAX_HELD_DICE} dice (one die "
+            "exploded to the deepest VTT's limit) is refused as its dice show it, so that "
+            "its entry stays small: every die is recorded twice (its dice follow from its "
+            "seed: the same request is refused again). See docs/rules/dice.md."
         ),
         examples=["4d6kh3", "1d20+5 # Longsword", "6d10>=8!", "8d6/2"],
         extra={  # the grammar's limits, copied into the spec as an extension
             "x-fairroll-limits": {
+                # fairroll's own, refused (422) before a die is rolled
                 "dice_per_term": DICE_PER_TERM,
                 "total_dice": MAX_DICE,
-                "explosion_depth": EXPLOSION_DEPTH,
-                "reroll_limit": REROLL_LIMIT,
                 "rolled_dice_at_worst": MAX_ROLLED_DICE,
+                # refused (422) as the dice fall: the dice one roll may hold
+                "held_dice": MAX_HELD_DICE,
                 "max_sides": MAX_SIDES,
                 "max_magnitude": MAX_TOTAL,
+                "max_length": FORMULA_MAX_LENGTH,
+                "max_parts": MAX_PARTS,
+                # each VTT's own, where its roller stops a die (or fails the roll)
+                "explosion_depth": EXPLOSION_DEPTH,
+                "reroll_limit": REROLL_LIMIT,
+                "vtt": {
+                    dialect: {
+                        "roller": limits.roller,
+                        "depth": limits.depth,
+                        **({"checked": limits.checked} if limits.checked else {}),
+                        **({"rolled": limits.rolled} if limits.rolled else {}),
+                    }
+                    for dialect, limits in VTT_LIMITS.items()
+                },
             }
         },
     ),

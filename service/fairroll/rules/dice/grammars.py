@@ -31,6 +31,7 @@ from fairroll.rules.dice.limits import (
     MAX_PARTS,
     MAX_ROLLED_DICE,
     MAX_TOTAL,
+    VTT_LIMITS,
     error,
     syntax_error,
 )
@@ -255,11 +256,15 @@ def _check(builder: Builder, node: Node) -> None:
     if dice > MAX_DICE:
         raise error(0, f"a formula rolls at most {MAX_DICE} dice; this one writes {dice}")
     worst = sum(t.dice_at_worst() for t in builder.terms)
+    rolled = VTT_LIMITS[builder.dialect].rolled
+    if rolled is not None:  # avrae: the roll stops at d20's limit, whatever its terms
+        worst = min(worst, max(rolled, dice))
     if worst > MAX_ROLLED_DICE:
         raise error(
             0,
-            f"this formula could roll {worst} dice with its rerolls and explosions; at most "
-            f"{MAX_ROLLED_DICE} may be rolled",
+            f"this formula could roll {worst} dice with its rerolls and explosions, each "
+            f"to {VTT_LIMITS[builder.dialect].roller}'s limit; fairroll rolls at most "
+            f"{MAX_ROLLED_DICE} dice a formula (its limit of dice rolled at worst)",
         )
     _check_divisors(node)
     _check_powers(node)

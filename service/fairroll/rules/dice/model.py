@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from fairroll.rules.dice.limits import EXPLOSION_DEPTH, REROLL_LIMIT, VTT_LIMITS
+
 __all__ = [
     "DIALECTS",
     "EXPLOSION_DEPTH",
@@ -37,11 +39,6 @@ __all__ = [
     "Test",
 ]
 
-#: At most this many extra dice follow one die's explosions (the last one stands).
-EXPLOSION_DEPTH = 10
-#: A die is rerolled "until it no longer matches" at most this many times (the last face
-#: stands).
-REROLL_LIMIT = 10
 
 Dialect = Literal["roll20", "foundry", "avrae"]
 DIALECTS: tuple[Dialect, ...] = ("roll20", "foundry", "avrae")
@@ -106,7 +103,7 @@ Test = Condition | AnyOf
 @dataclass(frozen=True, slots=True)
 class Reroll:
     """Reroll a die whose face matches: ``until`` it no longer does (at most
-    :data:`REROLL_LIMIT` times), ``once``, or ``add`` (avrae's ``ra``: the first matching
+    its VTT's limit), ``once``, or ``add`` (avrae's ``ra``: the first matching
     die of the pool rolls one more die, which is added; the die itself stays)."""
 
     test: Test
@@ -288,7 +285,23 @@ class DiceTerm:
         return test.op in (">", ">=", "="), test.value
 
     def dice_at_worst(self) -> int:
-        """The most dice this term can roll: each die rerolled and exploded to the limit."""
+        """The most dice this term can roll: each die rerolled and exploded to its VTT's
+        limit (Roll20: each die; Foundry: each modifier checks at most so many results;
+        avrae: the whole roll rolls at most so many dice)."""
+        limits = VTT_LIMITS[self.dialect]
+        if self.pool:
+            # Each modifier runs once over the pool as it then stands.
+            dice = self.count
+            for m in self.modifiers:
+                if isinstance(m, Reroll) and m.mode == "add":
+                    dice += 1
+                elif isinstance(m, Reroll | Explode) and m.mode == "once":
+                    dice *= 2
+                elif isinstance(m, Reroll | Explode):
+                    # Each result checked adds at most one die (Foundry), or the roll
+                    # stops at its dice (avrae).
+                    dice += limits.checked or limits.rolled or dice * limits.depth
+            return dice if limits.rolled is None else min(dice, max(limits.rolled, self.count))
         rerolls = 0
         adds = 0
         for m in self.modifiers:
@@ -296,21 +309,11 @@ class DiceTerm:
                 if m.mode == "add":
                     adds += 1
                 else:
-                    rerolls += 1 if m.mode == "once" else REROLL_LIMIT
+                    rerolls += 1 if m.mode == "once" else limits.depth
         depth = 0
         for m in self.modifiers:
             if isinstance(m, Explode):
-                depth += 1 if m.mode == "once" else EXPLOSION_DEPTH
-        if self.pool:
-            # Each modifier runs once over the pool as it then stands.
-            dice = self.count
-            for m in self.modifiers:
-                if isinstance(m, Reroll):
-                    again = 1 if m.mode == "once" else REROLL_LIMIT
-                    dice += 1 if m.mode == "add" else dice * again
-                elif isinstance(m, Explode):
-                    dice *= 1 + (1 if m.mode == "once" else EXPLOSION_DEPTH)
-            return dice
+                depth += 1 if m.mode == "once" else limits.depth
         return self.count * (1 + depth) * (1 + rerolls) + adds
 
     def bounds(self) -> tuple[int, int]:
@@ -524,8 +527,9 @@ def term_bounds(term: DiceTerm) -> tuple[int, int]:
         elif c.kind == "subtract":
             each_low = min(each_low, -max(abs(low), abs(high)))
     if explode is not None and explode.mode == "compound":
-        each_low = min(each_low, each_low * (1 + EXPLOSION_DEPTH))
-        each_high = max(each_high, each_high * (1 + EXPLOSION_DEPTH))
+        chain = 1 + VTT_LIMITS[term.dialect].depth
+        each_low = min(each_low, each_low * chain)
+        each_high = max(each_high, each_high * chain)
     most = term.dice_at_worst()
     if explode is not None and explode.mode == "compound" and not term.pool:
         most = term.count  # a compounded chain stands as one die
@@ -551,8 +555,9 @@ def _plain_bounds(term: DiceTerm) -> tuple[int, int]:
     """fairroll's first reading: rerolls, explosions that add dice, keep, successes."""
     kept = min(term.count, max(0, term.keep_count)) if term.keep else term.count
     explode = term.explode
+    depth = VTT_LIMITS[term.dialect].depth
     if term.success is not None:
-        return 0, kept * (1 + (EXPLOSION_DEPTH if explode else 0))
+        return 0, kept * (1 + (depth if explode else 0))
     faces = term.faces
     if explode is None:
         return kept * faces[0], kept * faces[-1]
@@ -561,8 +566,8 @@ def _plain_bounds(term: DiceTerm) -> tuple[int, int]:
         return kept * faces[0], kept * faces[-1]
     stopping = [v for v in faces if not explode(v)] or list(faces)
     lows, highs = [], []
-    for n in range(EXPLOSION_DEPTH + 1):
-        last = list(faces) if n == EXPLOSION_DEPTH else stopping
+    for n in range(depth + 1):
+        last = list(faces) if n == depth else stopping
         lows.append(n * min(exploding) + min(last))
         highs.append(n * max(exploding) + max(last))
     return kept * min(lows), kept * max(highs)

@@ -6,6 +6,8 @@ A field a formula of fairroll's first reading never sets is left out when unset
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 __all__ = ["FormulaOutcome", "GroupOutcome", "RolledDie", "TermOutcome"]
@@ -33,7 +35,10 @@ class RolledDie(msgspec.Struct, frozen=True, kw_only=True):
 
 class TermOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """A dice term of the formula: as written, where (``offset`` in the formula), its
-    dice and its value (the sum of the dice that count, or how many succeeded)."""
+    dice and its value (the sum of the dice that count, or how many succeeded).
+    ``stopped``, set only where it happened: the VTT's limit that stopped its dice
+    (``explosions`` or ``rerolls`` of one die, Roll20; ``checked``, the results a Foundry
+    modifier checks; ``rolled``, the dice an avrae roll rolls)."""
 
     text: str
     offset: int
@@ -42,6 +47,9 @@ class TermOutcome(msgspec.Struct, frozen=True, kw_only=True):
     value: int
     successes: int | None
     dice: tuple[RolledDie, ...]
+    stopped: Literal["explosions", "rerolls", "checked", "rolled"] | msgspec.UnsetType = (
+        msgspec.UNSET
+    )
 
 
 class GroupOutcome(msgspec.Struct, frozen=True, kw_only=True):

@@ -21,10 +21,9 @@ from typing import Any
 
 import msgspec
 
-from fairroll.randomness import DiceSource
+from fairroll.randomness import DiceSource, Die
+from fairroll.rules.dice.limits import MAX_HELD_DICE, VTT_LIMITS, VttLimits, error
 from fairroll.rules.dice.model import (
-    EXPLOSION_DEPTH,
-    REROLL_LIMIT,
     Clamp,
     Count,
     DiceTerm,
@@ -43,11 +42,17 @@ __all__ = ["PoolDie", "clamp_pool", "foundry_count", "js_round", "roll_formula",
 
 
 def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
-    """Roll every term in order, then evaluate the tree (groups pick among what rolled)."""
+    """Roll every term in order, then evaluate the tree (groups pick among what rolled).
+    A roll that would hold more than :data:`MAX_HELD_DICE` dice is refused at the first
+    die past it."""
+    held = _Held(dice)
     rolled: dict[int, TermOutcome] = {}
+    budget = _Budget(VTT_LIMITS[formula.dialect].rolled)
     for term in formula.terms:
-        roller = _roll_pool if term.pool else _roll_die_by_die
-        rolled[id(term)] = roller(term, dice)
+        if term.pool:
+            rolled[id(term)] = _roll_pool(term, held, budget)
+        else:
+            rolled[id(term)] = _roll_die_by_die(term, held)
     groups: list[GroupOutcome] = []
     if formula.dialect == "avrae":
         # d20 reckons in Python's numbers (a decimal is a float: 0.57*100 is
@@ -61,6 +66,37 @@ def roll_formula(formula: ParsedFormula, dice: DiceSource) -> FormulaOutcome:
         terms=tuple(rolled[id(t)] for t in formula.terms),
         groups=tuple(groups) if groups else msgspec.UNSET,
     )
+
+
+class _Held:
+    """A dice source that counts the dice a roll holds, and refuses the first past
+    fairroll's limit: an entry holds every die twice, so a roll of ``100d1000!>2`` (some
+    64,000 dice, ~7 MB) is not recorded. The dice follow from the seed (or the faces
+    supplied), so the same request is refused again: a refusal cannot be retried into
+    another outcome."""
+
+    __slots__ = ("held", "source")
+
+    def __init__(self, source: DiceSource) -> None:
+        self.source = source
+        self.held = 0
+
+    @property
+    def dice(self) -> tuple[Die, ...]:
+        return self.source.dice
+
+    def roll(self, group: str, sides: int, count: int = 1) -> tuple[int, ...]:
+        self.held += count
+        if self.held > MAX_HELD_DICE:
+            raise error(
+                0,
+                f"this roll holds more than {MAX_HELD_DICE} dice with its rerolls and "
+                f"explosions; fairroll records at most {MAX_HELD_DICE} dice a roll (its "
+                "limit of dice held, docs/rules/dice.md). Its dice follow from its seed "
+                "(or the faces supplied), so the same request is refused again; nothing "
+                "was recorded",
+            )
+        return self.source.roll(group, sides, count)
 
 
 def whole(value: Fraction) -> int | float:
@@ -84,17 +120,22 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
     select = next((m for m in term.modifiers if isinstance(m, Select)), None)
     counts = [m for m in term.modifiers if isinstance(m, Count)]
     rolled: list[RolledDie] = []
+    depth_limit = VTT_LIMITS[term.dialect].depth
+    stopped: list[str] = []
 
     def one() -> int:
         """A die with its rerolls; the rerolled faces are kept in the record."""
         value = dice.roll(group, sides)[0] + offset
         if reroll is not None:
-            limit = 1 if reroll.mode == "once" else REROLL_LIMIT
+            limit = 1 if reroll.mode == "once" else depth_limit
             for _ in range(limit):
                 if not reroll.test(value):
                     break
                 rolled.append(RolledDie(value=value, rerolled=True))
                 value = dice.roll(group, sides)[0] + offset
+            else:
+                if reroll.mode != "once" and reroll.test(value):
+                    stopped.append("rerolls")  # the VTT's limit: the last face stands
         return value
 
     # Each standing die: its index in ``rolled`` and what it is worth (a compounded die
@@ -105,7 +146,7 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         depth = 0
         chain: list[int] = []
         worth = value
-        while explode is not None and explode.test(value) and depth < EXPLOSION_DEPTH:
+        while explode is not None and explode.test(value) and depth < depth_limit:
             if explode.mode == "compound":
                 chain.append(len(rolled))
                 rolled.append(RolledDie(value=value, exploded=True, compounded=True))
@@ -115,24 +156,15 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
             value = one()
             worth += value
             depth += 1
+        if explode is not None and depth == depth_limit and explode.test(value):
+            stopped.append("explosions")  # the VTT's limit: the last die stands
         index = len(rolled)
         rolled.append(_face(value, depth, explode))
         if explode is not None and explode.mode == "compound":
             standing.append((index, worth, chain))
         else:
             standing.append((index, rolled_value(value, depth, explode), []))
-    kept = standing
-    if select is not None:
-        high = select.how == "h"
-        n = max(0, select.n if select.keep else len(standing) - select.n)
-        keep_high = high if select.keep else not high
-        order = sorted(standing, key=lambda s: (-s[1] if keep_high else s[1], s[0]))
-        chosen = {s[0] for s in order[:n]}
-        kept = [s for s in standing if s[0] in chosen]
-        for index, _, chain in standing:
-            if index not in chosen:
-                for i in (*chain, index):
-                    rolled[i] = msgspec.structs.replace(rolled[i], dropped=True)
+    kept = standing if select is None else _roll20_keep(select, standing, rolled)
     successes = _roll20_successes(term, counts, kept, rolled)
     return TermOutcome(
         text=term.text,
@@ -142,7 +174,37 @@ def _roll_die_by_die(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         value=successes if successes is not None else sum(worth for _, worth, _ in kept),
         successes=successes,
         dice=tuple(rolled),
+        stopped=_stopped(stopped),
     )
+
+
+def _stopped(stopped: list[str]) -> Any:
+    """The limit that stopped a term's dice, where one did (the first to)."""
+    return stopped[0] if stopped else msgspec.UNSET
+
+
+class _Budget:
+    """The dice an avrae roll may still roll: d20 fails a roll past its limit; fairroll
+    rolls no more, and the die that would have rerolled or exploded stands."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.left = limit
+
+
+def _roll20_keep(
+    select: Select, standing: list[tuple[int, int, list[int]]], rolled: list[RolledDie]
+) -> list[tuple[int, int, list[int]]]:
+    """Roll20's keep and drop among the standing dice; a dropped die's chain is dropped."""
+    high = select.how == "h"
+    n = max(0, select.n if select.keep else len(standing) - select.n)
+    keep_high = high if select.keep else not high
+    order = sorted(standing, key=lambda s: (-s[1] if keep_high else s[1], s[0]))
+    chosen = {s[0] for s in order[:n]}
+    for index, _, chain in standing:
+        if index not in chosen:
+            for i in (*chain, index):
+                rolled[i] = msgspec.structs.replace(rolled[i], dropped=True)
+    return [s for s in standing if s[0] in chosen]
 
 
 def _roll20_successes(
@@ -240,19 +302,22 @@ class PoolDie:
         return self.count if self.count is not None else self.value
 
 
-def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
+def _roll_pool(term: DiceTerm, dice: DiceSource, budget: _Budget) -> TermOutcome:
     group, sides, offset = term.group, term.sides, term.shift
+    limits = _Limits(VTT_LIMITS[term.dialect], budget)
 
     def roll(depth: int = 0, rerolls: int = 0) -> PoolDie:
+        if budget.left is not None:
+            budget.left -= 1
         return PoolDie(dice.roll(group, sides)[0] + offset, depth, rerolls)
 
     results = [roll() for _ in range(term.count)]
     avrae = term.dialect == "avrae"
     for modifier in term.modifiers:
         if isinstance(modifier, Reroll):
-            _pool_reroll(results, modifier, roll, avrae=avrae)
+            _pool_reroll(results, modifier, roll, limits, avrae=avrae)
         elif isinstance(modifier, Explode):
-            _pool_explode(results, modifier, roll, avrae=avrae)
+            _pool_explode(results, modifier, roll, limits, avrae=avrae)
         elif isinstance(modifier, Clamp):
             clamp_pool(results, modifier, avrae=avrae)
         elif isinstance(modifier, Select):
@@ -275,7 +340,41 @@ def _roll_pool(term: DiceTerm, dice: DiceSource) -> TermOutcome:
         value=value,
         successes=value if counting else None,
         dice=tuple(_record(r, counting) for r in results),
+        stopped=_stopped(limits.stopped),
     )
+
+
+class _Limits:
+    """A pool's VTT limits as its modifiers run: Foundry's results checked by each
+    modifier, avrae's dice left in the roll, and which of them stopped a die."""
+
+    def __init__(self, vtt: VttLimits, budget: _Budget) -> None:
+        self.checked = vtt.checked
+        self.budget = budget
+        self.stopped: list[str] = []
+        #: A VTT with no limit shared by the pool (none of today's) stops each die alone.
+        self.depth = vtt.depth if vtt.checked is None and vtt.rolled is None else None
+
+    def goes_on(self, times: int, kind: str = "explosions") -> bool:
+        """Whether a die that has exploded (rerolled) ``times`` times may again."""
+        if self.depth is not None and times >= self.depth:
+            self.stopped.append(kind)
+            return False
+        return True
+
+    def may_check(self, checked: int) -> bool:
+        """Foundry throws once a modifier has checked more results than its limit."""
+        if self.checked is not None and checked >= self.checked:
+            self.stopped.append("checked")
+            return False
+        return True
+
+    def may_roll(self) -> bool:
+        """d20 fails a roll that rolls more dice than its limit."""
+        if self.budget.left is not None and self.budget.left <= 0:
+            self.stopped.append("rolled")
+            return False
+        return True
 
 
 def clamp_pool(results: list[PoolDie], clamp: Clamp, *, avrae: bool) -> None:
@@ -341,33 +440,39 @@ def _pool_reroll(
     results: list[PoolDie],
     modifier: Reroll,
     roll: Callable[[int, int], PoolDie],
+    limits: _Limits,
     *,
     avrae: bool,
 ) -> None:
     if modifier.mode == "add":  # avrae's ra: the first matching die rolls one more
         first = _avrae_first(results, modifier)
-        if first is not None:
+        if first is not None and limits.may_roll():
             first.exploded = True
             results.append(roll(first.depth + 1, 0))
         return
     if avrae:
-        # Every matching die is rerolled in turn; then the pool is looked at again.
-        passes = 1 if modifier.mode == "once" else REROLL_LIMIT
-        for _ in range(passes):
-            matching = [r for r in _avrae_chosen(results, modifier) if r.rerolls < REROLL_LIMIT]
+        # Every matching die is rerolled in turn; then the pool is looked at again (``rr``,
+        # with no limit of its own but the roll's dice).
+        while True:
+            matching = [
+                r for r in _avrae_chosen(results, modifier) if limits.goes_on(r.rerolls, "rerolls")
+            ]
             if not matching:
                 return
             for r in matching:
+                if not limits.may_roll():
+                    return
                 # d20 rerolls a die in its place: the new face follows the old one.
                 r.rerolled = True
                 results.insert(results.index(r) + 1, roll(r.depth, r.rerolls + 1))
-        return
+            if modifier.mode == "once":
+                return
     # Foundry: one pass over the results, rerolled dice appended; ``rr`` goes on over them.
     checked, initial = 0, len(results)
-    while checked < len(results):
+    while checked < len(results) and limits.may_check(checked):
         r = results[checked]
         checked += 1
-        if r.active and modifier.test(r.value) and r.rerolls < REROLL_LIMIT:
+        if r.active and modifier.test(r.value) and limits.goes_on(r.rerolls, "rerolls"):
             r.rerolled = True
             results.append(roll(r.depth, r.rerolls + 1))
         if modifier.mode == "once" and checked == initial:
@@ -378,6 +483,7 @@ def _pool_explode(
     results: list[PoolDie],
     modifier: Explode,
     roll: Callable[[int, int], PoolDie],
+    limits: _Limits,
     *,
     avrae: bool,
 ) -> None:
@@ -387,19 +493,21 @@ def _pool_explode(
             matching = [
                 r
                 for r in _selected(results, modifier.test)
-                if id(r) not in done and r.depth < EXPLOSION_DEPTH
+                if id(r) not in done and limits.goes_on(r.depth)
             ]
             if not matching:
                 return
             for r in matching:
+                if not limits.may_roll():
+                    return
                 r.exploded = True
                 done.add(id(r))
                 results.append(roll(r.depth + 1, 0))
     checked, initial = 0, len(results)
-    while checked < len(results):
+    while checked < len(results) and limits.may_check(checked):
         r = results[checked]
         checked += 1
-        if r.active and modifier.test(r.value) and r.depth < EXPLOSION_DEPTH:
+        if r.active and modifier.test(r.value) and limits.goes_on(r.depth):
             r.exploded = True
             results.append(roll(r.depth + 1, 0))
         if modifier.mode == "once" and checked == initial:
