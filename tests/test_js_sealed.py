@@ -308,6 +308,19 @@ def test_an_opening_that_does_not_open_is_never_published(live: dict[str, Any]) 
     assert live["posted_reveals"] == 0
 
 
+def test_a_refused_sealed_roll_keeps_its_blind_at_its_nonce(live: dict[str, Any]) -> None:
+    """The server sees a sealed roll's blind, so its dice, before it answers: a refusal
+    (a 429 here, any status) followed by a fresh blind at the same nonce would let it turn
+    down dice it dislikes and take others. The client draws one blind per nonce, whatever
+    the roll asked there, so the dice at a nonce are fixed as a plain roll's are."""
+    said = live["a-refusal-keeps-the-blind-of-its-nonce"]
+    assert said["ok"], said
+    assert said["refusals"] == [429, 429], said
+    assert {b["nonce"] for b in said["blinds"]} == {1}, said
+    assert len({b["blind"] for b in said["blinds"]}) == 1, said
+    assert said["opened"] == said["blinds"][0]["blind"], said
+
+
 REAL = ROOT / "tests" / "js" / "sealed_real.mjs"
 SERVER_ROOT = load_signer(key=TEST_SIGNING_KEY, key_file=None, dev_dir=None).key_id
 

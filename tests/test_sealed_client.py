@@ -120,6 +120,35 @@ def test_a_blind_the_operator_swapped_is_unfair(fc: ModuleType, live_server: Liv
         dice.roll(TFT, {**BODY, "table": dice.table}, sealed="gm")
 
 
+def test_a_refused_sealed_roll_keeps_its_blind_at_its_nonce(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The server sees a sealed roll's blind, so its dice, before it answers: a refusal
+    (a 429 here, any status) followed by a fresh blind at the same nonce would let it turn
+    down dice it dislikes and take others. The client draws one blind per nonce, whatever
+    the roll asked there (the same roll, another audience), so the dice are fixed there."""
+    refusals = [2]
+
+    def refusing(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+        posted = request.method == "POST" and request.url.path == TFT
+        if answer is None and posted and refusals[0]:
+            refusals[0] -= 1
+            return _answering({"status": 429, "detail": "too many requests"}, 429)
+        return None
+
+    dice = _player(fc, live_server, refusing)
+    for audience in ("gm", "self"):
+        with pytest.raises(fc.FairrollError) as refused:
+            dice.roll(TFT, {**BODY, "table": dice.table}, sealed=audience)
+        assert refused.value.status == 429
+    rolled = dice.roll(TFT, {**BODY, "table": dice.table}, sealed="gm")
+    rolls = [r for r in dice.operator.sent if r.method == "POST" and r.url.path == TFT]
+    sent = [json.loads(r.content) for r in rolls]
+    assert len(sent) == 3
+    assert {s["session"]["nonce"] for s in sent} == {rolled["session"]["nonce"]}
+    assert {s["sealed"]["blind"] for s in sent} == {rolled["opening"]["blind"]}
+
+
 def test_another_audience_than_the_one_sent_is_unfair(
     fc: ModuleType, live_server: LiveServer
 ) -> None:

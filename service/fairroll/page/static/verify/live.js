@@ -301,18 +301,24 @@ const CLOSED = /revealed|spent|used up|closed/;
 export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
   if (s.closed) throw new UnfairRollError(`seed session ${s.seedId} is closed: start a new session`);
   const asked = JSON.stringify({ ...body, table: s.table });
-  if (body.sealed && !body.sealed.blind) {
-    // A sealed roll's blind is this client's, drawn once per roll: a retry of the roll
-    // sent and not answered sends the same one (the same roll, the same Idempotency-Key).
-    const blind = s.pending?.asked === asked && s.pending.blind ? s.pending.blind : freshBlind();
-    body = { ...body, sealed: { ...body.sealed, blind } };
-  }
+  const drawn = body.sealed && !body.sealed.blind;
   let refused = 0;
   for (;;) {
     if (!s.pending && s.nonce > s.firstNonce + s.length - 1) await nextChain(call, s, keys);
     const nonce = s.pending?.nonce ?? s.nonce;
+    if (drawn) {
+      // A sealed roll's blind is this client's, drawn once per nonce of its chain, not
+      // once per roll: the server sees the blind before it answers, so a blind drawn
+      // afresh after a refusal (any status, or a roll asked again another way) would let
+      // it turn down dice it dislikes and take other ones at the same nonce. Kept, the
+      // dice at a nonce are fixed as a plain roll's are: a refusal can only refuse again.
+      if (s.blind?.nonce !== nonce || s.blind.clientSeed !== s.clientSeed) {
+        s.blind = { nonce, clientSeed: s.clientSeed, blind: freshBlind() };
+      }
+      body = { ...body, sealed: { ...body.sealed, blind: s.blind.blind } };
+    }
     const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
-    s.pending = { nonce, idempotencyKey: key, asked, ...(body.sealed ? { blind: body.sealed.blind } : {}) };
+    s.pending = { nonce, idempotencyKey: key, asked };
     const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
     // The session's token binds the session to this player: a stranger who read its
     // seed_id in the log cannot roll in it once the server has seen the token.
