@@ -26,7 +26,7 @@ from fairroll.audit import Trust, load_signer, verify_entries
 from fairroll.audit.entry import canonical
 from fairroll.audit.signing import PublicKey
 from fairroll.chain import HashChain
-from fairroll.mechanics import replay_entry
+from fairroll.mechanics import MECHANICS, replay_entry
 from fairroll.randomness import SeededDice
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
 from support import TEST_SIGNING_KEY, LiveServer, built_typescript_client, run_node
@@ -263,6 +263,7 @@ LIVE_ATTACKS = {
     "opening-of-another-blind": "the opening's blind is not the one this client drew",
     "entry-is-an-ordinary-roll": "the log's entry is not this sealed roll",
     "entry-seals-another-audience": "for 'self', not the dice.roll roll for 'gm'",
+    "entry-seals-another-mechanic": "seals a dice.reroll roll for 'gm', not the dice.roll roll",
     "opening-of-another-request": "seals another request than the one this client sent",
     "answer-dice-not-the-openings": "not the ones its opening commits to",
     "reveal-of-an-opening-that-does-not-open": "does not open the commitment of seq 2",
@@ -319,6 +320,15 @@ def test_a_refused_sealed_roll_keeps_its_blind_at_its_nonce(live: dict[str, Any]
     assert {b["nonce"] for b in said["blinds"]} == {1}, said
     assert len({b["blind"] for b in said["blinds"]}) == 1, said
     assert said["opened"] == said["blinds"][0]["blind"], said
+
+
+def test_every_mechanic_is_rolled_at_the_path_its_name_says() -> None:
+    """The live check of a sealed answer reads the mechanic sealed from the path sent
+    (live.js ``mechanicAt``: ``/v1/<system>/<part>s`` rolls ``<system>.<part>``), so an
+    operator cannot seal another mechanic whose request holds every field sent."""
+    for name, mechanic in MECHANICS.items():
+        system, part = name.split(".", 1)
+        assert (mechanic.system, mechanic.path) == (system, f"/{part}s"), name
 
 
 REAL = ROOT / "tests" / "js" / "sealed_real.mjs"

@@ -158,6 +158,15 @@ await attempt("entry-is-an-ordinary-roll", () => sealedRoll((answer, entry) => {
 await attempt("entry-seals-another-audience", () => sealedRoll((answer, entry) => {
   entry.request.audience = "self";
 }));
+await attempt("entry-seals-another-mechanic", () => sealedRoll(async (answer, entry) => {
+  // The operator seals the roll as another mechanic whose request holds every field sent
+  // (as a stat-skill complex check holds a check's stat, skill and tn), with the same dice:
+  // the outcome it shows is the other mechanic's, its pick of the two.
+  answer.mechanic = "sealed.roll";
+  answer.opening.mechanic = "dice.reroll";
+  entry.request.mechanic = "dice.reroll";
+  entry.request.commitment = await v.sealedCommitment(answer.opening);
+}));
 await attempt("opening-of-another-request", () => sealedRoll(async (answer, entry) => {
   answer.opening.request = { ...answer.opening.request, formula: "1d20+5" };
   entry.request.commitment = await v.sealedCommitment(answer.opening);
