@@ -88,6 +88,16 @@ def test_foundry_gm_does_not_mark_an_edited_opening_verified(foundry: Any) -> No
     assert not forged["reveal"]
 
 
+def test_foundry_gm_compares_the_message_with_the_opening_itself(foundry: Any) -> None:
+    """A cheating player's message shows another formula and total than the sealed roll it
+    opens, its own record saying they agree: the GM's client compares Foundry's roll with
+    the opening it checked and raises the alarm; an honest message raises none."""
+    relabelled = foundry["relabelled"]
+    assert relabelled is not None
+    assert "is not the one opened" in relabelled["said"], relabelled
+    assert foundry["gmAlarms"] == [], foundry["gmAlarms"]
+
+
 @pytest.fixture(scope="module")
 def owlbear(
     built: Any, server: LiveServer, static: str, tmp_path_factory: pytest.TempPathFactory
