@@ -123,6 +123,15 @@ def test_owlbear_gm_roll_is_a_sealed_line_for_the_room(owlbear: Any) -> None:
     assert f"sealed roll #{said['seq']}, for the GM" in line and "✓ in the signed log" in line
 
 
+def test_owlbear_sealed_line_is_checked_against_the_entrys_audience(owlbear: Any) -> None:
+    """A broadcast announcing a sealed roll the entry does not hold (here: for the GM only,
+    where the log seals it for the GM and roller) is not marked: the player's popover
+    reads the entry, not the sender's word."""
+    line = owlbear["misannounced"]
+    assert "✓" not in line and "not verified" in line, line
+    assert "is sealed for 'gm', not 'blind'" in line, line
+
+
 def test_owlbear_reveal_is_checked_by_the_other_players(owlbear: Any) -> None:
     assert owlbear["gmRevealed"].startswith("revealed on the table's log at entry ")
     said = owlbear["playerReveal"]
