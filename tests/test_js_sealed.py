@@ -26,7 +26,7 @@ from fairroll.audit import Trust, load_signer, verify_entries
 from fairroll.audit.entry import canonical
 from fairroll.audit.signing import PublicKey
 from fairroll.chain import HashChain
-from fairroll.mechanics import replay_entry
+from fairroll.mechanics import MECHANICS, replay_entry
 from fairroll.randomness import SeededDice
 from fairroll.rules.tft import Contest, Contestant, resolve_contest
 from support import TEST_SIGNING_KEY, LiveServer, built_typescript_client, run_node
@@ -263,6 +263,7 @@ LIVE_ATTACKS = {
     "opening-of-another-blind": "the opening's blind is not the one this client drew",
     "entry-is-an-ordinary-roll": "the log's entry is not this sealed roll",
     "entry-seals-another-audience": "for 'self', not the dice.roll roll for 'gm'",
+    "entry-seals-another-mechanic": "seals a dice.reroll roll for 'gm', not the dice.roll roll",
     "opening-of-another-request": "seals another request than the one this client sent",
     "answer-dice-not-the-openings": "not the ones its opening commits to",
     "reveal-of-an-opening-that-does-not-open": "does not open the commitment of seq 2",
@@ -306,6 +307,28 @@ def test_a_rewritten_sealed_answer_raises_unfair_roll_error(
 def test_an_opening_that_does_not_open_is_never_published(live: dict[str, Any]) -> None:
     """revealSealed checks the opening against the log's sealed entry before it posts."""
     assert live["posted_reveals"] == 0
+
+
+def test_a_refused_sealed_roll_keeps_its_blind_at_its_nonce(live: dict[str, Any]) -> None:
+    """The server sees a sealed roll's blind, so its dice, before it answers: a refusal
+    (a 429 here, any status) followed by a fresh blind at the same nonce would let it turn
+    down dice it dislikes and take others. The client draws one blind per nonce, whatever
+    the roll asked there, so the dice at a nonce are fixed as a plain roll's are."""
+    said = live["a-refusal-keeps-the-blind-of-its-nonce"]
+    assert said["ok"], said
+    assert said["refusals"] == [429, 429], said
+    assert {b["nonce"] for b in said["blinds"]} == {1}, said
+    assert len({b["blind"] for b in said["blinds"]}) == 1, said
+    assert said["opened"] == said["blinds"][0]["blind"], said
+
+
+def test_every_mechanic_is_rolled_at_the_path_its_name_says() -> None:
+    """The live check of a sealed answer reads the mechanic sealed from the path sent
+    (live.js ``mechanicAt``: ``/v1/<system>/<part>s`` rolls ``<system>.<part>``), so an
+    operator cannot seal another mechanic whose request holds every field sent."""
+    for name, mechanic in MECHANICS.items():
+        system, part = name.split(".", 1)
+        assert (mechanic.system, mechanic.path) == (system, f"/{part}s"), name
 
 
 REAL = ROOT / "tests" / "js" / "sealed_real.mjs"

@@ -120,6 +120,58 @@ def test_a_blind_the_operator_swapped_is_unfair(fc: ModuleType, live_server: Liv
         dice.roll(TFT, {**BODY, "table": dice.table}, sealed="gm")
 
 
+def test_a_refused_sealed_roll_keeps_its_blind_at_its_nonce(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The server sees a sealed roll's blind, so its dice, before it answers: a refusal
+    (a 429 here, any status) followed by a fresh blind at the same nonce would let it turn
+    down dice it dislikes and take others. The client draws one blind per nonce, whatever
+    the roll asked there (the same roll, another audience), so the dice are fixed there."""
+    refusals = [2]
+
+    def refusing(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+        posted = request.method == "POST" and request.url.path == TFT
+        if answer is None and posted and refusals[0]:
+            refusals[0] -= 1
+            return _answering({"status": 429, "detail": "too many requests"}, 429)
+        return None
+
+    dice = _player(fc, live_server, refusing)
+    for audience in ("gm", "self"):
+        with pytest.raises(fc.FairrollError) as refused:
+            dice.roll(TFT, {**BODY, "table": dice.table}, sealed=audience)
+        assert refused.value.status == 429
+    rolled = dice.roll(TFT, {**BODY, "table": dice.table}, sealed="gm")
+    rolls = [r for r in dice.operator.sent if r.method == "POST" and r.url.path == TFT]
+    sent = [json.loads(r.content) for r in rolls]
+    assert len(sent) == 3
+    assert {s["session"]["nonce"] for s in sent} == {rolled["session"]["nonce"]}
+    assert {s["sealed"]["blind"] for s in sent} == {rolled["opening"]["blind"]}
+
+
+def test_a_nonce_lie_after_a_sealed_roll_gives_back_the_roll_the_log_holds(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The operator rolls the player's sealed roll, then answers 409 naming the next
+    nonce, as if another roll held this one: the client finds its own sealed roll at the
+    nonce it sent, opens it again with its blind and the request sent, and returns it
+    checked against the commitment: the lie neither loses the roll nor changes its dice."""
+
+    def lying(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+        if answer is None or request.method != "POST" or request.url.path != TFT:
+            return None
+        nonce = json.loads(request.content)["session"]["nonce"]
+        return _answering({"status": 409, "detail": "nonce taken", "nonce": nonce + 1}, 409)
+
+    dice = _player(fc, live_server, lying)
+    rolled = dice.roll(TFT, {**BODY, "table": dice.table}, sealed="gm")
+    assert rolled["checked"] == f"verified under root {TEST_ROOT}"
+    [sent] = [json.loads(r.content) for r in dice.operator.sent if r.url.path == TFT]
+    assert rolled["opening"]["blind"] == sent["sealed"]["blind"]
+    seq = rolled["receipt"]["seq"]
+    assert dice.reveal_sealed(dice.table, seq, rolled["opening"])["seq"] == seq
+
+
 def test_another_audience_than_the_one_sent_is_unfair(
     fc: ModuleType, live_server: LiveServer
 ) -> None:

@@ -88,6 +88,16 @@ def test_foundry_gm_does_not_mark_an_edited_opening_verified(foundry: Any) -> No
     assert not forged["reveal"]
 
 
+def test_foundry_gm_compares_the_message_with_the_opening_itself(foundry: Any) -> None:
+    """A cheating player's message shows another formula and total than the sealed roll it
+    opens, its own record saying they agree: the GM's client compares Foundry's roll with
+    the opening it checked and raises the alarm; an honest message raises none."""
+    relabelled = foundry["relabelled"]
+    assert relabelled is not None
+    assert "is not the one opened" in relabelled["said"], relabelled
+    assert foundry["gmAlarms"] == [], foundry["gmAlarms"]
+
+
 @pytest.fixture(scope="module")
 def owlbear(
     built: Any, server: LiveServer, static: str, tmp_path_factory: pytest.TempPathFactory
@@ -111,6 +121,15 @@ def test_owlbear_gm_roll_is_a_sealed_line_for_the_room(owlbear: Any) -> None:
     assert owlbear["rollBroadcasts"] == 0
     line = owlbear["playerLine"]
     assert f"sealed roll #{said['seq']}, for the GM" in line and "✓ in the signed log" in line
+
+
+def test_owlbear_sealed_line_is_checked_against_the_entrys_audience(owlbear: Any) -> None:
+    """A broadcast announcing a sealed roll the entry does not hold (here: for the GM only,
+    where the log seals it for the GM and roller) is not marked: the player's popover
+    reads the entry, not the sender's word."""
+    line = owlbear["misannounced"]
+    assert "✓" not in line and "not verified" in line, line
+    assert "is sealed for 'gm', not 'blind'" in line, line
 
 
 def test_owlbear_reveal_is_checked_by_the_other_players(owlbear: Any) -> None:

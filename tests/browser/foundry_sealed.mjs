@@ -52,6 +52,7 @@ try {
   await gm.waitForFunction(() => !document.querySelector("#chat .fairroll-checking")
     && document.querySelectorAll("#chat .fairroll-card").length >= 3, null, { timeout: 20000 }).catch(() => {});
   out.gmCards = await cards(gm);
+  out.gmAlarms = await gm.evaluate(() => [...document.querySelectorAll("#chat .fairroll-alarm")].map((a) => a.textContent));
   out.gmButtons = await gm.evaluate(() => [...document.querySelectorAll("#chat .fairroll-reveal")].map((b) => b.textContent));
   out.sueCards = await cards(sue);
   out.rothCards = await cards(roth);
@@ -84,6 +85,24 @@ try {
     }
     return null;
   }, forged);
+  // A message whose Foundry roll shows another formula and total than the roll it opens
+  // (a cheating player's: its own `agree` says they match), handed to the GM's client.
+  const relabelled = JSON.parse(JSON.stringify(await roth.evaluate(() => window.created.find((m) => m.flags?.fairroll?.sealed?.[0]?.audience === "gm"))));
+  relabelled.rolls[0].formula = `${relabelled.rolls[0].formula} - 5`;
+  relabelled.rolls[0].total -= 5;
+  relabelled.rolls[0].options.fairroll.agree = true;
+  relabelled.id = "relabelled";
+  out.relabelled = await gm.evaluate(async (message) => {
+    const before = document.querySelectorAll("#chat li").length;
+    window.receiveChat(message);
+    for (let i = 0; i < 100; i++) {
+      const item = document.querySelectorAll("#chat li")[before];
+      const card = item?.querySelector(".fairroll-card");
+      if (card && !card.classList.contains("fairroll-checking")) return { said: item.textContent };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  }, relabelled);
 } catch (error) {
   out.error = String(error);
 } finally {

@@ -40,6 +40,12 @@ try {
   out.playerLine = await player.textContent("#rolls li:first-child");
   out.sealedBroadcast = await page.evaluate(() => window.broadcasts.filter((b) => b.channel === "rodeo.fairroll/sealed").map((b) => b.data));
   out.rollBroadcasts = await page.evaluate(() => window.broadcasts.filter((b) => b.channel === "rodeo.fairroll/roll").length);
+  // A broadcast that says the same entry is a blind roll (sealed for the GM only): the line
+  // is checked against the entry's audience, not taken on the sender's word.
+  const [announced] = out.sealedBroadcast;
+  await page.evaluate((data) => window.inject("player", "rodeo.fairroll/sealed", data), { ...announced, player: "Mallory", audience: "blind" });
+  await player.waitForFunction(() => [...document.querySelectorAll("#rolls li")].some((li) => li.textContent.includes("Mallory")), null, { timeout: 15000 });
+  out.misannounced = await player.evaluate(() => [...document.querySelectorAll("#rolls li")].find((li) => li.textContent.includes("Mallory")).textContent);
   await gm.click("#rolls li:first-child .fairroll-reveal");
   await gm.waitForSelector("#rolls .fairroll-revealed", { timeout: 15000 });
   out.gmRevealed = await gm.textContent("#rolls .fairroll-revealed");

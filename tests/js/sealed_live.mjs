@@ -26,7 +26,7 @@ const copy = (value) => JSON.parse(JSON.stringify(value));
 /** The server: its log, and `attack` (answer, entry, sent) -> void, rewriting the next roll. */
 function server() {
   const log = [];
-  const state = { attack: null, reveals: 0 };
+  const state = { attack: null, reveals: 0, refuse: 0, blinds: [] };
   const append = (entry) => {
     entry.seq = log.length + 1;
     entry.table = TABLE;
@@ -53,6 +53,12 @@ function server() {
       return [200, { receipt: { table: TABLE, seq: entry.seq } }];
     }
     if (method === "POST" && path === "/v1/dice/rolls") {
+      state.blinds.push({ nonce: body.session.nonce, blind: body.sealed.blind });
+      if (state.refuse > 0) {
+        // The operator saw the blind (so the dice) and turns the roll down.
+        state.refuse -= 1;
+        return [429, { detail: "too many requests" }];
+      }
       nonce = body.session.nonce;
       const at = await link(nonce);
       const seed = `${at}:${body.session.client_seed}:${nonce}:${body.sealed.blind}`;
@@ -152,6 +158,15 @@ await attempt("entry-is-an-ordinary-roll", () => sealedRoll((answer, entry) => {
 await attempt("entry-seals-another-audience", () => sealedRoll((answer, entry) => {
   entry.request.audience = "self";
 }));
+await attempt("entry-seals-another-mechanic", () => sealedRoll(async (answer, entry) => {
+  // The operator seals the roll as another mechanic whose request holds every field sent
+  // (as a stat-skill complex check holds a check's stat, skill and tn), with the same dice:
+  // the outcome it shows is the other mechanic's, its pick of the two.
+  answer.mechanic = "sealed.roll";
+  answer.opening.mechanic = "dice.reroll";
+  entry.request.mechanic = "dice.reroll";
+  entry.request.commitment = await v.sealedCommitment(answer.opening);
+}));
 await attempt("opening-of-another-request", () => sealedRoll(async (answer, entry) => {
   answer.opening.request = { ...answer.opening.request, formula: "1d20+5" };
   entry.request.commitment = await v.sealedCommitment(answer.opening);
@@ -170,5 +185,31 @@ await attempt("reveal-of-an-opening-that-does-not-open", async () => {
     out.posted_reveals = played.state.reveals;
   }
   return {};
+});
+await attempt("a-refusal-keeps-the-blind-of-its-nonce", async () => {
+  // A server that dislikes the dice of the blind it saw answers 429 (any refusal), and
+  // the player rolls again, the same roll or another audience: the same nonce, so the same
+  // blind, so the same dice. A blind drawn afresh would let the server pick among them.
+  const played = server();
+  played.state.refuse = 2;
+  const roll = async (audience) => {
+    const body = { formula: "1d20", sealed: { audience } };
+    if (core) {
+      played.s ??= await v.openSession(played.call, TABLE, new Map());
+      return v.rollInSession(played.call, played.s, "/v1/dice/rolls", body, new Map());
+    }
+    played.dice ??= m.createFairroll({ baseUrl: "http://fairroll.test", fetch: fetchOf(played.call) });
+    return played.dice.roll("/v1/dice/rolls", { table: TABLE, ...body });
+  };
+  const refusals = [];
+  for (const audience of ["gm", "self"]) {
+    try {
+      await roll(audience);
+    } catch (error) {
+      refusals.push(error.status ?? error.message);
+    }
+  }
+  const rolled = await roll("gm");
+  return { refusals, blinds: played.state.blinds, opened: rolled.checked.sealed.opening.blind };
 });
 console.log(JSON.stringify(out));

@@ -31,6 +31,7 @@ export {
   openingProblem,
   PROVES,
   sealedCommitment,
+  sealedRollProblem,
   SELECTIVE_REFUSAL,
   trustedKeys,
   verifyCheckpoint,

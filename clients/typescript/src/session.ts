@@ -28,6 +28,10 @@ export interface SessionState {
   after?: number;
   /** A roll sent and not answered: its nonce, Idempotency-Key and body. */
   pending?: { nonce: number; idempotencyKey: string; asked: string };
+  /** The blind this client drew for a sealed roll at `nonce` of the chain of
+   * `clientSeed`: every sealed roll sent at that nonce sends it, so a server that refuses
+   * one cannot have the player roll other dice there. */
+  blind?: { nonce: number; clientSeed: string; blind: string };
   /** The last checkpoint of the table this client verified (a receipt's note): every
    * new receipt's note must be consistent with it, so a forked log shown to this player
    * is caught at its next roll. */

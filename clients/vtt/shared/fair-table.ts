@@ -18,6 +18,7 @@ import {
   createFairroll,
   openingProblem,
   type SealedOpening,
+  sealedRollProblem,
   Equivocation,
   type Fairroll,
   type FormulaRoll,
@@ -239,6 +240,27 @@ export class FairTable {
       if (said(dice(roll.dice)) !== said(dice(sealed.opening.dice)) || said(roll.outcome) !== said(sealed.opening.outcome)) {
         throw new Error("the roll's dice and outcome are not its opening's");
       }
+      return { verified: true };
+    } catch (error) {
+      return { verified: false, problem: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Check a sealed line another player announced (no opening yet): the entry at `seq`
+   * is in the log under the pinned root (`check`), and it is a sealed roll for the
+   * `audience` announced. A line pointing at another entry (a plain roll, a roll sealed
+   * for someone else) is not marked. */
+  async checkSealedLine(seq: number, receipt: FormulaRoll["receipt"], audience: Audience): Promise<{ verified: boolean; problem?: string }> {
+    const held = await this.check(seq, receipt);
+    if (!held.verified) return held;
+    try {
+      const { data } = await this.dice.api.GET("/v1/tables/{table}/entries/{seq}", {
+        params: { path: { table: this.settings.table, seq } },
+      });
+      const entry = data as unknown as { mechanic?: string; request?: { audience?: string } } | undefined;
+      const wrong = entry?.mechanic !== "sealed.roll" ? `entry ${seq} is a ${entry?.mechanic}, not a sealed roll` : sealedRollProblem(entry);
+      if (wrong) throw new Error(wrong);
+      if (entry!.request?.audience !== audience) throw new Error(`entry ${seq} is sealed for '${entry!.request?.audience}', not '${audience}'`);
       return { verified: true };
     } catch (error) {
       return { verified: false, problem: error instanceof Error ? error.message : String(error) };

@@ -1,8 +1,8 @@
 """Conformance cases of the class "sealed rolls" (rows 25-28 of docs/audit.md's checks
 table): sealed rolls and their reveals, good, never revealed, revealed before the part
 read; and one attack each on the reveal (an opening that does not match: edited outcome,
-edited dice, another blind; another roll's; a second; of a plain entry; of a later seq)
-and on the sealed entry (with dice, with a drawn seed, in a commit-reveal session, and
+edited dice, another blind; another roll's; a second; of a plain entry; of a later seq;
+of seq 0) and on the sealed entry (with dice, with a drawn seed, in a commit-reveal session, and
 committing to an opening whose dice or outcome the seed and rules do not give)."""
 
 from __future__ import annotations
@@ -111,6 +111,15 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
         "sealed rolls",
         "a reveal at seq 5 naming the sealed roll at seq 6, after it",
         sealed([*good[:4], _reveal(6, openings[3]), rolls[3]]),
+        seq=5,
+        reason="reveals no sealed roll",
+    )
+    case(
+        "sealed-reveal-of-seq-zero",
+        "sealed rolls",
+        "a reveal naming seq 0 in a log read from seq 1: no part of the log lies before it, "
+        "so it reveals no sealed roll (not a roll before the part read, left unchecked)",
+        sealed([*good[:4], _reveal(0, openings[0])]),
         seq=5,
         reason="reveals no sealed roll",
     )

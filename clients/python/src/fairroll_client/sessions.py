@@ -124,6 +124,9 @@ class SessionState:
     #: The session's token (its opening shows it once): sent with each roll as
     #: ``Fairroll-Session-Token``, it binds the session to this player.
     token: str | None = None
+    #: The blind drawn for a sealed roll at (nonce, client seed): every sealed roll sent
+    #: at that nonce of that chain sends it (``SessionRolls._sealed_body``).
+    blind: tuple[int, str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,11 +272,11 @@ class SessionRolls:
         """Roll ``body`` at this session's next nonce (``sealed``: sealed, for that
         audience, with a blind this client draws); the answer checked, or the roll at that
         nonce found in the log after a 409 that named another nonce."""
-        if sealed is not None:
-            body = self._sealed_body(body, sealed)
         for _ in range(ATTEMPTS):
             if self.used_up():
                 yield from self._renew()
+            if sealed is not None:
+                body = self._sealed_body(body, sealed)
             nonce, key, sent = self.request(body, idempotency_key)
             headers = {"Idempotency-Key": key}
             if self.state.token:
@@ -299,19 +302,16 @@ class SessionRolls:
 
     def _sealed_body(self, body: dict[str, Any], audience: str) -> dict[str, Any]:
         """``body`` sealed for ``audience`` with a blind this client draws (never the
-        server: a server-drawn blind could be ground); the blind of the roll that did not
-        go through, if this is it sent again (its dice are the ones the log may hold)."""
+        server: a server-drawn blind could be ground), once per nonce of its chain, not
+        once per roll: the server sees the blind before it answers, so a blind drawn
+        afresh after a refusal (any status, or the roll asked again another way) would let
+        it turn down dice it dislikes and take others at the same nonce. Kept, the dice at
+        a nonce are fixed as a plain roll's are: a refusal can only refuse again."""
         s = self.state
-        blind = secrets.token_hex(32)
-        if s.pending is not None:
-            earlier = json.loads(s.pending[2])
-            kept = earlier.pop("sealed", None)
-            same = {k: v for k, v in earlier.items() if k != "table"} == {
-                k: v for k, v in body.items() if k not in ("table", "sealed")
-            }
-            if same and isinstance(kept, dict) and kept.get("audience") == audience:
-                blind = str(kept.get("blind"))
-        return {**body, "sealed": {"audience": audience, "blind": blind}}
+        nonce = s.pending[0] if s.pending is not None else s.nonce
+        if s.blind is None or s.blind[:2] != (nonce, s.client_seed):
+            s.blind = (nonce, s.client_seed, secrets.token_hex(32))
+        return {**body, "sealed": {"audience": audience, "blind": s.blind[2]}}
 
     def used_up(self) -> bool:
         """The chain has no link left for a new roll."""

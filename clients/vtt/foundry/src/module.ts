@@ -233,10 +233,21 @@ function renderSealed(message: ChatMessage, roll: Roll, record: Record, block: H
   block.innerHTML = `<div class="fairroll-card fairroll-checking">checking the sealed roll here…</div>`;
   const rolled = checked.roll;
   void fairTable()?.checkSealed(flagged, rolled).then((verdict) => {
-    const agree = record.agree ? "" : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's</div>`;
-    block.innerHTML = card({ roll: rolled, faces: rolled.dice.map((d) => d.face), ...verdict, sealed: flagged }, me) + agree;
+    block.innerHTML = card({ roll: rolled, faces: rolled.dice.map((d) => d.face), ...verdict, sealed: flagged }, me) + opened(roll, flagged);
     if (verdict.verified) block.append(revealButton(flagged));
   });
+}
+
+/** The GM's own comparison of Foundry's roll in a whispered message (its formula and
+ * total, what Foundry shows the GM) with the opening the GM's client checked: the
+ * roller's `agree` is the roller's word, and a cheating player could send a message that
+ * shows one formula with the opening of another (a larger modifier). An alarm, or "". */
+function opened(roll: Roll, sealed: Sealed): string {
+  const formula = String((sealed.opening.request as { formula?: unknown }).formula ?? "");
+  const total = (sealed.opening.outcome as { total?: unknown } | null)?.total;
+  const bare = (text: unknown) => String(text).replace(/\s+/g, "");
+  if (bare(roll.formula) === bare(formula) && Number(roll.total) === Number(total)) return "";
+  return `<div class="fairroll-alarm">Foundry's roll (${escaped(String(roll.formula))} = ${escaped(String(roll.total))}) is not the one opened (${escaped(formula)} = ${escaped(String(total))})</div>`;
 }
 
 /** Reveal a sealed roll on the table's log: its opening, checked against the sealed entry

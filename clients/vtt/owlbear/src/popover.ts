@@ -200,11 +200,11 @@ function revealButton(checked: CheckedRoll): HTMLElement {
   return button;
 }
 
-/** Another player's sealed roll: its entry checked here (in the log, under the root), a
- * sealed line shown. */
+/** Another player's sealed roll: its entry checked here (in the log, under the root, a
+ * sealed roll for the audience said), a sealed line shown. */
 async function sealedReceived(said: SealedBroadcast): Promise<void> {
   if (!table) return;
-  const checked = await table.check(said.seq, said.receipt);
+  const checked = await table.checkSealedLine(said.seq, said.receipt, said.audience);
   const mark = checked.verified ? "&#10003; in the signed log" : `not verified: ${escaped(checked.problem ?? "unknown")}`;
   show(`<div class="fairroll-card fairroll-sealed-line" data-seq="${said.seq}">${escaped(said.player)}: sealed roll #${said.seq}, ${escaped((AUDIENCE_WORDS as Record<string, string>)[said.audience] ?? said.audience)} — ${mark}</div>`);
 }

@@ -154,7 +154,9 @@ class SealedBook:
             or isinstance(target, bool)
         ):
             raise BadEntryError(seq, "a sealed.reveal names the seq it reveals and its opening")
-        if target < self.start:  # before the part of the log read
+        # Before the part of the log read (a range, an archive base): seqs start at 1, so
+        # a reveal of seq 0 or below reveals nothing, wherever the log is read from.
+        if 0 < target < self.start:
             self.unchecked += 1
             return
         if target in self.revealed:

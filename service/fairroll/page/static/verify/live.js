@@ -75,7 +75,7 @@ export async function checkCommitted(call, status, keys, table, held = null) {
  * re-derive from it, the entry the receipt names holds this answer, the receipt's proof
  * leads from that entry's leaf to its note's root, the note is signed under the pinned
  * root (`keys`) and is a note of this table. Throws UnfairRollError naming what fails. */
-export async function checkAnswer(answer, entry, s, nonce, keys, body = null, call = null) {
+export async function checkAnswer(answer, entry, s, nonce, keys, body = null, call = null, path = null) {
   const ref = answer?.session ?? {};
   const fail = (why) => { throw new UnfairRollError(why, answer); };
   if (ref.client_seed !== s.clientSeed) fail("the answer is not rolled with the client seed this client sent");
@@ -88,7 +88,7 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
     fail("the revealed link does not hash to its chain's anchor");
   }
   if (body?.sealed) {
-    await checkSealed(answer, entry, s, body, fail);
+    await checkSealed(answer, entry, s, body, fail, path);
   } else {
     const wrong = await wrongDie(`${ref.link}:${s.clientSeed}:${nonce}`, answer.dice ?? []);
     if (wrong) fail(wrong);
@@ -119,12 +119,20 @@ export function freshBlind() {
   return bytesToHex(globalThis.crypto.getRandomValues(new Uint8Array(32)));
 }
 
+/** The mechanic a roll endpoint rolls: `/v1/<system>/<part>s` rolls `<system>.<part>`, as
+ * every mechanic is declared (tests/test_js_sealed.py holds them to it); null for a path
+ * of another form. */
+export function mechanicAt(path) {
+  const named = /^\/v1\/([a-z0-9-]+)\/([a-z0-9-]+)s$/.exec(path ?? "");
+  return named ? `${named[1]}.${named[2]}` : null;
+}
+
 /** The live check of a sealed answer (the session, client seed, nonce and link were
  * checked before): the log's entry is a `sealed.roll` of the mechanic and audience sent, in
  * this session at this nonce; the answer's opening holds the blind and the request sent;
  * it opens the entry's commitment and its dice derive from `link:client_seed:nonce:blind`;
  * the answer's dice and outcome are the opening's. */
-async function checkSealed(answer, entry, s, body, fail) {
+async function checkSealed(answer, entry, s, body, fail, path) {
   const { audience, blind } = body.sealed;
   const opening = answer.opening;
   if (!AUDIENCES.has(audience) || !/^[0-9a-f]{64}$/.test(blind ?? "")) fail("a sealed roll is sent with an audience and a blind this client drew");
@@ -132,9 +140,11 @@ async function checkSealed(answer, entry, s, body, fail) {
       || entry.mechanic !== SEALED_ROLL || sealedRollProblem(entry)) {
     fail("the log's entry is not this sealed roll");
   }
-  // The answer names the mechanic it rolled, or the entry's (sealed.roll): the mechanic
-  // sealed is the opening's, and its request the one sent (below).
-  const mechanic = answer.mechanic === SEALED_ROLL ? opening?.mechanic : answer.mechanic;
+  // The mechanic sealed is the one the path sent to rolls: an operator that sealed another
+  // one whose request holds every field sent (a stat-skill complex check holds a check's
+  // stat, skill and tn) would show that mechanic's outcome of the same dice, its pick.
+  // With no path (or one of another form), the answer's word: the opening's mechanic.
+  const mechanic = mechanicAt(path) ?? (answer.mechanic === SEALED_ROLL ? opening?.mechanic : answer.mechanic);
   if (entry.request.mechanic !== mechanic || entry.request.audience !== audience) {
     fail(`the log's entry seals a ${entry.request.mechanic} roll for '${entry.request.audience}', not the ${mechanic} roll for '${audience}' this client sent`);
   }
@@ -301,18 +311,24 @@ const CLOSED = /revealed|spent|used up|closed/;
 export async function rollInSession(call, s, path, body, keys, { idempotencyKey = null, tries = 3 } = {}) {
   if (s.closed) throw new UnfairRollError(`seed session ${s.seedId} is closed: start a new session`);
   const asked = JSON.stringify({ ...body, table: s.table });
-  if (body.sealed && !body.sealed.blind) {
-    // A sealed roll's blind is this client's, drawn once per roll: a retry of the roll
-    // sent and not answered sends the same one (the same roll, the same Idempotency-Key).
-    const blind = s.pending?.asked === asked && s.pending.blind ? s.pending.blind : freshBlind();
-    body = { ...body, sealed: { ...body.sealed, blind } };
-  }
+  const drawn = body.sealed && !body.sealed.blind;
   let refused = 0;
   for (;;) {
     if (!s.pending && s.nonce > s.firstNonce + s.length - 1) await nextChain(call, s, keys);
     const nonce = s.pending?.nonce ?? s.nonce;
+    if (drawn) {
+      // A sealed roll's blind is this client's, drawn once per nonce of its chain, not
+      // once per roll: the server sees the blind before it answers, so a blind drawn
+      // afresh after a refusal (any status, or a roll asked again another way) would let
+      // it turn down dice it dislikes and take other ones at the same nonce. Kept, the
+      // dice at a nonce are fixed as a plain roll's are: a refusal can only refuse again.
+      if (s.blind?.nonce !== nonce || s.blind.clientSeed !== s.clientSeed) {
+        s.blind = { nonce, clientSeed: s.clientSeed, blind: freshBlind() };
+      }
+      body = { ...body, sealed: { ...body.sealed, blind: s.blind.blind } };
+    }
     const key = idempotencyKey ?? (s.pending?.asked === asked ? s.pending.idempotencyKey : globalThis.crypto.randomUUID());
-    s.pending = { nonce, idempotencyKey: key, asked, ...(body.sealed ? { blind: body.sealed.blind } : {}) };
+    s.pending = { nonce, idempotencyKey: key, asked };
     const session = { seed_id: s.seedId, client_seed: s.clientSeed, nonce };
     // The session's token binds the session to this player: a stranger who read its
     // seed_id in the log cannot roll in it once the server has seen the token.
@@ -321,7 +337,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
     let made = null;
     if (status === 200) {
       const [got, entry] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries/${answer?.receipt?.seq}`);
-      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys, body, call);
+      await checkAnswer(answer, got === 200 ? entry : null, s, nonce, keys, body, call, path);
       made = answer;
     } else if (status === 409 && Number.isInteger(answer?.nonce) && answer.nonce !== nonce) {
       const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
@@ -330,7 +346,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
           throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
         }
         made = await answerOf(call, s, entry, words, body);
-        await checkAnswer(made, entry, s, nonce, keys, body, call);
+        await checkAnswer(made, entry, s, nonce, keys, body, call, path);
       } else if ((refused += 1) >= tries) {
         throw new UnfairRollError(
           `the server refuses nonce ${nonce} of this session (it named nonce ${answer.nonce}, and no roll holds nonce ${nonce}): a refusal it cannot turn into other dice`,
@@ -348,7 +364,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
           throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
         }
         made = await answerOf(call, s, entry, words, body);
-        await checkAnswer(made, entry, s, nonce, keys, body, call);
+        await checkAnswer(made, entry, s, nonce, keys, body, call, path);
       }
     }
     if (made === null && (status === 404 || (status === 409 && CLOSED.test(answer?.detail ?? "")))) {

@@ -100,7 +100,9 @@ export class SealedRolls {
       return problems.push("a sealed.reveal names the seq it reveals and its opening");
     }
     const at = request.seq;
-    if (this.firstSeq !== null && at < this.firstSeq) {
+    // Before the part of the log read (a range, an archive base): seqs start at 1, so a
+    // reveal of seq 0 or below reveals nothing, wherever the log is read from.
+    if (this.firstSeq !== null && at > 0 && at < this.firstSeq) {
       this.unchecked += 1;
       checks.dice = `reveal of sealed roll #${at}, before the part of the log read: not checked`;
       return;
