@@ -527,3 +527,25 @@ def test_verify_js_names_a_first_entry_off_the_genesis_hash_as_the_python_core(
     assert report.reason == "the first entry does not chain on the genesis hash"
     assert (mine["ok"], mine["first_bad_seq"]) == (False, 1), mine
     assert report.reason in mine["reason"], mine
+
+
+def test_a_chain_roll_at_the_largest_nonce_is_refused_at_once_from_the_middle() -> None:
+    """Read from the middle of a log, a hash-chain roll is checked alone: its link hashed
+    back to the anchor, one step a nonce. At the largest integer nonce that never ended
+    (both cores); no chain has more than ``MAX_LENGTH`` links, so past that it is bad at
+    once. The full log's case is the vector ``chain-nonce-far-past-any-chain``."""
+    program = (
+        "from fairroll.audit.verify.sessions import Sessions\n"
+        "from fairroll.audit.verify.checks import BadEntryError\n"
+        "s = Sessions(partial=True, reveals={}, dice=lambda *a: None, check_now=lambda *a: None)\n"
+        "ref = {'seed_id': 'sFarFarAwayChain1', 'commitment': 'ab' * 32, 'client_seed': 'c',\n"
+        "       'nonce': 2**53 - 1, 'link': 'cd' * 32, 'first_nonce': 1}\n"
+        "try:\n"
+        "    s.committed({'seq': 40, 'session': ref, 'mechanic': 'tft.contest'})\n"
+        "except BadEntryError as bad:\n"
+        "    print(bad)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "past its chain's 10000 links" in done.stdout, done.stdout + done.stderr

@@ -26,6 +26,17 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
         seq=10,
         reason="does not hash",
     )
+    far = copy.deepcopy(log)
+    far[9]["session"]["nonce"] = 2**53 - 1
+    case(
+        "chain-nonce-far-past-any-chain",
+        "chains",
+        "a chain roll at the largest integer nonce (re-signed): a verifier that hashed its link "
+        "back to the anchor, one step a nonce, would never answer",
+        rechained(far, 9),
+        seq=10,
+        reason="is missing",
+    )
     other = HashChain("0ff1" * 16, 2)
     drafts = good_drafts()
     drafts[9] = committed(

@@ -238,6 +238,8 @@ class Sessions:
         link, first, nonce = ref.get("link"), ref.get("first_nonce"), ref["nonce"]
         if not is_link(link) or not isinstance(first, int) or not 1 <= first <= nonce:
             raise BadEntryError(seq, "a hash-chain roll reveals its link and its chain's start")
+        if nonce - first + 1 > MAX_LENGTH:  # else hashing it back could take forever
+            raise BadEntryError(seq, f"nonce {nonce} is past its chain's {MAX_LENGTH} links")
         if steps_to(str(link), nonce - first + 1) != ref["commitment"]:
             raise BadEntryError(seq, "the revealed link does not hash to its chain's anchor")
         session = self.sessions[ref["seed_id"]] = Session(ref["commitment"], nonce - 1)

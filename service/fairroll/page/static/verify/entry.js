@@ -5,7 +5,7 @@
 
 import { base64ToBytes, encoder, subtle } from "./bytes.js";
 import { entryHash, isObject, pyRepr } from "./canonical.js";
-import { chainPrevious, LINK, wrongDie } from "./dice.js";
+import { chainPrevious, LINK, MAX_LENGTH, wrongDie } from "./dice.js";
 import { SEALED_REVEAL, SEALED_ROLL, sealedRollProblem } from "./sealed.js";
 
 const SIGNATURE_CONTEXT = "fairroll/entry/v1:";
@@ -71,7 +71,11 @@ export async function verifyEntry(entry, keys, previousHash = null, { signature 
     // as it stands from the chain's start, and its dice derive from it now.
     const ref = entry.session;
     const steps = ref.nonce - ref.first_nonce + 1;
-    if (!LINK.test(ref.link) || !(steps >= 1) || (await chainPrevious(ref.link, steps)) !== ref.commitment) {
+    if (steps > MAX_LENGTH) {
+      // No chain has more links; hashing the link back that far could take forever.
+      problems.push(`nonce ${ref.nonce} is past its chain's ${MAX_LENGTH} links`);
+      checks.dice = "wrong";
+    } else if (!LINK.test(ref.link) || !(steps >= 1) || (await chainPrevious(ref.link, steps)) !== ref.commitment) {
       problems.push("the revealed link does not hash to its chain's anchor");
       checks.dice = "wrong";
     } else if (entry.mechanic === SEALED_ROLL) {

@@ -208,6 +208,10 @@ export class Sessions {
       problems.push("a hash-chain roll reveals its link and its chain's start");
       return false;
     }
+    if (nonce - first + 1 > MAX_LENGTH) {
+      problems.push(`nonce ${nonce} is past its chain's ${MAX_LENGTH} links`);
+      return false;
+    }
     if ((await chainPrevious(link, nonce - first + 1)) !== ref.commitment) {
       problems.push("the revealed link does not hash to its chain's anchor");
       return false;
