@@ -106,6 +106,8 @@ def probed(built: Path, live_server: LiveServer) -> Any:
         ("npm-forged-outcome", "the log's entry is not this answer"),
         # Another request rolled in the player's session at the player's nonce.
         ("npm-another-request", "another request than the one this client sent"),
+        # Another mechanic whose request holds every field sent (a complex check for a check).
+        ("npm-another-mechanic", "not the stat-skill.check this client sent"),
     ],
 )
 def test_an_answer_that_is_not_the_logs_roll_of_the_request_sent_is_refused(

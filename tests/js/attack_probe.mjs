@@ -63,6 +63,31 @@ await attempt(
   (rolled, entry) => ({ total: rolled.outcome.total, words: rolled.words.text, face: rolled.dice[0].face, logTotal: entry.outcome.total }),
 );
 
+// Another mechanic whose request holds every field sent: a check sent, a complex check
+// (stat, skill and tn, and one more field) rolled in the player's session at its nonce.
+{
+  const CHECK = "/v1/stat-skill/checks";
+  const player = createFairroll({
+    baseUrl: url,
+    root,
+    player: "npm-another-mechanic",
+    fetch: async (input, init = {}) => {
+      const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+      if (path === CHECK && typeof init.body === "string") {
+        const sent = JSON.parse(init.body);
+        return fetch(`${url}/v1/stat-skill/complex-checks`, { ...init, body: JSON.stringify({ ...sent, required_successes: 1 }) });
+      }
+      return fetch(input, init);
+    },
+  });
+  try {
+    const rolled = await player.roll(CHECK, { table, stat: 3, skill: 2, tn: 12 });
+    out["npm-another-mechanic"] = { ok: true, mechanic: rolled.mechanic, verdict: rolled.verdict };
+  } catch (error) {
+    out["npm-another-mechanic"] = { ok: false, error: String(error.message) };
+  }
+}
+
 // The page's path (roll.js): its call, openSession, rollInSession, words beside the mark.
 async function call(method, path, body, headers = {}) {
   const response = await hostile(`${url}${path}`, {

@@ -97,6 +97,12 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
         || !same(entry.outcome, answer.outcome)) {
       fail("the log's entry is not this answer");
     }
+    // Of the mechanic the path sent rolls: another whose request holds every field sent (a
+    // complex check holds a check's) would show its outcome of the same dice.
+    const rolls = mechanicAt(path);
+    if (rolls !== null && entry.mechanic !== rolls) {
+      fail(`the log's entry rolled ${entry.mechanic}, not the ${rolls} this client sent`);
+    }
     // The roll the log holds is of the request this client sent (the log fills in defaults).
     if (body !== null && !holdsRequest(entry.request, { ...body, table: undefined, session: undefined })) {
       fail("the log's entry rolled another request than the one this client sent");
