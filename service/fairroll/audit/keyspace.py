@@ -18,6 +18,8 @@ they live in one slot and a table's append script may touch them together:
     fairroll:{<table>}:verified       where the server's own verification stopped
     fairroll:{<table>}:seed:<id>      hash: a seed session (``audit.sessions``)
     fairroll:{<table>}:idem:<key>     an idempotent roll's marker (``play.idempotency``)
+    fairroll:{<table>}:idem:sealed reveal <seq>
+                                      a sealed roll's reveal, once (``sealed_reveal_key``)
 
 and the keys of the whole deployment:
 
@@ -50,6 +52,7 @@ __all__ = [
     "meta_key",
     "pool_key",
     "rate_key",
+    "sealed_reveal_key",
     "session_key",
     "signed_key",
     "table_of_head",
@@ -117,6 +120,12 @@ def session_key(table: str, seed_id: str) -> str:
 
 def idempotency_key(table: str, key: str) -> str:
     return _of(table, f"idem:{key}")
+
+
+def sealed_reveal_key(table: str, seq: int) -> str:
+    """The marker that takes the one reveal of the sealed roll at ``seq``: an idempotency
+    marker under a name no ``Idempotency-Key`` can take (a space is no visible character)."""
+    return idempotency_key(table, f"sealed reveal {seq}")
 
 
 def tip_keys(table: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from fairroll.api.controllers.params import TablePath
 from fairroll.api.problems import problem_responses
 from fairroll.audit import AuditStore
 from fairroll.audit.entry import Draft, Receipt, jcs, receipt_of
-from fairroll.audit.keyspace import idempotency_key
+from fairroll.audit.keyspace import sealed_reveal_key
 from fairroll.audit.sealed import SEALED_REVEAL_MECHANIC, SEALED_ROLL_MECHANIC
 from fairroll.audit.store import AlreadyRecordedError, Marker
 from fairroll.audit.verify.sealed import SealedRoll, opening_problem
@@ -119,10 +119,7 @@ class SealedController(Controller):
             raise RuleError(f"{why}: nothing was appended", field=field)
         draft = Draft.statement(table, SEALED_REVEAL_MECHANIC, {"seq": seq, "opening": opening})
         digest = hashlib.sha256(jcs(opening)).hexdigest()
-        # A name no Idempotency-Key can take (a space is not a visible character).
-        marker = Marker(
-            idempotency_key(table, f"sealed reveal {seq}"), digest, REVEAL_MARKER_SECONDS
-        )
+        marker = Marker(sealed_reveal_key(table, seq), digest, REVEAL_MARKER_SECONDS)
         try:
             recorded = await store.record(draft, marker)
         except AlreadyRecordedError as exc:
