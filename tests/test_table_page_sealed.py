@@ -70,6 +70,9 @@ def test_a_reveal_shows_the_dice_and_that_the_opening_matched(seen: Any) -> None
     # The GM roll not revealed stays a sealed line, offering its reveal to this browser.
     assert seen["gmAfter"] == {"className": "entry sealed", "dice": 0}
     gm = seen["gm"]["seq"]
+    # The GM roll's line was drawn before its answer came (the test holds the answer back):
+    # the line offers the reveal all the same.
+    assert seen["lineBeforeAnswer"] is True
     assert seen["gmLineButton"] == f"Reveal sealed roll #{gm} (this browser holds its opening)"
 
 

@@ -41,7 +41,22 @@ try {
     }));
     return { result, seq, line };
   };
+  // The GM roll's answer is held back until its line has come over the live events, so
+  // the line is drawn before this browser keeps the opening (the order a slow answer
+  // gives): the line must still offer the reveal.
+  let heldBack = false;
+  await page.route("**/v1/**", async (route) => {
+    const request = route.request();
+    if (heldBack || request.method() !== "POST" || !(request.postData() ?? "").includes('"sealed"')) return route.continue();
+    heldBack = true;
+    const response = await route.fetch();
+    const { receipt } = await response.json();
+    await page.waitForSelector(`li[data-seq="${receipt.seq}"] .mark`, { timeout: 20000 }).catch(() => {});
+    out.lineBeforeAnswer = await page.$(`li[data-seq="${receipt.seq}"]`).then((li) => li !== null);
+    await route.fulfill({ response });
+  });
   out.gm = await roll("gm");
+  await page.unroute("**/v1/**");
   out.gmReveal = await page.$eval("#roll-result button", (b) => b.textContent);
   out.kept = await page.evaluate(() => Object.keys(JSON.parse(localStorage.getItem(`fairroll:sealed:${document.querySelector("main").dataset.table}`) ?? "{}")));
   out.blind = await roll("blind");

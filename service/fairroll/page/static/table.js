@@ -299,6 +299,16 @@ function revealElement(seq) {
   return button;
 }
 
+/** A sealed roll this browser just made: its line may have come over the live events
+ * before roll.js kept the opening, so it is offered the reveal now. */
+function offerReveal(seq) {
+  const line = document.getElementById(`entry-${seq}`);
+  if (!line || line.dataset.mechanic !== SEALED_ROLL || line.classList.contains("tampered")) return;
+  if (line.classList.contains("revealed") || line.querySelector("button.reveal")) return;
+  const button = revealElement(seq);
+  if (button) line.append(button);
+}
+
 /** A reveal that matched: the sealed roll's line (if shown) says so and links to it. */
 function markRevealed(entry, result) {
   if (entry.mechanic !== SEALED_REVEAL || !result.ok) return;
@@ -552,7 +562,7 @@ async function poll() {
 }
 
 let wake = null;  // a roll made on this page reads the table at once, not at the next tick
-startRollPanel({ table, onRolled: () => announce(), trust: async () => ({ root, keys: await keysReady.then(() => trusted) }) }).catch((error) => {
+startRollPanel({ table, onRolled: (seq) => { offerReveal(seq); announce(); }, trust: async () => ({ root, keys: await keysReady.then(() => trusted) }) }).catch((error) => {
   document.getElementById("odds-note").textContent = `Cannot build the roll form: ${error.message}`;
 });
 async function readKeys() {
