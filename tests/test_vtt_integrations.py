@@ -335,6 +335,34 @@ def test_foundry_marks_another_players_roll_by_its_own_check_not_the_rollers_rec
     assert "dice is not its entry's" in edited and "✓" not in edited, edited
 
 
+def test_foundry_compares_the_roll_a_message_shows_with_the_logs_roll_not_the_rollers_word(
+    foundry_seen: Any,
+) -> None:
+    """A real record under a Foundry roll of the player's making (a larger modifier and
+    total, the roller's `agree` set) is not verified by the viewer, who reads the formula
+    and total from the log's entry; the same real roll shown again in another message is
+    a roll shown twice."""
+    bigger = foundry_seen["biggerCard"]
+    assert bigger is not None and "not verified" in bigger and "✓" not in bigger, foundry_seen
+    assert "is not the log's roll" in bigger and "2d20kh + 5" in bigger, bigger
+    replayed = foundry_seen["replayedCard"]
+    assert replayed is not None and "not verified" in replayed, foundry_seen
+    assert "was shown before, in another message" in replayed, replayed
+
+
+def test_owlbear_reads_the_formula_of_a_broadcast_roll_from_the_log_and_a_roll_shown_twice(
+    owlbear_seen: Any,
+) -> None:
+    """The player's real roll broadcast again saying a larger modifier was rolled is not
+    verified by the GM's popover (the log's entry holds the formula), and the real roll
+    broadcast once more, unchanged, is a roll shown before, not a new one."""
+    bigger = owlbear_seen["gmBiggerCard"]
+    assert "not verified" in bigger and "2d20kh1 + 9" in bigger, owlbear_seen
+    assert "is not the log's roll" in bigger and "✓" not in bigger, bigger
+    replayed = owlbear_seen["gmReplayedCard"]
+    assert "not verified" in replayed and "was shown before, by" in replayed, replayed
+
+
 def test_foundry_views_are_confirmed_by_cosigners_announced_over_its_socket(
     foundry_seen: Any,
 ) -> None:

@@ -73,6 +73,22 @@ try {
     }
     return null;
   }, await gm.evaluate(() => window.lastRecord));
+  // The GM's last record, real and unedited, under a message of the player's making:
+  // Foundry showing a larger modifier and total than the log's roll (the roller's `agree`
+  // set), then the same roll shown again in a message of its own.
+  const shownBy = async (message) => player.evaluate(async (message) => {
+    const before = document.querySelectorAll("#chat .fairroll-card").length;
+    window.receiveChat(message);
+    for (let i = 0; i < 100; i++) {
+      const last = document.querySelectorAll("#chat .fairroll-card")[before];
+      if (last && !last.classList.contains("fairroll-checking")) return last.textContent;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return null;
+  }, message);
+  const real = await gm.evaluate(() => window.lastRecord);
+  out.biggerCard = await shownBy({ id: "bigger", content: "", rolls: [{ formula: "2d20kh + 5", total: real.roll.outcome.total + 5, options: { fairroll: { checked: real, agree: true } } }] });
+  out.replayedCard = await shownBy({ id: "replayed", content: "", rolls: [{ formula: "2d20kh", total: real.roll.outcome.total, options: { fairroll: { checked: real, agree: true } } }] });
   out.gmInfos = await gm.evaluate(() => [...window.infos]);
   out.playerInfos = await player.evaluate(() => [...window.infos]);
   // Mallory, whose key nobody announced, cosigns the GM's tree and hands it over.

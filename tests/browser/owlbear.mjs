@@ -75,6 +75,21 @@ try {
   });
   await gm.waitForFunction((n) => document.querySelectorAll("#rolls .fairroll-card").length > n, cards, { timeout: 15000 }).catch(() => {});
   out.gmEditedCard = await gm.textContent("#rolls li:first-child");
+  // The player's real roll broadcast again, first saying it rolled a larger modifier, then
+  // as it was: the GM's popover reads the formula from the log, and a roll shown twice is
+  // not a new roll.
+  const injected = async (edit) => {
+    const before = await gm.evaluate(() => document.querySelectorAll("#rolls .fairroll-card").length);
+    await page.evaluate((edit) => {
+      const said = JSON.parse(JSON.stringify(window.broadcasts.find((b) => b.channel === "rodeo.fairroll/roll").data));
+      if (edit) said.formula = "2d20kh1 + 9";
+      window.inject("gm", "rodeo.fairroll/roll", said);
+    }, edit);
+    await gm.waitForFunction((n) => document.querySelectorAll("#rolls .fairroll-card").length > n, before, { timeout: 15000 }).catch(() => {});
+    return gm.textContent("#rolls li:first-child");
+  };
+  out.gmBiggerCard = await injected(true);
+  out.gmReplayedCard = await injected(false);
   const size = await gm.evaluate(async ([server, table]) => {
     return (await (await fetch(`${server}/v1/tables/${table}/checkpoint`)).json()).size;
   }, [forged.server, forged.table]);

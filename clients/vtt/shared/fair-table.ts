@@ -278,7 +278,17 @@ export class FairTable {
    * receipt's, included in a checkpoint signed by a key the root certifies. With `roll`
    * (one another player handed over), its mechanic, source, dice and outcome must be the
    * entry's too: what a card shows under the mark is what the log holds. */
-  async check(seq: number, receipt: FormulaRoll["receipt"], roll?: FormulaRoll): Promise<{ verified: boolean; problem?: string }> {
+  /** Check a roll against the table's signed log: the receipt under the pinned root;
+   * with `roll`, its mechanic, source, dice and outcome are its entry's; with `shown`, the
+   * formula and total the VTT shows are the ones the entry's request and outcome hold (read
+   * in `dialect`, where given), so a message cannot show a roll of its own beside the
+   * record of another. */
+  async check(
+    seq: number,
+    receipt: FormulaRoll["receipt"],
+    roll?: FormulaRoll,
+    shown?: { formula: string; total: unknown; dialect?: Dialect },
+  ): Promise<{ verified: boolean; problem?: string }> {
     try {
       const { data, response } = await this.dice.api.GET("/v1/tables/{table}/entries/{seq}", {
         params: { path: { table: this.settings.table, seq } },
@@ -298,6 +308,18 @@ export class FairTable {
           ["outcome", logged.outcome, roll.outcome],
         ] as const) {
           if (said(ours) !== said(theirs)) throw new Error(`the roll's ${field} is not its entry's`);
+        }
+      }
+      if (shown) {
+        const logged = data as unknown as { request?: { formula?: unknown; dialect?: unknown }; outcome?: { total?: unknown } | null };
+        const formula = String(logged.request?.formula ?? "");
+        const total = logged.outcome?.total;
+        const bare = (text: unknown) => String(text).replace(/\s+/g, "");
+        if (shown.dialect !== undefined && logged.request?.dialect !== shown.dialect) {
+          throw new Error(`the log's roll #${seq} was read in the ${String(logged.request?.dialect)} dialect, not ${shown.dialect}`);
+        }
+        if (bare(formula) !== bare(shown.formula) || Number(total) !== Number(shown.total)) {
+          throw new Error(`the roll shown (${shown.formula} = ${String(shown.total)}) is not the log's roll #${seq} (${formula} = ${String(total)})`);
         }
       }
       return { verified: true };

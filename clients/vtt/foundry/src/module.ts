@@ -180,7 +180,9 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
     if (record.checked?.sealed) {
       renderSealed(message, roll, record, block);
     } else if (record.checked) {
-      const agree = record.agree
+      // The roller's own client evaluated the roll with fairroll's faces (`agree`); every
+      // other client compares what Foundry shows with the log itself (checkHere).
+      const agree = !message.isAuthor || record.agree
         ? ""
         : `<div class="fairroll-alarm">Foundry's total (${escaped(String(roll.total))}) is not fairroll's (${escaped(String(record.checked.roll.outcome.total))})</div>`;
       const me = game.user?.name ?? "you";
@@ -191,7 +193,7 @@ function render(message: ChatMessage, html: JQuery | HTMLElement): void {
         // record (which the roller could have written as it liked).
         const { roll: rolled } = record.checked;
         block.innerHTML = `<div class="fairroll-card fairroll-checking">checking the roll here…</div>`;
-        void checkHere(rolled).then((checked) => {
+        void checkHere(message, roll, rolled).then((checked) => {
           block.innerHTML = card({ roll: rolled, faces: rolled.dice.map((d) => d.face), ...checked }, me) + agree;
         });
       }
@@ -295,11 +297,24 @@ function sealedMessage(message: ChatMessage): void {
 
 /** Another player's roll, checked by this client: its entry, receipt and key chain to
  * the pinned root, and the roll's dice and outcome against the entry. */
-async function checkHere(rolled: CheckedRoll["roll"]): Promise<{ verified: boolean; problem?: string }> {
+/** Another player's roll, checked on this client: its record against the log, and the
+ * roll Foundry shows (formula and total) against the log's roll at that seq, never the
+ * roller's `agree`; a seq another message showed already is a roll shown twice. */
+async function checkHere(message: ChatMessage, roll: Roll, rolled: CheckedRoll["roll"]): Promise<{ verified: boolean; problem?: string }> {
   const fair = fairTable();
   if (fair === null) return { verified: false, problem: "fairroll is not set up in this world" };
-  return fair.check(rolled.receipt.seq, rolled.receipt, rolled);
+  const seq = rolled.receipt.seq;
+  const checked = await fair.check(seq, rolled.receipt, rolled, { formula: String(roll.formula), total: roll.total, dialect: "foundry" });
+  if (!checked.verified) return checked;
+  const id = String(message.id ?? "");
+  const first = shownIn.get(seq);
+  if (first !== undefined && first !== id) return { verified: false, problem: `roll #${seq} was shown before, in another message` };
+  shownIn.set(seq, id);
+  return checked;
 }
+
+/** The seq of each fairroll roll a message showed on this client, and that message. */
+const shownIn = new Map<number, string>();
 
 async function share(): Promise<void> {
   const fair = fairTable();

@@ -170,10 +170,21 @@ async function roll(event: SubmitEvent): Promise<void> {
   }
 }
 
+/** The seq of each roll another player broadcast, and who broadcast it first. */
+const shownBy = new Map<number, string>();
+
 async function received(said: Broadcast): Promise<void> {
   if (!table) return;
-  // Another player's roll, checked here: this player's own verdict, not theirs.
-  const checked = await table.check(said.roll.receipt.seq, said.roll.receipt, said.roll);
+  // Another player's roll, checked here: this player's own verdict, not theirs. The
+  // formula it says it rolled and its total are the log's roll at that seq, and a seq
+  // another broadcast showed already is a roll shown twice.
+  const seq = said.roll.receipt.seq;
+  let checked = await table.check(seq, said.roll.receipt, said.roll, { formula: said.formula, total: said.roll.outcome.total });
+  if (checked.verified) {
+    const first = shownBy.get(seq);
+    if (first !== undefined) checked = { verified: false, problem: `roll #${seq} was shown before, by ${first}` };
+    else shownBy.set(seq, said.player);
+  }
   show(`<div class="fairroll-from">${escaped(said.player)} rolled</div>${card({ roll: said.roll, faces: [], ...checked }, "you")}`);
 }
 
