@@ -9,7 +9,9 @@ A post needs a credential, so strangers can neither fake a player's name nor cro
 players out: the table's write key (``Authorization: Bearer``), or an open seed session
 of the table and its token (``session``, shown once when the session was started); on
 an open table (no write key) a post with neither is kept too, as ``none``, in a small
-pool of its own (``redis.cosignatures``)."""
+pool of its own (``redis.cosignatures``). On an open table anyone may open a session, so
+the poster's origin (its address, as the rate limit names it) holds only a few places of
+the pools strangers reach there: a flood from one address churns its own."""
 
 from __future__ import annotations
 
