@@ -17,16 +17,20 @@ The origins are told apart as behind a proxy (``FAIRROLL_TRUSTED_PROXY_HOPS=1``,
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
 from fairroll.audit.keyspace import cosignatures_key, cosigners_key, pool_key
+from fairroll.audit.redis import cosignatures as module
 from fairroll.audit.redis.cosignatures import (
     ORIGIN_KEYS,
     POOLS,
@@ -246,3 +250,88 @@ def test_a_names_binding_goes_with_its_cosigner(
     assert taken.status_code == 201, taken.text
     after = store_of(redis_client, table)
     assert after["names"] == after["cosignatures"] == len(listed(http, table))
+
+
+def test_every_field_of_the_store_belongs_to_a_kept_cosigner(
+    redis_server: RedisServer, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Random posts (every credential, a few names, keys, sessions and origins) through
+    small pools, so every path of the script runs: taking a name, making room in a pool
+    and in an origin's places, a credential growing stronger. After each, every name,
+    credential, origin and count in the cosigners hash is a kept cosigner's or counts
+    kept cosigners exactly, each kept cosigner sits in the one pool of its credential
+    under its own name, and no pool is past its cap."""
+    monkeypatch.setattr(
+        module,
+        "POOLS",
+        {"witness": ("x", 2), "write_key": ("w", 3), "session": ("s", 4), "none": ("a", 3)},
+    )
+    monkeypatch.setattr(module, "SESSION_KEYS", 2)
+    monkeypatch.setattr(module, "ORIGIN_KEYS", {"session": 3, "none": 1})
+    chooser = random.Random(38)
+    names = [f"n{i}.example" for i in range(10)]
+    keys = [(chooser.choice(names), f"k{i}") for i in range(14)]
+    credentials: list[tuple[module.Credential, str | None]] = [
+        ("witness", None),
+        ("write_key", None),
+        *(("session", f"s{i:016d}") for i in range(2)),
+        ("none", None),
+    ]
+
+    statuses: Counter[str] = Counter()
+
+    async def run() -> None:
+        redis = AsyncRedis.from_url(redis_server.url)
+        store = module.Cosignatures(redis)
+        try:
+            for _ in range(400):
+                size = chooser.randint(1, 40)
+                name, key = chooser.choice(keys)
+                credential, seed_id = chooser.choice(credentials)
+                vkey = f"{name}+{key}"
+                cosigned = CosignedCheckpoint(
+                    name=name, vkey=vkey, size=size, root_hash="", time=size, note=""
+                )
+                address = None if credential == "witness" else chooser.choice("abc")
+                kept = await store.keep(table, cosigned, credential, seed_id, address)
+                statuses[kept.status] += 1
+                check(
+                    await redis.hgetall(cosigners_key(table)),
+                    await redis.hgetall(cosignatures_key(table)),
+                    {
+                        letter: {
+                            m.decode() for m in await redis.zrange(pool_key(table, letter), 0, -1)
+                        }
+                        for letter, _ in module.POOLS.values()
+                    },
+                )
+        finally:
+            await redis.aclose()
+
+    def check(
+        hashed: dict[bytes, bytes], kept_raw: dict[bytes, bytes], pools: dict[str, set[str]]
+    ) -> None:
+        fields = {k.decode(): v.decode() for k, v in hashed.items()}
+        kept = {k.decode(): msgspec.json.decode(v)["name"] for k, v in kept_raw.items()}
+        credential_of = {f[2:]: v for f, v in fields.items() if f.startswith("c:")}
+        origin_of = {f[2:]: v for f, v in fields.items() if f.startswith("o:")}
+        assert {f[2:]: v for f, v in fields.items() if f.startswith("n:")} == {
+            name: vkey for vkey, name in kept.items()
+        }
+        assert set(credential_of) == set(kept)
+        assert set(origin_of) <= set(kept)
+        counts = {f: int(v) for f, v in fields.items() if f[0] in "#@"}
+        want = Counter(f"#{c}" for c in credential_of.values()) + Counter(
+            f"@{credential_of[v][0]}:{o}" for v, o in origin_of.items()
+        )
+        assert counts == dict(want)
+        for vkey, credential in credential_of.items():
+            assert [letter for letter, members in pools.items() if vkey in members] == [
+                credential[0]
+            ]
+        for credential, (letter, cap) in module.POOLS.items():
+            assert len(pools[letter]) <= cap, credential
+        assert len(fields) <= 5 * len(kept)
+
+    asyncio.run(run())
+    assert set(statuses) == {"kept", "older", "name", "session", "full"}, statuses
