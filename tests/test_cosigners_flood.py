@@ -220,6 +220,37 @@ def test_a_strangers_name_without_credential_never_locks_out_a_player(
     assert list(listed(http, table)) == [roth.vkey]
 
 
+def test_a_strangers_session_holds_a_name_only_while_it_is_open(
+    http: httpx.Client, table: str
+) -> None:
+    """On an open table a stranger opens a session and binds Mara's name: while that
+    session is open, Mara's post under her name is refused 409 (a name keeps its first
+    key); once the stranger's session is revealed, Mara, cosigning with her own session,
+    takes the name and the stranger's cosignature is dropped. (Before: the stranger held
+    the name for good on a quiet table, its cosigner never dropped.)"""
+    note = note_of(http, table, origin(PLAYERS_ORIGIN))
+    url = f"/v1/tables/{table}/cosignatures"
+    squatter = Cosigner("mara.players.example")
+    theirs = session_of(http, table, origin(STRANGER_ORIGIN))
+    bound = http.post(
+        url, json=squatter.body(note, session=theirs), headers=origin(STRANGER_ORIGIN)
+    )
+    assert bound.status_code == 201, bound.text
+    mara = Cosigner("mara.players.example")
+    mine = session_of(http, table, origin(PLAYERS_ORIGIN))
+    refused = http.post(url, json=mara.body(note, session=mine), headers=origin(PLAYERS_ORIGIN))
+    assert refused.status_code == 409, refused.text
+    revealed = http.post(
+        f"/v1/tables/{table}/seeds/{theirs['seed_id']}/reveal", headers=origin(STRANGER_ORIGIN)
+    )
+    assert revealed.status_code == 200, revealed.text
+    taken = http.post(url, json=mara.body(note, session=mine), headers=origin(PLAYERS_ORIGIN))
+    assert taken.status_code == 201, taken.text
+    assert list(listed(http, table)) == [mara.vkey]
+    relayed = http.post(url, json=squatter.body(note), headers=origin(STRANGER_ORIGIN))
+    assert relayed.status_code == 409, relayed.text
+
+
 def test_a_names_binding_goes_with_its_cosigner(
     http: httpx.Client, table: str, redis_client: Redis
 ) -> None:

@@ -6,8 +6,9 @@ A cosigner's name is bound to the first key kept under it on the table, while th
 keeps that cosigner: a later cosignature under that name with another key is refused,
 so a name a player made known cannot be taken by another key while the player's
 cosignature is kept. A name is a label, not trust (a client counts only keys its player
-pinned), so it goes with its cosigner, and a key kept with no credential never holds a
-name against one posted with a credential. The store is bounded without letting
+pinned), so it goes with its cosigner, and a key kept with no credential, or with a
+session no longer open, never holds a name against one posted with a credential. The
+store is bounded without letting
 strangers crowd players out: each kind of credential has a pool of its own (``POOLS``),
 a full pool drops its stalest cosigner to make room, a session holds at most
 ``SESSION_KEYS`` keys, and one origin (a client address, ``origin_of``) holds at most
@@ -31,7 +32,13 @@ from typing import Annotated, Literal, NamedTuple
 
 import msgspec
 
-from fairroll.audit.keyspace import cosignatures_key, cosigned_key, cosigners_key, pool_key
+from fairroll.audit.keyspace import (
+    cosignatures_key,
+    cosigned_key,
+    cosigners_key,
+    pool_key,
+    session_key,
+)
 from fairroll.audit.redis.connection import AnyRedis
 from fairroll.audit.redis.scripts import COSIGN
 
@@ -134,9 +141,19 @@ class Cosignatures:
             *(pool_key(table, letter) for letter, _ in POOLS.values()),
             cosigned_key(table),
         ]
-        for _ in range(3):  # again if another post moved the key's credential meanwhile
-            raw = await self.redis.hget(keys[1], f"c:{cosigned.vkey}")
-            held = "" if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
+        for _ in range(3):  # again if another post moved a credential the script reads
+            held, bound = (
+                _text(raw)
+                for raw in await self.redis.hmget(
+                    keys[1], [f"c:{cosigned.vkey}", f"n:{cosigned.name}"]
+                )
+            )
+            # The credential of another key holding the name: a session's hold on it
+            # lasts while the session is open, which the script reads in its hash.
+            theirs = _text(await self.redis.hget(keys[1], f"c:{bound}")) if bound else ""
+            if bound == cosigned.vkey:
+                theirs = ""
+            their_session = session_key(table, theirs[2:] if theirs.startswith("s:") else "")
             chosen = presented
             if held and _RANK[_LETTERS[held[0]]] >= _RANK[credential]:
                 chosen = held
@@ -148,8 +165,9 @@ class Cosignatures:
             )
             reply = await self.redis.eval(
                 COSIGN.text,
-                len(keys),
+                len(keys) + 1,
                 *keys,
+                their_session,
                 cosigned.vkey,
                 cosigned.name,
                 chosen,
@@ -163,6 +181,7 @@ class Cosignatures:
                 EVENTS_KEPT,
                 origin or "",
                 ORIGIN_KEYS.get(kind, 0) if origin else 0,
+                theirs,
             )
             status, *rest = (r.decode() if isinstance(r, bytes) else r for r in reply)
             if status == 1:
@@ -181,6 +200,11 @@ class Cosignatures:
         raw = await self.redis.hgetall(cosignatures_key(table))
         found = [_decoder.decode(value) for value in raw.values()]
         return sorted(found, key=lambda c: (-c.size, c.name))
+
+
+def _text(raw: object) -> str:
+    """A field as Redis answered it, as text ("" when absent)."""
+    return "" if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _credential_id(credential: Credential, seed_id: str | None) -> str:

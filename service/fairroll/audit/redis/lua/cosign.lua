@@ -6,22 +6,25 @@
 -- origin that placed it in a stranger-fed pool, "@<pool letter>:<origin>" -> how many
 -- keys that origin holds in that pool), 3 .. 6 the pools of witnesses, write keys,
 -- sessions and none (sorted sets: vkey by the ms it was last kept), 7 the cosigned
--- stream (the events).
+-- stream (the events), 8 the seed session hash of the session ARGV 14 names (any key of
+-- the table's when it names none).
 --
 -- ARGV: 1 vkey, 2 name, 3 the credential it comes with ("x" a configured witness, "w" the
 -- table's write key, "s:<seed_id>" a session, "a" none), 4 the credential it was kept
 -- under as the caller read it ("" none), 5 the pool's cap, 6 the credential's cap (0:
 -- none), 7 size, 8 time, 9 the cosignature (JSON), 10 now (ms), 11 about how many events
 -- the stream keeps, 12 the poster's origin (a digest of its address; "" none), 13 how
--- many keys one origin holds in the pool (0: no such cap).
+-- many keys one origin holds in the pool (0: no such cap), 14 the credential of the key
+-- the name is bound to, as the caller read it ("" none).
 --
 -- Every field of the cosigners hash belongs to a kept cosigner (its name, credential
 -- and origin) or counts kept cosigners: forgetting a cosigner removes all of it, its
 -- name's binding included, so the hash holds at most five fields per kept cosigner and
 -- the pools' caps bound everything. A name is bound to the first key kept under it,
--- while the table keeps that cosigner; a stronger credential takes a name over only
--- from a key kept with none, or, for a configured witness, from any key that is not a
--- witness's (the old one is forgotten), so a stranger's name never locks out a player.
+-- while the table keeps that cosigner. A post with a credential takes a name over from
+-- a key kept with none, or with a session that is no longer open (revealed, by request
+-- or idle), and a configured witness from any key that is not a witness's (the old one
+-- is forgotten): so a stranger's name never locks out a player for good.
 -- A cosigner's credential only ever gets stronger (a relayed copy of its cosignature
 -- posted with a weaker one keeps it). A full pool makes room by dropping its stalest
 -- cosigner: each kind of credential has a pool of its own, so none crowds out another,
@@ -81,8 +84,15 @@ if bound and bound ~= vkey then
     -- a binding its cosigner left behind when bindings outlived their cosigners
     redis.call('HDEL', KEYS[2], 'n:' .. name)
   else
-    local theirs = string.sub(redis.call('HGET', KEYS[2], 'c:' .. bound) or 'a', 1, 1)
-    local stronger = theirs ~= 'x' and (letter == 'x' or (theirs == 'a' and letter ~= 'a'))
+    local their_credential = redis.call('HGET', KEYS[2], 'c:' .. bound) or 'a'
+    local theirs = string.sub(their_credential, 1, 1)
+    local lapsed = false
+    if theirs == 's' and letter ~= 'a' then
+      if their_credential ~= ARGV[14] then return {0, 'moved'} end
+      lapsed = redis.call('EXISTS', KEYS[8]) == 0 or redis.call('HGET', KEYS[8], 'revealed') == '1'
+    end
+    local stronger = theirs ~= 'x'
+      and (letter == 'x' or (letter ~= 'a' and (theirs == 'a' or lapsed)))
     if not stronger then return {0, 'name', bound} end
     forget(bound)
   end
