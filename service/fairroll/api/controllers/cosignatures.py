@@ -9,7 +9,9 @@ A post needs a credential, so strangers can neither fake a player's name nor cro
 players out: the table's write key (``Authorization: Bearer``), or an open seed session
 of the table and its token (``session``, shown once when the session was started); on
 an open table (no write key) a post with neither is kept too, as ``none``, in a small
-pool of its own (``redis.cosignatures``)."""
+pool of its own (``redis.cosignatures``). On an open table anyone may open a session, so
+the poster's origin (its address, as the rate limit names it) holds only a few places of
+the pools strangers reach there: a flood from one address churns its own."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from litestar import Controller, Request, Response, get, post
 
 from fairroll.api.controllers.params import TablePath
 from fairroll.api.problems import PROBLEM_MEDIA_TYPE, InvalidParam, Problem, problem_responses
+from fairroll.api.protection import client_of
+from fairroll.api.services import Services
 from fairroll.audit import AuditStore, merkle
 from fairroll.audit.checkpoint import NoteError, open_note
 from fairroll.audit.cosignature import (
@@ -35,6 +39,7 @@ from fairroll.audit.redis.cosignatures import (
     SESSION_KEYS,
     CosignedCheckpoint,
     Credential,
+    origin_of,
 )
 from fairroll.audit.sessions import SeedSessions
 from fairroll.play.errors import ConflictError, KeyRefusedError, KeyRequiredError
@@ -159,6 +164,7 @@ class CosignaturesController(Controller):
         table: TablePath,
         store: AuditStore,
         sessions: SeedSessions,
+        services: Services,
         data: NewCosignature,
     ) -> CosignedCheckpoint:
         credential = await self._credential(request, table, store, sessions, data.session)
@@ -191,7 +197,9 @@ class CosignaturesController(Controller):
             note=data.note,
         )
         seed_id = data.session.seed_id if credential == "session" and data.session else None
-        kept = await store.cosignatures.keep(table, cosigned, credential, seed_id)
+        # The client as the rate limit names it (the peer, or what the trusted proxies saw).
+        origin = origin_of(client_of(request.scope, services.limits.trusted_proxy_hops))
+        kept = await store.cosignatures.keep(table, cosigned, credential, seed_id, origin)
         if kept.status == "name":
             raise NameTakenError(
                 f"the cosigner name {cosigner.name!r} is bound on table {table!r} to another "

@@ -2,37 +2,55 @@
 replica serves them: per cosigner (its verifier key), the latest it cosigned, and what
 vouched for the cosigner when the server kept it (its credential).
 
-A cosigner's name is bound to the first key kept under it on the table: a later
-cosignature under that name with another key is refused, so a name a player made known
-cannot be taken by another key. The store is bounded without letting strangers crowd
-players out: each kind of credential has a pool of its own (``POOLS``), a full pool
-drops its stalest cosigner to make room, and a session holds at most
-``SESSION_KEYS`` keys. ``lua/cosign.lua`` does it all in one atomic step.
+A cosigner's name is bound to the first key kept under it on the table, while the table
+keeps that cosigner: a later cosignature under that name with another key is refused,
+so a name a player made known cannot be taken by another key while the player's
+cosignature is kept. A name is a label, not trust (a client counts only keys its player
+pinned), so it goes with its cosigner, and a key kept with no credential, or with a
+session no longer open, never holds a name against one posted with a credential. The
+store is bounded without letting
+strangers crowd players out: each kind of credential has a pool of its own (``POOLS``),
+a full pool drops its stalest cosigner to make room, a session holds at most
+``SESSION_KEYS`` keys, and one origin (a client address, ``origin_of``) holds at most
+``ORIGIN_KEYS`` places of a pool strangers can reach, making room from its own stalest.
+Every field of the hash belongs to, or counts, a kept cosigner. ``lua/cosign.lua`` does
+it all in one atomic step.
 
     fairroll:{<table>}:cosignatures        hash: vkey -> its latest cosignature (JSON)
     fairroll:{<table>}:cosigners           hash: n:<name> -> vkey, c:<vkey> -> credential,
-                                           #<credential> -> keys it holds
+                                           #<credential> -> keys it holds, o:<vkey> ->
+                                           its origin, @<pool>:<origin> -> keys it holds
     fairroll:{<table>}:cosigners:<pool>    sorted set: vkey by the ms it was last kept
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import time
 from typing import Annotated, Literal, NamedTuple
 
 import msgspec
 
-from fairroll.audit.keyspace import cosignatures_key, cosigned_key, cosigners_key, pool_key
+from fairroll.audit.keyspace import (
+    cosignatures_key,
+    cosigned_key,
+    cosigners_key,
+    pool_key,
+    session_key,
+)
 from fairroll.audit.redis.connection import AnyRedis
 from fairroll.audit.redis.scripts import COSIGN
 
 __all__ = [
+    "ORIGIN_KEYS",
     "POOLS",
     "SESSION_KEYS",
     "Cosignatures",
     "CosignedCheckpoint",
     "Credential",
     "Kept",
+    "origin_of",
 ]
 
 #: What vouched for a cosigner: a witness the server is configured with, the table's
@@ -48,6 +66,10 @@ POOLS: dict[Credential, tuple[str, int]] = {
 }
 #: The most keys one seed session cosigns with (a player needs one).
 SESSION_KEYS = 4
+#: The most places one origin holds in a pool strangers can reach (an open table's
+#: sessions, and posts with none): a table's players behind one address fit, and a
+#: flood from one address churns only its own places.
+ORIGIN_KEYS: dict[Credential, int] = {"session": 16, "none": 8}
 #: About how many cosignatures the events stream keeps (``XADD MAXLEN ~``).
 EVENTS_KEPT = 1_000
 _LETTERS = {letter: credential for credential, (letter, _) in POOLS.items()}
@@ -107,9 +129,11 @@ class Cosignatures:
         cosigned: CosignedCheckpoint,
         credential: Credential,
         seed_id: str | None = None,
+        origin: str | None = None,
     ) -> Kept:
         """Keep ``cosigned`` as its cosigner's latest unless a larger (or later) one is
-        kept already, under ``credential`` (``seed_id``: the session's)."""
+        kept already, under ``credential`` (``seed_id``: the session's), posted from
+        ``origin`` (``origin_of`` the client's address; None: the server's own)."""
         presented = _credential_id(credential, seed_id)
         keys = [
             cosignatures_key(table),
@@ -117,9 +141,19 @@ class Cosignatures:
             *(pool_key(table, letter) for letter, _ in POOLS.values()),
             cosigned_key(table),
         ]
-        for _ in range(3):  # again if another post moved the key's credential meanwhile
-            raw = await self.redis.hget(keys[1], f"c:{cosigned.vkey}")
-            held = "" if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
+        for _ in range(3):  # again if another post moved a credential the script reads
+            held, bound = (
+                _text(raw)
+                for raw in await self.redis.hmget(
+                    keys[1], [f"c:{cosigned.vkey}", f"n:{cosigned.name}"]
+                )
+            )
+            # The credential of another key holding the name: a session's hold on it
+            # lasts while the session is open, which the script reads in its hash.
+            theirs = _text(await self.redis.hget(keys[1], f"c:{bound}")) if bound else ""
+            if bound == cosigned.vkey:
+                theirs = ""
+            their_session = session_key(table, theirs[2:] if theirs.startswith("s:") else "")
             chosen = presented
             if held and _RANK[_LETTERS[held[0]]] >= _RANK[credential]:
                 chosen = held
@@ -131,13 +165,13 @@ class Cosignatures:
             )
             reply = await self.redis.eval(
                 COSIGN.text,
-                len(keys),
+                len(keys) + 1,
                 *keys,
+                their_session,
                 cosigned.vkey,
                 cosigned.name,
                 chosen,
                 held,
-                _pool_index(kind),
                 POOLS[kind][1],
                 SESSION_KEYS if kind == "session" else 0,
                 cosigned.size,
@@ -145,7 +179,9 @@ class Cosignatures:
                 _encoder.encode(stated),
                 int(time.time() * 1000),
                 EVENTS_KEPT,
-                _pool_index(_LETTERS[held[0]]) if held else 0,
+                origin or "",
+                ORIGIN_KEYS.get(kind, 0) if origin else 0,
+                theirs,
             )
             status, *rest = (r.decode() if isinstance(r, bytes) else r for r in reply)
             if status == 1:
@@ -166,11 +202,33 @@ class Cosignatures:
         return sorted(found, key=lambda c: (-c.size, c.name))
 
 
+def _text(raw: object) -> str:
+    """A field as Redis answered it, as text ("" when absent)."""
+    return "" if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
 def _credential_id(credential: Credential, seed_id: str | None) -> str:
     letter = POOLS[credential][0]
     return f"s:{seed_id}" if credential == "session" else letter
 
 
-def _pool_index(credential: Credential) -> int:
-    """The pool's place in the script's KEYS (1-based: after the two hashes)."""
-    return 3 + list(POOLS).index(credential)
+def origin_of(address: str) -> str:
+    """The origin a client address counts as, as the store keeps it: a digest (the
+    address itself is never stored) of the address, or of its /64 for IPv6, where one
+    subscriber holds a whole /64.
+
+    >>> origin_of("2001:db8::1") == origin_of("2001:db8::2:3")
+    True
+    >>> origin_of("192.0.2.1") == origin_of("192.0.2.2")
+    False
+    """
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        named = address
+    else:
+        if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is None:
+            named = str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+        else:
+            named = str(getattr(parsed, "ipv4_mapped", None) or parsed)
+    return hashlib.sha256(named.encode()).hexdigest()[:16]
