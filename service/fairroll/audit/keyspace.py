@@ -10,7 +10,7 @@ they live in one slot and a table's append script may touch them together:
     fairroll:{<table>}:signed         "<size> <root hex>" of the last checkpoint signed
     fairroll:{<table>}:cosignatures   hash: cosigner's vkey -> its latest cosignature
     fairroll:{<table>}:cosigned       stream: each cosignature kept, as it came (events)
-    fairroll:{<table>}:cosigners      hash: cosigners' names, credentials and counts
+    fairroll:{<table>}:cosigners      hash: cosigners' names, credentials, origins, counts
     fairroll:{<table>}:cosigners:<c>  sorted set: a credential's pool of cosigners by last kept
     fairroll:{<table>}:clients        hash: client seed -> the seq of the first roll using it
     fairroll:{<table>}:meta           hash: the table's write key hash and policy

@@ -150,11 +150,14 @@ class CosignaturesController(Controller):
         "needs the table's write key (`Authorization: Bearer`) or an open seed session of "
         "the table with the token its start answered (`session`); an open table also "
         "keeps a post with neither, as `credential: none`. A cosigner's name is bound to "
-        "the first key kept under it on the table: another key under that name is a 409 "
-        "naming `vkey`. Each credential has a pool of its own, whose stalest cosigner "
-        "makes room for a new one, so a cosigner kept already is never refused; a "
-        f"session cosigns with at most {SESSION_KEYS} keys (docs/audit.md, "
-        '"Cosignatures").',
+        "the key kept under it while the table keeps that cosigner: another key under "
+        "that name is a 409 naming `vkey`, unless the name's key was kept with no "
+        "credential or with a session no longer open, which a post with a credential "
+        "takes over. A name is a label, not trust: clients count only the keys their "
+        "player pinned. Each credential has a pool of its own, whose stalest cosigner "
+        "makes room for a new one, and one client address holds only a few places of the "
+        "pools strangers can feed; a session cosigns with at most "
+        f'{SESSION_KEYS} keys (docs/audit.md, "Cosignatures").',
         status_code=201,
         responses=problem_responses(400, 401, 403, 409, 415, 422, 429, 503),
     )
