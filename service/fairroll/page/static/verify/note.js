@@ -13,7 +13,13 @@ export const SIGNER_TYPE = 0x01;
 export const COSIGNATURE_TYPE = 0x04;
 /** Go's cap on a note's signature lines. */
 export const MAX_SIGNATURES = 100;
-const LINE = /^\u2014 ([^ +\n]+) ([A-Za-z0-9+/=]+)$/;
+// What C2SP forbids in a note ("MUST be valid UTF-8 and MUST NOT contain any ASCII control
+// characters ... other than newline"): a control character, or a lone surrogate (a JSON
+// escape can put one in a string; TextEncoder would sign its replacement instead).
+const NOT_TEXT = /[\u0000-\u0009\u000b-\u001f]|[\ud800-\udfff]/u;
+// A key name holds no Unicode space (Go's unicode.IsSpace; the control ones are refused
+// with the whole note) and no "+"; the base64 is standard, whole padded quads.
+const LINE = /^\u2014 ([^ +\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+) ([A-Za-z0-9+/=]+)$/u;
 const COSIGNATURE_HEADER = encoder.encode("cosignature/v1\n");
 
 /** A note that does not open, in words (the Python core's). */
@@ -66,10 +72,12 @@ const sameHash = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]
 
 /** The note, its signatures checked by `verifiers`: {text, sigs: [{name, keyHash,
  * signature}], unverified: [...]} (one verified signature per key; lines of keys not
- * given are kept unverified). NoteError if it is not a note (its text, a blank line, then
- * at most 100 signature lines, each "— <name> <base64 of key hash and signature>"), if a
+ * given are kept unverified). NoteError if it is not a note (text with no control character
+ * but newline, a blank line, then at most 100 signature lines, each "— <name> <base64 of
+ * key hash and signature>", the name with no space or "+": the Python core's rules), if a
  * known key's line fails, or if no known key signed it. */
 export async function openNote(note, verifiers) {
+  if (NOT_TEXT.test(note)) throw new NoteError("a note is UTF-8 text with no control character but newline");
   const split = note.lastIndexOf("\n\n");
   const block = split < 0 ? "" : note.slice(split + 2);
   if (split <= 0 || !block.endsWith("\n")) {
