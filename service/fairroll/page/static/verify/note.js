@@ -145,11 +145,16 @@ export function parseCheckpointBody(body) {
  * signed note opened with the key it names (as sumdb/note: every line of that key must
  * verify). With `table`, the note's origin must be `<key name>/<table>`: a note of another
  * table's log proves nothing about this one. `keys`: keys trusted from the pinned root
- * (trustedKeys), never every key a server lists. The JSON's size, root_hash, head_hash
- * and origin, where given, must be what the note signs. Returns {size, root (bytes),
+ * (trustedKeys), never every key a server lists. A retired key signs only notes of a size
+ * below the seq of its key.retire in this log (`retired`: key id -> that seq, or the key's
+ * own `retiredAt`, as the log read so far shows it); one the listing marks retired
+ * (`notAfter`) with no seq known opens none (docs/audit.md, row 5; the Python core's
+ * `receipts.open_checkpoint`, in its words). The JSON's size, root_hash, head_hash and
+ * origin, where given, must be what the note signs. Returns {size, root (bytes),
  * headHash, origin}. */
-/** @param {any} checkpoint @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
-export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) {
+/** @param {any} checkpoint @param {Map<string, any>} keys
+ * @param {{table?: string | null, retired?: Map<string, number> | null}} [options] */
+export async function verifyCheckpoint(checkpoint, keys, { table = null, retired = null } = {}) {
   const text = String(checkpoint.text ?? "");
   const signer = keys.get(checkpoint.key_id);
   if (!signer) throw new Error(`the checkpoint is signed by unknown key ${checkpoint.key_id}`);
@@ -168,6 +173,14 @@ export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) 
     throw error;
   }
   const { size, root, rootText, headHash } = parseCheckpointBody(opened.text);
+  const at = retired?.get(checkpoint.key_id) ?? signer.retiredAt ?? null;
+  if (at !== null ? size >= at : Boolean(signer.notAfter)) {
+    const where = at === null ? "(GET /v1/keys) at no seq given" : `at seq ${at} of this log`;
+    throw new Error(
+      `the checkpoint of size ${size} is signed by key ${checkpoint.key_id}, retired ${where}: ` +
+      "a retired key is trusted only for what it signed before its retirement",
+    );
+  }
   if (size !== checkpoint.size || rootText !== checkpoint.root_hash
       || (checkpoint.head_hash !== undefined && checkpoint.head_hash !== headHash)
       || (checkpoint.origin !== undefined && checkpoint.origin !== origin)) {
