@@ -13,21 +13,12 @@ from fairroll.randomness import commitment_of
 from vectors.case import Cases
 from vectors.drafts import chain_commit, chain_roll, committed, good_drafts, rolled, statement
 from vectors.fixed import DRAWN, SEED_ID, SERVER_SEED, Log
-from vectors.logs import build, lone_surrogate_at, sealed
+from vectors.logs import build, sealed
 
 
 def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
     """Client seeds: each case of the class, appended to ``made``."""
     case = made.add
-    case(
-        "client-seed-with-a-lone-surrogate",
-        "client seeds",
-        "a committed roll whose client seed holds a lone surrogate (the JSON escape "
-        "\\ud800), sealed the JavaScript way: no UTF-8 form, so no link:client_seed:nonce",
-        lone_surrogate_at(log, 4, lambda entry, mark: entry["session"].update(client_seed=mark)),
-        seq=5,
-        reason="holds a lone surrogate",
-    )
     case(
         "client-seed-reused-across-chains",
         "client seeds",
