@@ -126,3 +126,45 @@ def test_the_page_counts_a_friends_cosignature_only_of_the_tree_it_shows() -> No
     )
     assert "bob.example" not in seen["said"], seen
     assert "unconfirmed" in seen["said"], seen
+
+
+@pytest.fixture(scope="module")
+def retirements(built: Path, live_server: LiveServer) -> Any:
+    """The npm client and the JS core's checkpoint check behind an operator whose
+    ``GET /v1/keys`` marks its signing key retired while it signs on with it
+    (tests/js/npm_retired.mjs)."""
+    return run_node(
+        ROOT / "tests" / "js" / "npm_retired.mjs",
+        built,
+        live_server.url,
+        PINNED,
+        "t-npm-retired",
+        timeout=180,
+    )
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # The listing read once the key is retired: nothing it signs is trusted.
+        "retired-in-the-listing",
+        # Retired after the session read the listing: caught at its next chain.
+        "retired-since-the-listing-was-read",
+        # A checkpoint (the page's history check, the npm witness) by a retired key.
+        "checkpoint-by-a-retired-key",
+        # The log shows the key.retire at the checkpoint's own size.
+        "checkpoint-at-its-keys-retirement",
+    ],
+)
+def test_an_answer_or_checkpoint_signed_by_a_retired_key_is_refused(
+    retirements: Any, attack: str
+) -> None:
+    """docs/audit.md, row 5: a key signs nothing after its ``key.retire``."""
+    assert retirements[attack]["ok"] is False, retirements[attack]
+    assert "retired" in retirements[attack]["error"], retirements[attack]
+
+
+def test_a_checkpoint_signed_before_its_keys_retirement_still_holds(retirements: Any) -> None:
+    """The honest case: the log shows the retirement after the note's size."""
+    assert retirements["before-retirement"]["ok"], retirements
+    assert retirements["checkpoint-before-its-keys-retirement"]["ok"], retirements

@@ -508,3 +508,82 @@ def test_a_404_after_rolling_gives_back_the_roll_made(
     rolled = dice.roll_formula("1d20", table=dice.table)
     assert rolled["dice"][0]["face"] == made[0]
     assert rolled["session"]["nonce"] == 1
+
+
+# -- a retired key signs nothing new (docs/audit.md, row 5) ------------------------------
+
+
+def retired_listing(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+    """``GET /v1/keys`` listing the signing key as retired (``not_after``), while the
+    operator, who still holds it, signs every answer with it."""
+    if answer is None or request.url.path != "/v1/keys":
+        return None
+    keys = said(answer)
+    for key in keys["keys"]:
+        key["not_after"] = "2026-12-01T00:00:00.000Z"
+    return answering(keys)
+
+
+def test_an_answer_signed_by_a_key_the_listing_retired_is_unfair(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """Row 5: a key signs nothing after its retirement. The listing says the key that
+    signs the session's commitment and its rolls is retired, and no seq of its
+    ``key.retire`` is known: nothing it signed is trusted."""
+    with pytest.raises(fc.UnfairRollError, match="retired"):
+        player(fc, live_server, retired_listing, root=TEST_ROOT)
+
+
+def test_an_answer_signed_by_a_key_retired_since_the_listing_was_read_is_unfair(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The key is retired after this client read the listing (the session opened under
+    it), and the operator keeps signing with it: the next chain's listing says so."""
+    dice = player(fc, live_server, pass_through, root=TEST_ROOT, length=1)
+    dice.roll_formula("1d20", table=dice.table)
+    dice.operator.rewrite = retired_listing
+    with pytest.raises(fc.UnfairRollError, match="retired"):
+        dice.roll_formula("1d20", table=dice.table)
+
+
+def retired_in_the_log(at: int, *, listed: bool) -> Rewrite:
+    """The entries the client reads show a ``key.retire`` of the signing key at seq
+    ``at`` (first of each page); ``listed``: ``GET /v1/keys`` marks it retired too."""
+
+    def rewrite(request: httpx.Request, answer: httpx.Response | None) -> httpx.Response | None:
+        if listed and request.url.path == "/v1/keys":
+            return retired_listing(request, answer)
+        if answer is None or not request.url.path.endswith("/entries"):
+            return None
+        page = said(answer)
+        key_id = operator().key_id
+        retire = {"seq": at, "mechanic": "key.retire", "request": {"key_id": key_id}}
+        page["entries"] = [retire, *page["entries"]]
+        page["words"] = [None, *(page.get("words") or [])]
+        return answering(page)
+
+    return rewrite
+
+
+def test_a_key_retired_later_in_the_log_still_proves_what_it_signed_before(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The honest case of row 5: the listing marks the key retired, and the log shows its
+    ``key.retire`` at a seq past the notes it signed: they hold."""
+    dice = player(fc, live_server, pass_through, root=TEST_ROOT, length=1)
+    dice.roll_formula("1d20", table=dice.table)
+    dice.operator.rewrite = retired_in_the_log(10_000, listed=True)
+    rolled = dice.roll_formula("1d20", table=dice.table)
+    assert rolled["checked"] == f"verified under root {TEST_ROOT}"
+
+
+def test_a_note_signed_after_its_keys_retirement_in_the_log_is_unfair(
+    fc: ModuleType, live_server: LiveServer
+) -> None:
+    """The listing says nothing, but the log the client reads shows the key retired at
+    seq 1: every note of the session is of a later size."""
+    dice = player(fc, live_server, pass_through, root=TEST_ROOT, length=1)
+    dice.roll_formula("1d20", table=dice.table)
+    dice.operator.rewrite = retired_in_the_log(1, listed=False)
+    with pytest.raises(fc.UnfairRollError, match="retired at seq 1 of this log"):
+        dice.roll_formula("1d20", table=dice.table)

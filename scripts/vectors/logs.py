@@ -5,6 +5,7 @@ trees and checkpoints a verifier is handed beside a log."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from typing import Any
 
@@ -21,6 +22,7 @@ from fairroll.audit.entry import (
     Session,
     canonical,
     chain_hash,
+    jcs,
     leaf_hash,
 )
 from fairroll.audit.signing import load_signer, seal
@@ -181,3 +183,25 @@ def frontier_of(log: Log, size: int) -> list[bytes]:
     for entry in log[:size]:
         frontier, _ = frontier.append(leaf_hash(canonical(entry)))
     return list(frontier.hashes)
+
+
+def lone_surrogate_at(log: Log, index: int, place: Any) -> list[Any]:
+    """The operator's rewrite with a lone surrogate in entry ``index``, where ``place``
+    (entry, mark) puts it, sealed the JavaScript way: ``JSON.stringify`` writes it as the
+    escape ``\\ud800``, so its hash is defined over that escape, though the string has no
+    UTF-8 form (Python's JCS refuses it; ``TextEncoder`` would write U+FFFD, so two seeds
+    would share their dice). The entries after it are re-chained and re-signed on it; the
+    line is written with the escape."""
+    signer = load_signer(key=VECTOR_KEY, key_file=None, dev_dir=None)
+    mark = "QQLONESURROGATEQQ"
+    out = copy.deepcopy(log)
+    entry = out[index]
+    place(entry, mark)
+    body = {k: v for k, v in entry.items() if k not in ("entry_hash", "signature")}
+    raw = jcs(body).replace(mark.encode(), b"\\ud800")
+    entry["entry_hash"] = hashlib.sha256(bytes.fromhex(entry["prev_hash"]) + raw).hexdigest()
+    entry["signature"] = signer.sign(entry["entry_hash"])
+    out = rechained(out, index + 1)
+    lines: list[Any] = list(out)
+    lines[index] = json.dumps(entry, separators=(",", ":")).replace(mark, "\\ud800")
+    return lines

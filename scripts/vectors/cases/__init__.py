@@ -17,6 +17,7 @@ from vectors.cases import (
     epochs,
     keys,
     nonces,
+    notes,
     receipts,
     sealed,
     sources,
@@ -41,5 +42,6 @@ def cases(log: Log, signer: Any, checkpoint: Any) -> list[Case]:
     epochs.add(made, log, signer, checkpoint)
     sealed.add(made, log, signer, checkpoint)
     made += receipts.receipt_cases(log, signer)
+    made += notes.note_cases(log, signer)
     made += cosignatures.cosignature_cases(checkpoint.text)
     return made

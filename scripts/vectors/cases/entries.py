@@ -8,7 +8,7 @@ from typing import Any
 
 from vectors.case import Cases
 from vectors.fixed import Log
-from vectors.logs import rechained
+from vectors.logs import lone_surrogate_at, rechained
 
 
 def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
@@ -88,4 +88,13 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
         seq=3,
         reason="outcome",
         needs=["rules"],
+    )
+    case(
+        "client-seed-with-a-lone-surrogate",
+        "edits",
+        "a committed roll whose client seed holds a lone surrogate (the JSON escape "
+        "\\ud800), sealed the JavaScript way: no UTF-8 form, so no link:client_seed:nonce",
+        lone_surrogate_at(log, 4, lambda entry, mark: entry["session"].update(client_seed=mark)),
+        seq=5,
+        reason="holds a lone surrogate",
     )

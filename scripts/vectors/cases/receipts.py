@@ -15,8 +15,11 @@ from vectors.fixed import OUTSIDER_KEY, TABLE, Log
 from vectors.logs import checkpoint_of, keys_of, signer_of
 
 
-def receipt_cases(log: Log, signer: Any) -> list[Case]:
-    """Receipts: the good one, and each way of forging one."""
+def receipt_at(
+    log: Log, seq: int, by: Any = None, table: str = TABLE, size: int = 12
+) -> dict[str, Any]:
+    """The receipt of ``seq`` in a note of ``size`` entries signed by ``by`` (the log's
+    key by default) under ``table``'s origin."""
     leaves = [leaf_hash(canonical(e)) for e in log]
     stored: list[bytes] = []
     frontier = merkle.Frontier.empty()
@@ -27,12 +30,18 @@ def receipt_cases(log: Log, signer: Any) -> list[Case]:
     def read(indices: Any) -> list[bytes]:
         return [stored[i] for i in indices]
 
+    note = checkpoint_of(log, size, by, table=table)["text"]
+    proof = merkle.inclusion_proof(seq - 1, size, read)
+    entry = msgspec.json.decode(json.dumps(log[seq - 1]).encode(), type=Entry)
+    made = receipt_of(entry, leaves[seq - 1], checkpoint=(note, size), proof=proof)
+    return msgspec.to_builtins(made)  # type: ignore[no-any-return]
+
+
+def receipt_cases(log: Log, signer: Any) -> list[Case]:
+    """Receipts: the good one, and each way of forging one."""
+
     def receipt(seq: int, by: Any = None, table: str = TABLE, size: int = 12) -> dict[str, Any]:
-        note = checkpoint_of(log, size, by, table=table)["text"]
-        proof = merkle.inclusion_proof(seq - 1, size, read)
-        entry = msgspec.json.decode(json.dumps(log[seq - 1]).encode(), type=Entry)
-        made = receipt_of(entry, leaves[seq - 1], checkpoint=(note, size), proof=proof)
-        return msgspec.to_builtins(made)  # type: ignore[no-any-return]
+        return receipt_at(log, seq, by, table, size)
 
     good = receipt(3)
     flipped = [*good["proof"]]

@@ -9,7 +9,7 @@ from fairroll.audit.entry import POLICY_MECHANIC
 from vectors.case import Cases
 from vectors.drafts import rolled, statement, varied
 from vectors.fixed import DRAWN, Log
-from vectors.logs import rechained, sealed
+from vectors.logs import lone_surrogate_at, rechained, sealed
 
 
 def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
@@ -40,6 +40,15 @@ def add(made: Cases, log: Log, signer: Any, checkpoint: Any) -> None:
         rechained(bad, 1),
         seq=2,
         reason="has no seed",
+    )
+    case(
+        "chosen-seed-with-a-lone-surrogate",
+        "sources",
+        "a chosen seed holding a lone surrogate (the JSON escape \\ud800), sealed the "
+        "JavaScript way: no UTF-8 form, so no key to derive its dice with",
+        lone_surrogate_at(log, 1, lambda entry, mark: entry.update(seed=mark)),
+        seq=2,
+        reason="holds a lone surrogate",
     )
     bad = copy.deepcopy(log)
     bad[1].update(v=1, source="seeded")

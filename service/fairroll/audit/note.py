@@ -34,7 +34,6 @@ an 8-byte big-endian time, then Ed25519 over ``"cosignature/v1\\ntime <t>\\n" ||
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import re
 from collections.abc import Iterable
@@ -66,7 +65,19 @@ SIGNER_TYPE = 0x01
 COSIGNATURE_TYPE = 0x04
 #: Go's cap on a note's signature lines.
 MAX_SIGNATURES = 100
-_LINE = re.compile(r"^\u2014 (?P<name>[^ +\n]+) (?P<signature>[A-Za-z0-9+/=]+)$")
+#: What C2SP forbids in a note (it "MUST be valid UTF-8 and MUST NOT contain any ASCII
+#: control characters ... other than newline"): a control character, or a lone surrogate
+#: (a JSON escape can put one in a string; it has no UTF-8 spelling).
+_NOT_TEXT = re.compile(r"[\x00-\x09\x0b-\x1f\ud800-\udfff]")
+#: A key name holds no Unicode space (Go's ``unicode.IsSpace``; the control ones are
+#: refused with the whole note) and no "+".
+_LINE = re.compile(
+    r"^\u2014 (?P<name>[^ +\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+)"
+    r" (?P<signature>[A-Za-z0-9+/=]+)$"
+)
+#: Standard base64 (RFC 4648 section 4), whole padded quads, as Go's ``StdEncoding`` reads
+#: it (the stdlib's strict mode takes padding past the last quad).
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 _COSIGNATURE = b"cosignature/v1\n"
 
 
@@ -169,8 +180,12 @@ def signature_line(name: str, hash_: bytes, signature: bytes) -> str:
 
 def open_note(note: str, verifiers: Iterable[Verifier]) -> Note:
     """The note, its signatures checked by ``verifiers``; ``MalformedNoteError`` if it is
-    not a note, ``InvalidSignatureError`` if a known key's signature line fails,
-    ``UnverifiedNoteError`` if no known key signed it."""
+    not a note (C2SP's shape and Go's ``note.Open`` rules: text with no control character
+    but newline, a blank line, at most 100 lines ``\u2014 <name> <base64>``, a name with
+    no space or "+", the base64 standard and padded), ``InvalidSignatureError`` if a
+    known key's signature line fails, ``UnverifiedNoteError`` if no known key signed it."""
+    if _NOT_TEXT.search(note):
+        raise MalformedNoteError("a note is UTF-8 text with no control character but newline")
     text, blank, block = note.rpartition("\n\n")
     if not blank or not text or not block.endswith("\n"):
         raise MalformedNoteError("a note is its text, a blank line, then signature lines")
@@ -185,10 +200,9 @@ def open_note(note: str, verifiers: Iterable[Verifier]) -> Note:
         match = _LINE.match(line)
         if match is None:
             raise MalformedNoteError(f"not a signature line: {line!r}")
-        try:
-            raw = base64.b64decode(match["signature"], validate=True)
-        except binascii.Error:
-            raise MalformedNoteError("a signature is not base64") from None
+        if _BASE64.fullmatch(match["signature"]) is None:
+            raise MalformedNoteError("a signature is not base64")
+        raw = base64.b64decode(match["signature"])
         if len(raw) < 5:
             raise MalformedNoteError("a signature line holds a key hash and a signature")
         signature = Signature(name=match["name"], key_hash=raw[:4], signature=raw[4:])

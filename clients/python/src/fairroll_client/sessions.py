@@ -62,7 +62,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from fairroll_client._core.audit import merkle
-from fairroll_client._core.audit.entry import COMMIT_MECHANIC, RENEW_MECHANIC, jcs
+from fairroll_client._core.audit.entry import (
+    COMMIT_MECHANIC,
+    KEY_RETIRE_MECHANIC,
+    RENEW_MECHANIC,
+    jcs,
+)
 from fairroll_client._core.audit.receipts import ReceiptError, trusted_keys, verify_receipt
 from fairroll_client._core.audit.sealed import SEALED_ROLL_MECHANIC, sealed_seed
 from fairroll_client._core.audit.verify.entries import BadEntryError, check_dice
@@ -156,6 +161,8 @@ class SessionRolls:
         self.kept = kept if kept is not None else KeptCheckpoints()
         #: key_id -> base64 public key: certified by ``root`` (all published without one).
         self.keys: dict[str, str] = {}
+        #: key_id -> the seq of its ``key.retire``, as the entries this session read show it.
+        self.retired: dict[str, int] = {}
 
     # -- opening and renewing ----------------------------------------------------------
 
@@ -233,6 +240,9 @@ class SessionRolls:
                 },
             )
         entry, _ = found
+        # The listing read again at each chain (docs/audit.md, row 5): a key retired while
+        # the session ran, its operator signing on with it, is refused from here on.
+        self.keys = {}
         yield from self._proven(entry, (yield from self._receipt_of(entry)), status)
         self._committed(
             entry, RENEW_MECHANIC, status["commitment"], s.nonce, status.get("length"), status
@@ -408,10 +418,21 @@ class SessionRolls:
             page = yield Call("GET", f"/v1/tables/{s.table}/entries", {"params": params})
             words = page.get("words") or []
             for i, entry in enumerate(page.get("entries", [])):
-                if isinstance(entry, dict) and wanted(entry):
+                if not isinstance(entry, dict):
+                    continue
+                self._seen_retired(entry)
+                if wanted(entry):
                     return entry, (words[i] if i < len(words) else None)
             after = page.get("next_after")
         return None
+
+    def _seen_retired(self, entry: dict[str, Any]) -> None:
+        """A ``key.retire`` read in the log: its key signs no note of its seq or more."""
+        request, seq = entry.get("request"), entry.get("seq")
+        if entry.get("mechanic") != KEY_RETIRE_MECHANIC or not isinstance(request, dict):
+            return
+        if isinstance(request.get("key_id"), str) and isinstance(seq, int):
+            self.retired.setdefault(request["key_id"], seq)
 
     # -- the check ---------------------------------------------------------------------
 
@@ -485,7 +506,7 @@ class SessionRolls:
             raise UnfairRollError(f"the receipt's note is not of table {s.table}", said)
         if receipt.get("key_id") not in self.keys:
             published = yield Call("GET", "/v1/keys")
-            self.keys = _keys(published, self.root)
+            self.keys = _keys(published, self.root, self.retired)
         try:
             size, root = verify_receipt(
                 entry, receipt, self.keys, log_name=origin[: -len(s.table) - 1]
@@ -707,9 +728,11 @@ def _reopened(entry: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _keys(published: Any, root: str | None) -> dict[str, str]:
+def _keys(published: Any, root: str | None, retired: dict[str, int]) -> dict[str, str]:
+    """The keys ``root`` certified, each retired one trusted only below the seq of its
+    ``key.retire`` (``retired``; unknown: for nothing, as the listing's ``not_after``)."""
     if root is not None:
-        return trusted_keys(published, root)
+        return trusted_keys(published, root, retired=retired)
     return {
         str(k.get("key_id")): str(k.get("public_key"))
         for k in published.get("keys", [])

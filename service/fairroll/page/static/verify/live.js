@@ -61,7 +61,7 @@ export async function checkCommitted(call, status, keys, table, held = null) {
   if (!trusting(keys)) return entry;  // NOT VERIFIED: nothing to check the note with
   let note;
   try {
-    note = await verifyReceipt(entry, status.receipt ?? {}, keys, { table });
+    note = await verifyReceipt(entry, status.receipt ?? {}, keys, { table, retired: retiredOf(held) });
   } catch (error) {
     throw new UnfairRollError(`the commitment's receipt: ${error.message}`, status);
   }
@@ -111,7 +111,7 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
   if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
   let note;
   try {
-    note = await verifyReceipt(entry, answer.receipt, keys, { table: s.table });
+    note = await verifyReceipt(entry, answer.receipt, keys, { table: s.table, retired: retiredOf(s) });
   } catch (error) {
     fail(`the receipt: ${error.message}`);
   }
@@ -257,14 +257,24 @@ async function heldToKept(call, s, note, answer) {
 }
 
 const trusting = (keys) => Boolean(keys && keys.size);
+// The retirements a session read in the log (a state saved as JSON holds none).
+const retiredOf = (s) => (s?.retired instanceof Map ? s.retired : null);
 
 /** The entry of seed session `s` at `nonce` and its words, read from the table's entries
- * after the last seq this client verified (page after page), or null. */
+ * after the last seq this client verified (page after page), or null. A key.retire read
+ * on the way is kept in `s.retired` (key id -> its seq): a receipt that key signed at or
+ * after it is refused, one of before still holds. */
 export async function entryAtNonce(call, s, nonce) {
   let after = s.after ?? 0;
   for (;;) {
     const [status, page] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/entries?after=${after}&limit=100`);
     if (status !== 200) throw new Error(`the table's entries were not served (HTTP ${status})`);
+    for (const e of page.entries ?? []) {
+      if (e?.mechanic === "key.retire" && typeof e.request?.key_id === "string" && Number.isInteger(e.seq)) {
+        if (!(s.retired instanceof Map)) s.retired = new Map();
+        if (!s.retired.has(e.request.key_id)) s.retired.set(e.request.key_id, e.seq);
+      }
+    }
     const at = (page.entries ?? []).findIndex((e) => e.session?.seed_id === s.seedId && e.session?.nonce === nonce);
     if (at >= 0) return { entry: page.entries[at], words: page.words?.[at] ?? null };
     if (page.next_after === null || page.next_after === undefined || !page.entries?.length) return null;
@@ -410,6 +420,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
 /** A used-up chain: its next one was committed by the roll that used its last link. The
  * client checks that commitment in the log, then draws a new client seed for it. */
 async function nextChain(call, s, keys) {
+  await retiredSince(call, keys);
   const [status, seen] = await call("GET", `/v1/tables/${encodeURIComponent(s.table)}/seeds/${s.seedId}?receipt=true`);
   if (status !== 200 || seen.revealed || seen.first_nonce !== s.nonce) {
     s.closed = true;
@@ -418,6 +429,21 @@ async function nextChain(call, s, keys) {
   await checkCommitted(call, seen, keys, s.table, s);
   Object.assign(s, { anchor: seen.commitment, firstNonce: s.nonce, length: seen.length, clientSeed: freshClientSeed() });
   s.after = Math.max(s.after ?? 0, seen.chain_seq ?? seen.commit_seq);
+}
+
+/** The server's keys read again (GET /v1/keys) at each chain: a trusted key the listing
+ * now marks retired is marked so in `keys` (docs/audit.md, row 5: it signs nothing after
+ * its retirement), so a key retired while a session runs, its operator signing on with
+ * it, is refused from the next chain on. The listing only retires: it adds no trust and
+ * takes no retirement back. */
+async function retiredSince(call, keys) {
+  if (!trusting(keys)) return;
+  const [status, served] = await call("GET", "/v1/keys");
+  if (status !== 200) throw new Error(`the server's keys were not served (HTTP ${status})`);
+  for (const key of served?.keys ?? []) {
+    const known = keys.get(key?.key_id);
+    if (known && key.not_after && !known.notAfter) known.notAfter = key.not_after;
+  }
 }
 
 /** Open a hash-chain seed session on `table` and check its commitment in the log; the

@@ -13,7 +13,13 @@ export const SIGNER_TYPE = 0x01;
 export const COSIGNATURE_TYPE = 0x04;
 /** Go's cap on a note's signature lines. */
 export const MAX_SIGNATURES = 100;
-const LINE = /^\u2014 ([^ +\n]+) ([A-Za-z0-9+/=]+)$/;
+// What C2SP forbids in a note ("MUST be valid UTF-8 and MUST NOT contain any ASCII control
+// characters ... other than newline"): a control character, or a lone surrogate (a JSON
+// escape can put one in a string; TextEncoder would sign its replacement instead).
+const NOT_TEXT = /[\u0000-\u0009\u000b-\u001f]|[\ud800-\udfff]/u;
+// A key name holds no Unicode space (Go's unicode.IsSpace; the control ones are refused
+// with the whole note) and no "+"; the base64 is standard, whole padded quads.
+const LINE = /^\u2014 ([^ +\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+) ([A-Za-z0-9+/=]+)$/u;
 const COSIGNATURE_HEADER = encoder.encode("cosignature/v1\n");
 
 /** A note that does not open, in words (the Python core's). */
@@ -66,10 +72,12 @@ const sameHash = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]
 
 /** The note, its signatures checked by `verifiers`: {text, sigs: [{name, keyHash,
  * signature}], unverified: [...]} (one verified signature per key; lines of keys not
- * given are kept unverified). NoteError if it is not a note (its text, a blank line, then
- * at most 100 signature lines, each "— <name> <base64 of key hash and signature>"), if a
+ * given are kept unverified). NoteError if it is not a note (text with no control character
+ * but newline, a blank line, then at most 100 signature lines, each "— <name> <base64 of
+ * key hash and signature>", the name with no space or "+": the Python core's rules), if a
  * known key's line fails, or if no known key signed it. */
 export async function openNote(note, verifiers) {
+  if (NOT_TEXT.test(note)) throw new NoteError("a note is UTF-8 text with no control character but newline");
   const split = note.lastIndexOf("\n\n");
   const block = split < 0 ? "" : note.slice(split + 2);
   if (split <= 0 || !block.endsWith("\n")) {
@@ -137,11 +145,16 @@ export function parseCheckpointBody(body) {
  * signed note opened with the key it names (as sumdb/note: every line of that key must
  * verify). With `table`, the note's origin must be `<key name>/<table>`: a note of another
  * table's log proves nothing about this one. `keys`: keys trusted from the pinned root
- * (trustedKeys), never every key a server lists. The JSON's size, root_hash, head_hash
- * and origin, where given, must be what the note signs. Returns {size, root (bytes),
+ * (trustedKeys), never every key a server lists. A retired key signs only notes of a size
+ * below the seq of its key.retire in this log (`retired`: key id -> that seq, or the key's
+ * own `retiredAt`, as the log read so far shows it); one the listing marks retired
+ * (`notAfter`) with no seq known opens none (docs/audit.md, row 5; the Python core's
+ * `receipts.open_checkpoint`, in its words). The JSON's size, root_hash, head_hash and
+ * origin, where given, must be what the note signs. Returns {size, root (bytes),
  * headHash, origin}. */
-/** @param {any} checkpoint @param {Map<string, any>} keys @param {{table?: string | null}} [options] */
-export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) {
+/** @param {any} checkpoint @param {Map<string, any>} keys
+ * @param {{table?: string | null, retired?: Map<string, number> | null}} [options] */
+export async function verifyCheckpoint(checkpoint, keys, { table = null, retired = null } = {}) {
   const text = String(checkpoint.text ?? "");
   const signer = keys.get(checkpoint.key_id);
   if (!signer) throw new Error(`the checkpoint is signed by unknown key ${checkpoint.key_id}`);
@@ -160,6 +173,14 @@ export async function verifyCheckpoint(checkpoint, keys, { table = null } = {}) 
     throw error;
   }
   const { size, root, rootText, headHash } = parseCheckpointBody(opened.text);
+  const at = retired?.get(checkpoint.key_id) ?? signer.retiredAt ?? null;
+  if (at !== null ? size >= at : Boolean(signer.notAfter)) {
+    const where = at === null ? "(GET /v1/keys) at no seq given" : `at seq ${at} of this log`;
+    throw new Error(
+      `the checkpoint of size ${size} is signed by key ${checkpoint.key_id}, retired ${where}: ` +
+      "a retired key is trusted only for what it signed before its retirement",
+    );
+  }
   if (size !== checkpoint.size || rootText !== checkpoint.root_hash
       || (checkpoint.head_hash !== undefined && checkpoint.head_hash !== headHash)
       || (checkpoint.origin !== undefined && checkpoint.origin !== origin)) {
