@@ -129,8 +129,10 @@ await attempt("honest", async () => {
   };
 });
 await attempt("opening-does-not-open-the-commitment", () => sealedRoll((answer) => {
-  answer.outcome = { total: 20 };
-  answer.opening.outcome = { total: 20 };
+  // Another total than the one rolled (a total of 20 would change nothing one roll in 20).
+  const total = ((answer.opening.outcome?.total ?? 0) % 20) + 1;
+  answer.outcome = { total };
+  answer.opening.outcome = { total };
 }));
 await attempt("dice-from-another-blind", () => sealedRoll(async (answer, entry, sent) => {
   // The operator rolls with a blind of its own and shows the player's blind in the opening.
