@@ -8,9 +8,11 @@ common total (``{3: 1, 4: 3, ...}`` of 216 for 3d6), so nothing is rounded:
   times as counted: the same, summed as a geometric series, exactly);
 - one die and its explosions is a *chain*: built from the last die counted outwards
   (which stands whatever it shows at the VTT's limit, or, counted short, is left out
-  where it would go on), each die either stops or adds the chain after it; how deep
-  a die is counted, and what is left out, is :data:`EPSILON`'s (the weights then add
-  up to less than their total, through every step below);
+  where it would go on), each die either stops or adds the chain after it (where many
+  faces explode, as one power and one division instead: :mod:`fairroll.odds.dice_chain`);
+  how deep a die is counted, and what is left out, is :data:`EPSILON`'s, or the
+  answer's size's (:data:`MAX_ANSWER_BYTES`); the weights then add up to less than
+  their total, through every step below;
 - ``N`` chains add up to a power of their weights as a polynomial, computed either as
   one power of a big integer (each distribution packed into an integer, one slot per
   outcome, wide enough that no slot overflows) or by J. C. P. Miller's recurrence (a
