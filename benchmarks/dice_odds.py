@@ -7,6 +7,7 @@ reference, as a ratio measured in this run.
 
     python benchmarks/dice_odds.py [--random 3000] [--seed 7]
     python benchmarks/dice_odds.py --icepool-only --repeat 3
+    python benchmarks/dice_odds.py --explode [--icepool-timeout 900]
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
+
 from fairroll.mechanics import MECHANICS
 from fairroll.rules import RuleError
 from fairroll.rules.dice import Formula, parse
@@ -27,6 +30,7 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 from test_dice import WITHIN_ICEPOOLS_SECOND  # noqa: E402  (issue 30's list, kept in one place)
 from test_dice_dialects import NEW_FORMS_AGAINST_ICEPOOL  # noqa: E402  (the dialects' new forms)
+from test_dice_odds import ALMOST_SURELY  # noqa: E402  (issue 43's dice that explode almost surely)
 
 ODDS = MECHANICS["dice.roll"].odds_of
 
@@ -175,8 +179,20 @@ def main() -> None:
     parser.add_argument(
         "--icepool-only", action="store_true", help="time only the formulas against icepool"
     )
+    parser.add_argument(
+        "--explode", action="store_true", help="time only the dice that explode almost surely"
+    )
+    parser.add_argument(
+        "--icepool-timeout",
+        type=float,
+        default=0,
+        help="with --explode: seconds icepool may take at the same cut (0: not run)",
+    )
     args = parser.parse_args()
     ODDS(Formula(formula="1d6"))  # build the parser once
+    if args.explode:
+        almost_surely(args.repeat, args.icepool_timeout)
+        return
     if args.new_forms_only:
         new_forms(args.repeat)
         return
@@ -240,6 +256,69 @@ def new_forms(repeat: int) -> None:
             f"  {formula:24} {dialect:8} fairroll {ours:7.2f} ms, icepool {theirs:8.2f} ms, "
             f"{theirs / ours:6.1f}x"
         )
+
+
+#: icepool's ``Die.explode`` at the depth fairroll's odds chose, a die that would go on
+#: worth 10^12 (``end=``), timed cold; then held equal to fairroll's bars (not timed).
+EXPLODE_ICEPOOL = (
+    "import sys, time, icepool\n"
+    "from fractions import Fraction\n"
+    "from fairroll.odds.dice import Work, formula_odds\n"
+    "from fairroll.rules.dice import parse\n"
+    "parsed = parse(sys.argv[1], sys.argv[2]); work = Work(sys.argv[1], budget_ms=10**9)\n"
+    "total, weights = formula_odds(parsed, work); ((_, _, depth),) = work.cuts\n"
+    "(term,) = parsed.terms; goes = [f for f in term.faces if term.explode(f)]\n"
+    "start = time.perf_counter()\n"
+    "die = icepool.Die(list(term.faces)).explode(goes, depth=depth, end=10**12)\n"
+    "die.denominator(); took = (time.perf_counter() - start) * 1000\n"
+    "bars = {v: Fraction(q, die.denominator()) for v, q in die.items() if q and v < 10**12}\n"
+    "print(took, bars == {v: Fraction(w, total) for v, w in weights.items()})"
+)
+
+
+#: Answered before, timed in the same run for scale: the largest exploding pool's answer.
+FOR_SCALE = [("100d6!", "roll20"), ("100d8!>3", "roll20")]
+
+
+def almost_surely(repeat: int, icepool_timeout: float) -> None:
+    """Issue 43's dice that explode almost surely, as served: cold (a fresh process, best
+    of ``repeat``) and warm (the best of ``repeat`` more in this one), the answer's size
+    in bytes of JSON, the depth counted and the last bar; icepool at the same cut."""
+    print(
+        f"\ndice that explode almost surely (cold: a fresh process, best of {repeat}; warm: "
+        f"best of {repeat} in this one; size: the answer's JSON):"
+    )
+    for formula, dialect in [*ALMOST_SURELY, *FOR_SCALE]:
+        cold = min(fairroll_cold(formula, dialect) for _ in range(repeat))
+        request = Formula(formula=formula, dialect=dialect)  # type: ignore[arg-type]
+        warm = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            odds = ODDS(request)
+            warm = min(warm, (time.perf_counter() - start) * 1000)
+        size = len(msgspec.json.encode(odds))
+        (total,) = odds.distributions
+        beyond = total.chances[-1]
+        depth = beyond.label.split(" past ")[1].split(" a die")[0]
+        line = (
+            f"  {formula:10} {dialect:8} cold {cold:7.1f} ms, warm {warm:7.1f} ms, "
+            f"{size / 1e6:5.2f} MB, {len(total.chances) - 1} totals, cut past {depth}, "
+            f"beyond {beyond.probability.value:.3g}"
+        )
+        if icepool_timeout and (formula, dialect) not in FOR_SCALE:
+            try:
+                ran = subprocess.run(
+                    [sys.executable, "-c", EXPLODE_ICEPOOL, formula, dialect],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=icepool_timeout,
+                )
+                took, equal = ran.stdout.split()
+                line += f"; icepool {float(took) / 1000:.1f} s, equal: {equal}"
+            except subprocess.TimeoutExpired:
+                line += f"; icepool over {icepool_timeout:g} s"
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ common total (``{3: 1, 4: 3, ...}`` of 216 for 3d6), so nothing is rounded:
   times as counted: the same, summed as a geometric series, exactly);
 - one die and its explosions is a *chain*: built from the last die counted outwards
   (which stands whatever it shows at the VTT's limit, or, counted short, is left out
-  where it would go on), each die either stops or adds the chain after it; how deep
-  a die is counted, and what is left out, is :data:`EPSILON`'s (the weights then add
-  up to less than their total, through every step below);
+  where it would go on), each die either stops or adds the chain after it (where many
+  faces explode, as one power and one division instead: :mod:`fairroll.odds.dice_chain`);
+  how deep a die is counted, and what is left out, is :data:`EPSILON`'s, or the
+  answer's size's (:data:`MAX_ANSWER_BYTES`); the weights then add up to less than
+  their total, through every step below;
 - ``N`` chains add up to a power of their weights as a polynomial, computed either as
   one power of a big integer (each distribution packed into an integer, one slot per
   outcome, wide enough that no slot overflows) or by J. C. P. Miller's recurrence (a
@@ -42,6 +44,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from fairroll.odds.dice_chain import chain
 from fairroll.odds.dice_sums import (
     MAX_OUTCOMES,
     WORK_BUDGET_MS,
@@ -72,7 +75,14 @@ from fairroll.rules.dice.model import (
 from fairroll.rules.dice.rolling import PoolDie, clamp_pool, foundry_count, js_round
 from fairroll.rules.errors import RuleError
 
-__all__ = ["EPSILON", "MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
+__all__ = [
+    "EPSILON",
+    "MAX_ANSWER_BYTES",
+    "MAX_OUTCOMES",
+    "WORK_BUDGET_MS",
+    "Work",
+    "formula_odds",
+]
 
 #: The most a formula's odds leave uncounted. A die's rerolls and explosions are counted
 #: until what goes on further weighs less than its term's share of this, or to its VTT's
@@ -81,6 +91,14 @@ __all__ = ["EPSILON", "MAX_OUTCOMES", "WORK_BUDGET_MS", "Work", "formula_odds"]
 #: is left is not spread over the totals: the weights add up to less than the total,
 #: and the answer's last bar (``beyond``) holds the rest, exactly.
 EPSILON = Fraction(1, 10**12)
+
+#: The most an odds answer of exploding dice may weigh, in bytes of JSON: a die's
+#: explosions are counted no deeper than keeps its term's answer within it (and within
+#: :data:`MAX_OUTCOMES` totals), the rest left beyond. The size is reckoned from above:
+#: every bar's fraction as long as the term's total out of which it is, both ways.
+MAX_ANSWER_BYTES = 16_000_000
+#: The most a bar weighs in JSON besides its fraction's digits (outcome, label, float).
+BAR_BYTES = 100
 
 
 def formula_odds(formula: ParsedFormula, work: Work | None = None) -> Dist:
@@ -374,7 +392,44 @@ def _plan(term: DiceTerm, work: Work) -> _Plan:  # noqa: PLR0915  (a branch per 
         # The chain adds its faces; what stands (counted, kept) is the chain's sum.
         plan.counted = plan.value
         plan.value = _same
+    if plan.explode is not None and plan.explode.mode != "once":
+        _fit_answer(term, plan, work)
     return plan
+
+
+def _fit_answer(term: DiceTerm, plan: _Plan, work: Work) -> None:
+    """Counts a term's explosions no deeper than keeps its answer within
+    :data:`MAX_OUTCOMES` totals and :data:`MAX_ANSWER_BYTES` (``1d100!>2``: each die goes
+    on 99 times in 100, to the VTT's limit; counted that deep, a hundred thousand totals
+    of 2,000 digits each). The depth it comes to is a cut like any other: said in
+    ``work.cuts``, the rest beyond."""
+    depth = plan.depth
+    firsts = [float(plan.value(f)) for f in plan.first[1]]
+    extras = [float(plan.value(f - 1 if plan.penetrate else f)) for f in plan.extra[1]]
+    low, high = min(0.0, *extras), max(0.0, *extras)
+    first_digits = math.log10(plan.first[0])
+    extra_digits = math.log10(plan.extra[0])
+    n = term.count
+
+    def fits(d: int) -> bool:
+        width = n * (max(firsts) - min(firsts) + d * (high - low)) + 1
+        digits = n * (first_digits + d * extra_digits) + 2
+        return width <= MAX_OUTCOMES and width * (2 * digits + BAR_BYTES) <= MAX_ANSWER_BYTES
+
+    if fits(depth):
+        return
+    most = 0  # the deepest that fits, found by halving (a deeper count is never smaller)
+    fewest = depth
+    while fewest - most > 1:
+        middle = (most + fewest) // 2
+        if fits(middle):
+            most = middle
+        else:
+            fewest = middle
+    work.cuts = [c for c in work.cuts if c[:2] != (term.text, "explosions")]
+    work.cuts.append((term.text, "explosions", most))
+    plan.depth = most
+    plan.stands = False
 
 
 def _clamp(m: Clamp) -> Callable[[Any], Any]:
@@ -595,7 +650,11 @@ def _chain(plan: _Plan, work: Work) -> Dist:
     goes = [face for face in weights if explode.test(face)]
     if len(goes) == 1:  # one face explodes (d6!): the chain after the first die, at once
         return level(plan.first, 0, _tail(plan, goes[0], counted, work))
-    # Several faces explode: one level at a time, each as wide as the ones after it.
+    # Several faces explode: the chain as one division (dice_chain), where its values
+    # allow; else one level at a time, each as wide as the ones after it.
+    divided = _divided(plan, counted, work)
+    if divided is not None:
+        return divided
     span = max(weights) - min(weights) + 1
     levels = plan.depth * (plan.depth + 1) // 2
     work.spend(
@@ -605,6 +664,34 @@ def _chain(plan: _Plan, work: Work) -> Dist:
     for depth in range(plan.depth, 0, -1):
         chain = level(plan.extra, depth, chain)
     return level(plan.first, 0, chain)
+
+
+def _divided(plan: _Plan, counted: Callable[[Any, int], Any], work: Work) -> Dist | None:
+    """The chain by :func:`fairroll.odds.dice_chain.chain`: each die's faces split into
+    the values that go on and those that stop (the first die's as it counts them, the
+    dice after it as they do)."""
+    explode = plan.explode
+    if explode is None:
+        raise TypeError("a chain needs an explosion")
+
+    def split(die: Dist, depth: int) -> tuple[int, Weights, Weights]:
+        goes: Weights = {}
+        stops: Weights = {}
+        for face, w in die[1].items():
+            target = goes if explode.test(face) else stops
+            k = as_key(counted(face, depth))
+            target[k] = target.get(k, 0) + w
+        return die[0], goes, stops
+
+    same = plan.first == plan.extra and not plan.penetrate
+    return chain(
+        first=split(plan.first, 0),
+        extra=split(plan.extra, 1),
+        same=same,
+        depth=plan.depth,
+        stands=plan.stands,
+        work=work,
+    )
 
 
 def _tail(plan: _Plan, face: Any, counted: Callable[[Any, int], Any], work: Work) -> Dist:
