@@ -24,7 +24,14 @@ from fairroll.mechanics.declare import (
     plural,
 )
 from fairroll.odds import Distribution, weighted_distribution
-from fairroll.odds.dice import EPSILON, MAX_OUTCOMES, WORK_BUDGET_MS, Work, formula_odds
+from fairroll.odds.dice import (
+    EPSILON,
+    MAX_ANSWER_BYTES,
+    MAX_OUTCOMES,
+    WORK_BUDGET_MS,
+    Work,
+    formula_odds,
+)
 from fairroll.randomness import DiceSource
 from fairroll.rules import dice, dice_first
 from fairroll.rules.dice.limits import VTT_LIMITS
@@ -332,13 +339,14 @@ ROLL: Mechanic[dice.Formula, dice.FormulaOutcome] = Mechanic(
         "or whose exact weights would take more work than the odds allow (each step "
         "estimates its cost from its sizes before it runs; the budget is "
         f"{WORK_BUDGET_MS} ms of this engine's pace on the reference machine, and the "
-        "refusal says how many times over it a formula is), so every formula accepted "
-        "is answered within a few hundred milliseconds. A die's rerolls and explosions "
+        "refusal says how many times over it a formula is), so no formula accepted "
+        "holds a calculation worker long. A die's rerolls and explosions "
         "are counted until what goes on further weighs less than one chance in "
         f"{EPSILON.denominator:,} (or to the VTT's limit, or as deep as fairroll's limit "
-        f"of {dice.MAX_HELD_DICE} dice a roll lets every die of a pool go): what was not "
-        "counted is the last bar, `beyond` (its outcome the string `beyond`), its exact "
-        "chance, and its label says where each term was cut."
+        f"of {dice.MAX_HELD_DICE} dice a roll lets every die of a pool go, or as deep as "
+        f"keeps a term's answer within {MAX_ANSWER_BYTES:,} bytes of exact fractions): "
+        "what was not counted is the last bar, `beyond` (its outcome the string "
+        "`beyond`), its exact chance, and its label says where each term was cut."
     ),
 )
 
