@@ -142,8 +142,10 @@ def rotation_kinds(log: Log, signer: Any, receipt: Any) -> list[tuple[str, str, 
     return [
         (
             f"{ROTATION}note-by-the-key-that-took-over",
-            "nothing wrong: the entry signed by the retired key, its note by the key that "
-            "took over (a session's status after a rotation)",
+            (
+                "nothing wrong: the entry signed by the retired key, its note by the key "
+                "that took over (a session's status after a rotation)"
+            ),
             receipt(3, rotated),
             3,
             None,

@@ -283,4 +283,3 @@ def equivocation(
             f"between them (GET .../proofs/consistency) shows whether one extends the other"
         )
     return Equivocation(origin_a, (size_a, size_b), roots, proven, said)
-
