@@ -192,6 +192,48 @@ def test_a_chain_committed_under_a_retired_key_rolls_on_in_the_python_client(
     verified_by_every_python_verifier(deployment.url, table)
 
 
+def answer_lost_across_a_rotation(deployment: Deployment) -> Rewrite:
+    """The next roll is made (its entry signed by the old key), then its answer is lost
+    (503) while the operator rotates the key: the client's retry, with the same
+    Idempotency-Key, is answered by the new key's server with the same roll, its receipt
+    the table's note of now, signed by the new key."""
+    lost: list[str] = []
+
+    def rewrite(request: httpx.Request, answer: httpx.Response) -> httpx.Response | None:
+        if lost or request.method != "POST" or "/seeds" in request.url.path:
+            return None
+        lost.append(json.loads(answer.content)["receipt"]["key_id"])
+        deployment.rotate()
+        problem = {"title": "Service Unavailable", "status": 503, "detail": "lost"}
+        return httpx.Response(
+            503, headers={"content-type": "application/problem+json"}, content=json.dumps(problem)
+        )
+
+    return rewrite
+
+
+def test_a_roll_retried_across_a_rotation_holds_in_the_python_client(
+    fc: ModuleType, deployment: Deployment
+) -> None:
+    """A retried roll after a rotation: the entry (the old key's) proven in the new key's
+    note, which this client, holding the keys it read before, had not read: it reads the
+    listing again, once, and the roll holds."""
+    table = "t-rotation-retried"
+    operator = Operator()
+    dice = fc.Fairroll(deployment.url, player="Roth", root=TEST_ROOT, transport=operator)
+    dice.session(table, length=3)
+    assert dice.roll_formula("1d20", table=table)["receipt"]["key_id"] == OLD.key_id
+    operator.rewrite = answer_lost_across_a_rotation(deployment)
+    with pytest.raises(fc.FairrollError):
+        dice.roll_formula("1d20", table=table)
+    retried = dice.roll_formula("1d20", table=table)
+    assert retried["session"]["nonce"] == 2 and retried["receipt"]["key_id"] == OLD.key_id
+    new_only = {NEW.key_id: NEW.public_key.public_key}
+    assert open_checkpoint(retried["receipt"]["checkpoint"], new_only)[0] > 2  # the new key's
+    assert dice.roll_formula("1d20", table=table)["receipt"]["key_id"] == NEW.key_id
+    verified_by_every_python_verifier(deployment.url, table)
+
+
 def test_a_sessions_receipt_after_a_rotation_is_the_old_keys_entry_in_the_new_keys_note(
     deployment: Deployment,
 ) -> None:
@@ -270,8 +312,9 @@ def test_a_chain_committed_under_a_retired_key_renews_in_the_npm_client(
 ) -> None:
     """tests/js/npm_rotation.mjs: the npm client's players (one renews onto the chain the
     old key committed, proven by ``?receipt=true`` in the new key's note; one rolls on in
-    the middle of a chain) go on across the rotation, and the JavaScript core passes the
-    log under the pinned root."""
+    the middle of a chain; one sends again a roll whose answer was lost, its entry the
+    old key's, its note the new key's) go on across the rotation, and the JavaScript core
+    passes the log under the pinned root."""
     node = subprocess.Popen(
         [
             "node",
@@ -303,5 +346,6 @@ def test_a_chain_committed_under_a_retired_key_renews_in_the_npm_client(
         assert said["ok"], (name, said)
     assert after["renewed"]["nonce"] == 3 and after["renewed"]["key_id"] == NEW.key_id
     assert after["rolls-on"]["nonce"] == 2 and after["rolls-on"]["key_id"] == NEW.key_id
+    assert after["retried"]["nonce"] == 2 and after["retried"]["key_id"] == OLD.key_id
     assert after["log"]["verified"] and after["log"]["ok"], after["log"]
     verified_by_every_python_verifier(deployment.url, "t-rotation-npm")

@@ -63,6 +63,7 @@ __all__ = [
     "ReceiptError",
     "RetiredKeyError",
     "TrustedKeys",
+    "UnsignedReceiptError",
     "certified",
     "equivocation",
     "open_checkpoint",
@@ -73,6 +74,12 @@ __all__ = [
 
 class ReceiptError(ValueError):
     """A receipt that does not hold: what is wrong, in words."""
+
+
+class UnsignedReceiptError(ReceiptError):
+    """A receipt whose note carries no signature by any key given: signed by a key the
+    root never certified, or by one the caller has not read yet (a key certified since,
+    after a rotation: a live client reads ``GET /v1/keys`` again, once, and retries)."""
 
 
 class RetiredKeyError(UnverifiedNoteError):
@@ -234,6 +241,10 @@ def verify_receipt(
         size, root, _ = open_checkpoint(note, keys, log_name=log_name)
         hashes = [base64.b64decode(h, validate=True) for h in proof]
         merkle.verify_inclusion(int(entry["seq"]) - 1, size, leaf, hashes, root)
+    except RetiredKeyError as exc:
+        raise ReceiptError(str(exc)) from None
+    except UnverifiedNoteError as exc:
+        raise UnsignedReceiptError(str(exc)) from None
     except (NoteError, merkle.ProofError, binascii.Error, TypeError) as exc:
         raise ReceiptError(str(exc)) from None
     if receipt.get("tree_size") not in (None, size):
