@@ -11,7 +11,7 @@ import msgspec
 from fairroll.audit import merkle
 from fairroll.audit.entry import Entry, canonical, leaf_hash, receipt_of
 from vectors.case import Case
-from vectors.fixed import OUTSIDER_KEY, TABLE, Log
+from vectors.fixed import OUTSIDER_KEY, ROTATED_KEY, TABLE, TIME, Log
 from vectors.logs import checkpoint_of, keys_of, signer_of
 
 
@@ -103,6 +103,8 @@ def receipt_cases(log: Log, signer: Any) -> list[Case]:
             "signature",
         ),
     ]
+    kinds += rotation_kinds(log, signer, receipt)
+    rotated_keys = _rotated_listing(signer, outsider)
     made: list[Case] = []
     for name, attack, held, seq, reason in kinds:
         item = Case(
@@ -118,5 +120,58 @@ def receipt_cases(log: Log, signer: Any) -> list[Case]:
         item.json_file("receipt", held)
         if name == "receipt-signed-by-an-uncertified-key":
             item.json_file("keys", keys_of(signer, outsider, certified=False))
+        elif name.startswith(ROTATION):
+            item.json_file("keys", rotated_keys)
         made.append(item)
     return made
+
+
+#: The receipts of a rotation: the log's key retired, the key it certified signing.
+ROTATION = "receipt-after-a-rotation-"
+
+
+def rotation_kinds(log: Log, signer: Any, receipt: Any) -> list[tuple[str, str, Any, int, Any]]:
+    """A receipt made after a rotation (``GET .../seeds/{id}?receipt=true``, a retried
+    roll): the entry signed by the log's key, now retired, proven in the table's note of
+    now, signed by the key that took over (docs/audit.md, "Receipts"); and the attacker's
+    notes for it: one the stolen retired key signed of the tree after its retirement, one
+    a key the root never certified signed. The served keys (``_rotated_listing``) mark the
+    old key retired with no seq of its ``key.retire`` given: it opens no note."""
+    rotated = signer_of(ROTATED_KEY, signer)
+    outsider = signer_of(OUTSIDER_KEY)
+    return [
+        (
+            f"{ROTATION}note-by-the-key-that-took-over",
+            (
+                "nothing wrong: the entry signed by the retired key, its note by the key "
+                "that took over (a session's status after a rotation)"
+            ),
+            receipt(3, rotated),
+            3,
+            None,
+        ),
+        (
+            f"{ROTATION}note-by-the-retired-key",
+            "the note of the tree after its retirement signed by the retired key (stolen)",
+            receipt(3),
+            3,
+            "retired",
+        ),
+        (
+            f"{ROTATION}note-by-an-uncertified-key",
+            "the note signed by a key the served keys list but the root did not certify",
+            receipt(3, outsider),
+            3,
+            "signature",
+        ),
+    ]
+
+
+def _rotated_listing(signer: Any, outsider: Any) -> dict[str, Any]:
+    """``GET /v1/keys`` after ``fairroll retire-key``: the log's key marked retired
+    (``not_after``), the key the root certified after it, and an outsider's key listed
+    with no certificate."""
+    listing = keys_of(signer, signer_of(ROTATED_KEY, signer), outsider)
+    listing["keys"][0]["not_after"] = TIME
+    del listing["keys"][2]["certificate"]
+    return listing

@@ -2,12 +2,19 @@
 
 Every roll's receipt carries a C2SP checkpoint (its round's signed note) and the
 entry's RFC 9162 inclusion proof in that tree. With the entry (``GET .../entries/{seq}``
-or the export), the key that signed the note and the pinned root, it checks alone::
+or the export), the keys the pinned root certified and the root, it checks alone::
 
     leaf   = SHA-256(0x00 || JCS(entry))          == receipt.leaf_hash
-    note   = opens under the key (its name: the log name, its origin: <log name>/<table>)
-    key    = certified by the pinned root (its certificate: ``GET /v1/keys`` or the log)
+    note   = opens under a key (its name: the log name, its origin: <log name>/<table>)
+    key    = certified by the pinned root (its certificate: ``GET /v1/keys`` or the log),
+             and not retired at the note's size
     proof  = leads from leaf (index seq - 1) to the note's root at the note's size
+
+The receipt's ``key_id`` is the entry's signer; the note's signer is the key signing
+when the receipt was made, another one after a rotation (a session's status, a retried
+roll: the entry committed under the old key, the table's checkpoint now signed by the
+new one). So the note opens under any key the root certified that may sign a note of
+its size, never only the entry's.
 
 Two notes of one log (the same origin), each signed by a key the root certifies, that
 state two roots for one size are a *portable proof of equivocation*: the log showed two
@@ -56,6 +63,7 @@ __all__ = [
     "ReceiptError",
     "RetiredKeyError",
     "TrustedKeys",
+    "UnsignedReceiptError",
     "certified",
     "equivocation",
     "open_checkpoint",
@@ -66,6 +74,12 @@ __all__ = [
 
 class ReceiptError(ValueError):
     """A receipt that does not hold: what is wrong, in words."""
+
+
+class UnsignedReceiptError(ReceiptError):
+    """A receipt whose note carries no signature by any key given: signed by a key the
+    root never certified, or by one the caller has not read yet (a key certified since,
+    after a rotation: a live client reads ``GET /v1/keys`` again, once, and retries)."""
 
 
 class RetiredKeyError(UnverifiedNoteError):
@@ -200,7 +214,12 @@ def verify_receipt(
 ) -> tuple[int, bytes]:
     """Check ``receipt`` against ``entry`` (the entry's JSON), with ``keys`` (key_id ->
     base64 public key, trusted from the root: ``trusted_keys``); returns the note's
-    (size, root). Raises ``ReceiptError`` naming the first thing wrong."""
+    (size, root). Raises ``ReceiptError`` naming the first thing wrong.
+
+    The entry's key (the receipt's ``key_id``) is one the root certified; the note opens
+    under ``open_checkpoint`` with every key of ``keys``, not under the entry's alone: a
+    key that took over after a rotation signs the checkpoints that prove the old key's
+    entries from then on, and a retired key proves only a tree below its retirement."""
     for field in ("table", "seq", "entry_hash", "key_id"):
         if receipt.get(field) != entry.get(field):
             raise ReceiptError(f"the receipt's {field} is not the entry's")
@@ -210,16 +229,22 @@ def verify_receipt(
     note, proof = receipt.get("checkpoint"), receipt.get("proof")
     if not isinstance(note, str) or not isinstance(proof, list):
         raise ReceiptError("the receipt carries no checkpoint and proof")
-    key = keys.get(str(receipt["key_id"]))
-    if key is None:
+    if str(receipt["key_id"]) not in keys:
         raise ReceiptError(f"key {receipt['key_id']} is not certified by the pinned root")
     if not note.startswith(f"{log_name}/{entry.get('table')}\n"):
         raise ReceiptError(f"the checkpoint is not of log {log_name}/{entry.get('table')}")
     try:
-        named = _only(keys, str(receipt["key_id"]))
-        size, root, _ = open_checkpoint(note, named, log_name=log_name)
+        # The note is the table's checkpoint when the receipt was made, signed by the key
+        # signing then: after a rotation, another than the entry's. It opens under every
+        # key of ``keys`` at once, each one only for a size it may sign (a retired one:
+        # below its retirement), as any checkpoint does.
+        size, root, _ = open_checkpoint(note, keys, log_name=log_name)
         hashes = [base64.b64decode(h, validate=True) for h in proof]
         merkle.verify_inclusion(int(entry["seq"]) - 1, size, leaf, hashes, root)
+    except RetiredKeyError as exc:
+        raise ReceiptError(str(exc)) from None
+    except UnverifiedNoteError as exc:
+        raise UnsignedReceiptError(str(exc)) from None
     except (NoteError, merkle.ProofError, binascii.Error, TypeError) as exc:
         raise ReceiptError(str(exc)) from None
     if receipt.get("tree_size") not in (None, size):
@@ -269,11 +294,3 @@ def equivocation(
             f"between them (GET .../proofs/consistency) shows whether one extends the other"
         )
     return Equivocation(origin_a, (size_a, size_b), roots, proven, said)
-
-
-def _only(keys: Mapping[str, str], key_id: str) -> TrustedKeys:
-    """``keys`` narrowed to the one a receipt names, its retirement kept."""
-    retired = keys.retired if isinstance(keys, TrustedKeys) else {}
-    return TrustedKeys(
-        {key_id: keys[key_id]}, {key_id: retired[key_id]} if key_id in retired else None
-    )

@@ -68,7 +68,12 @@ from fairroll_client._core.audit.entry import (
     RENEW_MECHANIC,
     jcs,
 )
-from fairroll_client._core.audit.receipts import ReceiptError, trusted_keys, verify_receipt
+from fairroll_client._core.audit.receipts import (
+    ReceiptError,
+    UnsignedReceiptError,
+    trusted_keys,
+    verify_receipt,
+)
 from fairroll_client._core.audit.sealed import SEALED_ROLL_MECHANIC, sealed_seed
 from fairroll_client._core.audit.verify.entries import BadEntryError, check_dice
 from fairroll_client._core.audit.verify.sealed import SealedRoll, opening_problem
@@ -504,13 +509,23 @@ class SessionRolls:
             raise UnfairRollError(f"the log's entry is not of table {s.table}", said)
         if not origin.endswith(f"/{s.table}"):
             raise UnfairRollError(f"the receipt's note is not of table {s.table}", said)
-        if receipt.get("key_id") not in self.keys:
+        read = receipt.get("key_id") not in self.keys
+        if read:
             published = yield Call("GET", "/v1/keys")
             self.keys = _keys(published, self.root, self.retired)
+        log_name = origin[: -len(s.table) - 1]
         try:
-            size, root = verify_receipt(
-                entry, receipt, self.keys, log_name=origin[: -len(s.table) - 1]
-            )
+            try:
+                size, root = verify_receipt(entry, receipt, self.keys, log_name=log_name)
+            except UnsignedReceiptError:
+                if read:
+                    raise
+                # The note's key may be one certified since this client read the listing:
+                # after a rotation the key that took over signs the notes proving the old
+                # key's entries (a retried roll, a roll found in the log). Read it again.
+                published = yield Call("GET", "/v1/keys")
+                self.keys = _keys(published, self.root, self.retired)
+                size, root = verify_receipt(entry, receipt, self.keys, log_name=log_name)
         except (ReceiptError, KeyError, TypeError, ValueError) as bad:
             raise UnfairRollError(f"the receipt does not hold: {bad}", said) from None
         yield from self._extends(Kept(size, root, str(note)), said)

@@ -536,6 +536,7 @@ async function poll() {
         log.keys = new Map(root ? trusted : keys);
       }
       const { results, revised } = await log.add(page.entries);
+      keepRetirements();
       page.entries.forEach((entry, i) => {
         list.prepend(entryElement(entry, results[i], page.words[i]));
         markRevealed(entry, results[i]);
@@ -568,7 +569,19 @@ startRollPanel({ table, onRolled: (seq) => { offerReveal(seq); announce(); }, tr
 async function readKeys() {
   const served = await (await fetch("/v1/keys")).json();
   trusted = root ? await trustedKeys(served, root) : new Map();
+  keepRetirements();
   return importKeys(served);
+}
+
+/** The log's own retirements (each key.retire the history check read: `log.ring.retired`)
+ * on the trusted keys (`retiredAt`), so the roll panel and the history check hold a
+ * retired key to the position the log gives it, not only to the listing's `not_after`:
+ * it opens a note below that seq (a receipt of before the rotation) and none past it. */
+function keepRetirements() {
+  for (const [keyId, seq] of log?.ring.retired ?? []) {
+    const key = trusted.get(keyId);
+    if (key && (key.retiredAt === undefined || key.retiredAt === null || seq < key.retiredAt)) key.retiredAt = seq;
+  }
 }
 
 // New entries are announced by the table's live events (Server-Sent Events, from any

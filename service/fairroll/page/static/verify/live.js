@@ -13,6 +13,7 @@ import { verifyConsistency } from "./merkle.js";
 import { verifyReceipt } from "./receipts.js";
 import { NOT_VERIFIED } from "./run.js";
 import { AUDIENCES, openingProblem, SEALED_ROLL, sealedRollProblem } from "./sealed.js";
+import { trustedKeys } from "./trust.js";
 
 /** An answer that does not follow from what this client sent and the committed chain, or
  * a server that will not make the roll it was sent: keep it, it is evidence. */
@@ -109,9 +110,18 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
     }
   }
   if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
+  const proven = () => verifyReceipt(entry, answer.receipt, keys, { table: s.table, retired: retiredOf(s) });
   let note;
   try {
-    note = await verifyReceipt(entry, answer.receipt, keys, { table: s.table, retired: retiredOf(s) });
+    note = await proven().catch(async (error) => {
+      // A key this client has not read signed it (the entry, or the note: after a
+      // rotation the key that took over signs the notes proving the old key's entries, a
+      // retried roll's, a roll found in the log): the listing read again, once; a key the
+      // pinned root certified since counts, none other.
+      if (!call || !/not certified by the pinned root|no signature by a key/.test(error.message)) throw error;
+      await retiredSince(call, keys);
+      return proven();
+    });
   } catch (error) {
     fail(`the receipt: ${error.message}`);
   }
@@ -431,11 +441,14 @@ async function nextChain(call, s, keys) {
   s.after = Math.max(s.after ?? 0, seen.chain_seq ?? seen.commit_seq);
 }
 
-/** The server's keys read again (GET /v1/keys) at each chain: a trusted key the listing
- * now marks retired is marked so in `keys` (docs/audit.md, row 5: it signs nothing after
- * its retirement), so a key retired while a session runs, its operator signing on with
- * it, is refused from the next chain on. The listing only retires: it adds no trust and
- * takes no retirement back. */
+/** The server's keys read again (GET /v1/keys) at each chain, and when an answer names a
+ * key this client has not read: a trusted key the listing now marks retired is marked so
+ * in `keys` (docs/audit.md, row 5: it signs nothing after its retirement), so a key
+ * retired while a session runs, its operator signing on with it, is refused from the next
+ * chain on; a key the pinned root certified since (`certifiedBy` of the keys trusted
+ * already: trustedKeys) is added, so the key that took over after a rotation signs the
+ * answers and notes from then on. The listing adds no trust of its own (a key the root
+ * did not certify stays out) and takes no retirement back. */
 async function retiredSince(call, keys) {
   if (!trusting(keys)) return;
   const [status, served] = await call("GET", "/v1/keys");
@@ -444,6 +457,9 @@ async function retiredSince(call, keys) {
     const known = keys.get(key?.key_id);
     if (known && key.not_after && !known.notAfter) known.notAfter = key.not_after;
   }
+  const root = [...keys.values()].find((key) => key?.certifiedBy)?.certifiedBy;
+  if (!root) return;
+  for (const [keyId, key] of await trustedKeys(served, root)) if (!keys.has(keyId)) keys.set(keyId, key);
 }
 
 /** Open a hash-chain seed session on `table` and check its commitment in the log; the

@@ -173,20 +173,77 @@ export async function verifyCheckpoint(checkpoint, keys, { table = null, retired
     throw error;
   }
   const { size, root, rootText, headHash } = parseCheckpointBody(opened.text);
-  const at = retired?.get(checkpoint.key_id) ?? signer.retiredAt ?? null;
-  if (at !== null ? size >= at : Boolean(signer.notAfter)) {
-    const where = at === null ? "(GET /v1/keys) at no seq given" : `at seq ${at} of this log`;
-    throw new Error(
-      `the checkpoint of size ${size} is signed by key ${checkpoint.key_id}, retired ${where}: ` +
-      "a retired key is trusted only for what it signed before its retirement",
-    );
-  }
+  if (!signsAt(checkpoint.key_id, signer, size, retired)) throw retiredError(checkpoint.key_id, signer, size, retired);
   if (size !== checkpoint.size || rootText !== checkpoint.root_hash
       || (checkpoint.head_hash !== undefined && checkpoint.head_hash !== headHash)
       || (checkpoint.origin !== undefined && checkpoint.origin !== origin)) {
     throw new Error("the checkpoint's fields are not what its note signs");
   }
   return { size, root, headHash, origin };
+}
+
+/** Open a checkpoint note (a receipt's) under every key of `keys` at once (trustedKeys:
+ * certified under the pinned root), as the Python core's `receipts.open_checkpoint`: any
+ * failing line of a known key rejects it, and at least one key whose line verified may
+ * sign a note of its size (a retired one only below the seq of its key.retire: `retired`,
+ * or its own `retiredAt`; one the listing marks retired, `notAfter`, with no seq known,
+ * none). A receipt's note is the table's checkpoint when the receipt was made: after a
+ * rotation it is signed by the key that took over, not by the entry's. With `table`, the
+ * origin must be `<key name>/<table>`. Returns {size, root, rootText, headHash, origin,
+ * signers (key ids)}. */
+/** @param {string} text @param {Map<string, any>} keys
+ * @param {{table?: string | null, retired?: Map<string, number> | null}} [options] */
+export async function openCheckpoint(text, keys, { table = null, retired = null } = {}) {
+  const body = noteBody(text);
+  const origin = body.slice(0, body.indexOf("\n"));
+  const name = origin.slice(0, origin.lastIndexOf("/"));
+  if (table !== null && origin !== `${name}/${table}`) {
+    throw new Error(`the checkpoint is not of log ${name}/${table}: its origin is ${origin}, signed for another table`);
+  }
+  const verifiers = [];
+  const byHash = new Map();
+  for (const [keyId, signer] of keys) {
+    const verifier = await signerVerifier(name, signer.raw, signer.key);
+    verifiers.push(verifier);
+    byHash.set(bytesToHex(verifier.keyHash), keyId);
+  }
+  let opened;
+  try {
+    opened = await openNote(text, verifiers);
+  } catch (error) {
+    if (/does not verify/.test(error.message)) throw new Error("the checkpoint's signature does not verify");
+    if (/no signature by a known key/.test(error.message)) {
+      throw new Error("the checkpoint carries no signature by a key the pinned root certified");
+    }
+    throw error;
+  }
+  const parsed = parseCheckpointBody(opened.text);
+  const signers = opened.sigs.filter((sig) => sig.name === name).map((sig) => byHash.get(bytesToHex(sig.keyHash)));
+  if (!signers.some((keyId) => signsAt(keyId, keys.get(keyId), parsed.size, retired))) {
+    throw retiredError(signers[0], keys.get(signers[0]), parsed.size, retired);
+  }
+  return { ...parsed, origin, signers };
+}
+
+// Row 5: a retired key signs only notes of a size below the seq of its key.retire in this
+// log (`retired`, or the key's own `retiredAt`); one the listing marks retired with no
+// seq known signs none.
+function retiredAt(keyId, signer, retired) {
+  return retired?.get(keyId) ?? signer?.retiredAt ?? null;
+}
+
+function signsAt(keyId, signer, size, retired) {
+  const at = retiredAt(keyId, signer, retired);
+  return at !== null ? size < at : !signer?.notAfter;
+}
+
+function retiredError(keyId, signer, size, retired) {
+  const at = retiredAt(keyId, signer, retired);
+  const where = at === null ? "(GET /v1/keys) at no seq given" : `at seq ${at} of this log`;
+  return new Error(
+    `the checkpoint of size ${size} is signed by key ${keyId}, retired ${where}: ` +
+    "a retired key is trusted only for what it signed before its retirement",
+  );
 }
 
 /** A cosigner's verifier key: `<name>+<key ID hex>+base64(0x04 || key)`. */

@@ -29,8 +29,9 @@ async function certifies(rootRaw, certificate) {
 }
 
 /** The keys of a GET /v1/keys answer whose certificate the pinned `root` (a key id
- * published out of band) signed, imported as `importKeys` does; any other key is left
- * out, whatever the answer says. */
+ * published out of band) signed, imported as `importKeys` does, each marked with the
+ * root that certified it (`certifiedBy`); any other key is left out, whatever the answer
+ * says. */
 export async function trustedKeys(served, root) {
   const keys = new Map();
   for (const key of served.keys ?? []) {
@@ -43,7 +44,7 @@ export async function trustedKeys(served, root) {
       if ((await keyIdOf(raw)) !== certificate.key_id || (await keyIdOf(rootRaw)) !== root) continue;
       if (!(await certifies(rootRaw, certificate))) continue;
       const imported = await subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
-      keys.set(key.key_id, { key: imported, raw, notAfter: key.not_after });
+      keys.set(key.key_id, { key: imported, raw, notAfter: key.not_after, certifiedBy: root });
     } catch {
       continue;  // not base64, not a key: not trusted
     }
