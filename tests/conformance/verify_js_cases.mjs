@@ -45,7 +45,7 @@ async function runCase(v, files, c) {
   if (c.kind === "receipt") {
     const entry = JSON.parse(files[inputs.entry]);
     try {
-      await v.verifyReceipt(entry, JSON.parse(files[inputs.receipt]), keys);
+      await v.verifyReceipt(entry, JSON.parse(files[inputs.receipt]), await v.trustedKeys(served, inputs.root));
       return verdict(true, null, "");
     } catch (error) {
       return verdict(false, entry.seq, error.message);
