@@ -9,6 +9,7 @@
 import { bytesToHex, strictBase64ToBytes } from "./bytes.js";
 import { canonicalJson } from "./canonical.js";
 import { chainPrevious, LINK, wrongDie } from "./dice.js";
+import { MECHANICS, STRUCTS } from "./defaults.js";
 import { verifyConsistency } from "./merkle.js";
 import { verifyReceipt } from "./receipts.js";
 import { NOT_VERIFIED } from "./run.js";
@@ -34,15 +35,75 @@ export function freshClientSeed() {
 
 const same = (a, b) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 
-/** Does the logged request hold every field this client sent, with its value (the log
- * keeps the request with its defaults filled in)? */
-export function holdsRequest(logged, sent) {
-  if (sent === null || typeof sent !== "object") return logged === sent;
-  if (Array.isArray(sent)) {
-    return Array.isArray(logged) && logged.length === sent.length && sent.every((v, i) => holdsRequest(logged[i], v));
+/** Does the logged request hold every field this client sent, with its value? The log
+ * keeps the request as its mechanic reads it, defaults filled in: with `mechanic`, the
+ * fields sent are read so too (`withDefaults`), so a field left out must be logged with
+ * its default, not with another value the operator picked. */
+export function holdsRequest(logged, sent, mechanic = null) {
+  return requestUnlike(logged, sent, mechanic) === null;
+}
+
+/** Where the logged request is not the one sent (read as `mechanic` reads it, defaults
+ * filled in): words naming the first field that differs, what the log holds and what
+ * was sent (or, for a field left out, the server's default); null where it holds it. */
+export function requestUnlike(logged, sent, mechanic = null) {
+  const read = mechanic === null ? sent : withDefaults(mechanic, sent);
+  const at = unlikeAt(logged, read, []);
+  if (at === null) return null;
+  const valueAt = (value) => at.reduce((v, key) => (v !== null && typeof v === "object" ? v[key] : undefined), value);
+  const shown = (value) => (value === undefined ? "nothing" : canonicalJson(value));
+  const name = at.reduce((words, key) => (typeof key === "number" ? `${words}[${key}]` : words ? `${words}.${key}` : key), "");
+  const asked = valueAt(sent) === undefined && valueAt(read) !== undefined
+    ? `the server's default ${shown(valueAt(read))} for a field this client left out`
+    : `${shown(valueAt(read))} sent`;
+  return `${name || "the request"}: ${shown(valueAt(logged))} logged, ${asked}`;
+}
+
+/** `sent` as the server reads a request of `mechanic`: each field left out that the
+ * mechanic declares a default for filled with it, in nested structs, lists and maps of
+ * them too (verify/defaults.js, made from the server's request types by
+ * scripts/js_defaults.py). A mechanic this core does not know is left as sent: its
+ * logged request is then held to the fields sent only. */
+export function withDefaults(mechanic, sent) {
+  return filledIn(sent, Object.hasOwn(MECHANICS, mechanic) ? MECHANICS[mechanic] : null);
+}
+
+function filledIn(value, type) {
+  if (type === null || type === undefined || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return type.items === undefined ? value : value.map((v) => filledIn(v, type.items));
+  if (typeof type === "string") {
+    const out = { ...value };
+    for (const [name, field] of Object.entries(Object.hasOwn(STRUCTS, type) ? STRUCTS[type] : {})) {
+      if (out[name] === undefined) {
+        if (Object.hasOwn(field, "default")) out[name] = field.default;
+      } else {
+        out[name] = filledIn(out[name], field.type);
+      }
+    }
+    return out;
   }
-  if (logged === null || typeof logged !== "object") return false;
-  return Object.entries(sent).every(([key, value]) => value === undefined || holdsRequest(logged[key], value));
+  if (type.values !== undefined) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, filledIn(v, type.values)]));
+  if (type.tag !== undefined) return filledIn(value, Object.hasOwn(type.of, value[type.tag]) ? type.of[value[type.tag]] : null);
+  return value;
+}
+
+/** The path of the first field of `sent` that `logged` does not hold, or null. */
+function unlikeAt(logged, sent, at) {
+  if (sent === null || typeof sent !== "object") return logged === sent ? null : at;
+  if (Array.isArray(sent)) {
+    if (!Array.isArray(logged) || logged.length !== sent.length) return at;
+    for (const [i, value] of sent.entries()) {
+      const found = unlikeAt(logged[i], value, [...at, i]);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (logged === null || typeof logged !== "object" || Array.isArray(logged)) return at;
+  for (const [key, value] of Object.entries(sent)) {
+    const found = value === undefined ? null : unlikeAt(logged[key], value, [...at, key]);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /** A session's commitment as the log shows it: the entry at `status.commit_seq` is the
@@ -104,10 +165,11 @@ export async function checkAnswer(answer, entry, s, nonce, keys, body = null, ca
     if (rolls !== null && entry.mechanic !== rolls) {
       fail(`the log's entry rolled ${entry.mechanic}, not the ${rolls} this client sent`);
     }
-    // The roll the log holds is of the request this client sent (the log fills in defaults).
-    if (body !== null && !holdsRequest(entry.request, { ...body, table: undefined, session: undefined })) {
-      fail("the log's entry rolled another request than the one this client sent");
-    }
+    // The roll the log holds is of the request this client sent, both read as the
+    // mechanic reads a request (the log fills in defaults: a field left out is logged
+    // with its default, not another value the operator picked).
+    const unlike = body === null ? null : requestUnlike(entry.request, { ...body, table: undefined, session: undefined }, entry.mechanic);
+    if (unlike !== null) fail(`the log's entry rolled another request than the one this client sent (${unlike})`);
   }
   if (!trusting(keys)) return;  // NOT VERIFIED: the caller labels it so
   const proven = () => verifyReceipt(entry, answer.receipt, keys, { table: s.table, retired: retiredOf(s) });
@@ -166,7 +228,8 @@ async function checkSealed(answer, entry, s, body, fail, path) {
   }
   if (opening?.blind !== blind) fail("the opening's blind is not the one this client drew");
   const sent = { ...body, table: undefined, session: undefined, sealed: undefined, seed: undefined };
-  if (!holdsRequest(opening?.request, sent)) fail("the opening seals another request than the one this client sent");
+  const unlike = requestUnlike(opening?.request, sent, mechanic);
+  if (unlike !== null) fail(`the opening seals another request than the one this client sent (${unlike})`);
   const wrong = await openingProblem(entry, opening);
   if (wrong) fail(wrong);
   if (!same(opening.dice, answer.dice) || !same(opening.outcome, answer.outcome)) {
@@ -296,7 +359,7 @@ export async function entryAtNonce(call, s, nonce) {
  * only its mechanic and audience (its request is in the opening). */
 function loggedAsSent(entry, body) {
   if (body?.sealed) return entry.mechanic === SEALED_ROLL && entry.request?.audience === body.sealed.audience;
-  return holdsRequest(entry.request, { ...body, table: undefined });
+  return holdsRequest(entry.request, { ...body, table: undefined }, entry.mechanic);
 }
 
 /** An answer for an entry found in the log: the entry's own fields, and a receipt made
