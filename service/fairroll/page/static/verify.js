@@ -21,6 +21,9 @@
 //   - run.js:       the run over a log (LogVerifier, verifyLog), kept checkpoints and
 //                   receipts held to, the verdict;
 //   - live.js:      a player's roll checked before it is shown (openSession, rollInSession);
+//   - defaults.js:  each mechanic's request defaults, made by scripts/js_defaults.py from
+//                   the server's request types, so a field a client left out is read
+//                   as the server reads it;
 //   - tiles.js:     a log read from its C2SP tlog-tiles (a server's or a static mirror's),
 //                   checked tile by tile, then verified as its export is.
 // The rules themselves (outcome from dice) are replayed by `fairroll verify`; a page

@@ -357,6 +357,16 @@ export async function entryAtNonce(call, s, nonce) {
 
 /** Is the roll the log holds at this client's nonce the one it sent? A sealed roll shows
  * only its mechanic and audience (its request is in the opening). */
+/** Why the roll the log holds at `nonce` is not the one this client sent: another client
+ * seed, or the first field of its request that differs (`requestUnlike`). */
+function notSent(nonce, s, entry, body) {
+  const said = `nonce ${nonce} of this session holds a roll this client did not send`;
+  if (entry.session.client_seed !== s.clientSeed) return `${said} (another client seed)`;
+  if (body?.sealed) return `${said} (another sealed roll: ${entry.mechanic}, for ${entry.request?.audience})`;
+  const unlike = requestUnlike(entry.request, { ...body, table: undefined }, entry.mechanic);
+  return unlike ? `${said} (${unlike})` : said;
+}
+
 function loggedAsSent(entry, body) {
   if (body?.sealed) return entry.mechanic === SEALED_ROLL && entry.request?.audience === body.sealed.audience;
   return holdsRequest(entry.request, { ...body, table: undefined }, entry.mechanic);
@@ -432,7 +442,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
       const { entry, words } = (await entryAtNonce(call, s, nonce)) ?? {};
       if (entry) {
         if (entry.session.client_seed !== s.clientSeed || !loggedAsSent(entry, body)) {
-          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+          throw new UnfairRollError(notSent(nonce, s, entry, body), entry);
         }
         made = await answerOf(call, s, entry, words, body);
         await checkAnswer(made, entry, s, nonce, keys, body, call, path);
@@ -450,7 +460,7 @@ export async function rollInSession(call, s, path, body, keys, { idempotencyKey 
       const { entry, words } = (await entryAtNonce(call, s, nonce).catch(() => null)) ?? {};
       if (entry) {
         if (entry.session.client_seed !== s.clientSeed || !loggedAsSent(entry, body)) {
-          throw new UnfairRollError(`nonce ${nonce} of this session holds a roll this client did not send`, entry);
+          throw new UnfairRollError(notSent(nonce, s, entry, body), entry);
         }
         made = await answerOf(call, s, entry, words, body);
         await checkAnswer(made, entry, s, nonce, keys, body, call, path);
