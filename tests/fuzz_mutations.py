@@ -31,8 +31,9 @@ from fairroll.audit.signing import Signer
 from fairroll.mechanics import replay_entry
 from fairroll.randomness import committed_seed
 from fuzz_corpus import COSIGNER, ROOT_SIGNER, ROTATED, Corpus, signers
+from fuzz_statements import epoch_gap, renumbered, sealed
 
-__all__ = ["LOG_KINDS", "Case", "mutate"]
+__all__ = ["LOG_KINDS", "Case", "mutate", "resigned"]
 
 Entry = dict[str, Any]
 STATEMENTS = (
@@ -66,7 +67,12 @@ LOG_KINDS: dict[str, int] = {
     "certificate": 2,
     "boundary": 3,
     "base": 1,
+    "sealed": 6,
+    "renumbered": 4,
+    "epoch": 1,
 }
+#: Mutations of statements (tests/fuzz_statements.py): each names its kind's sub-kind.
+STATEMENT_MUTATIONS = {"sealed": sealed, "renumbered": renumbered, "epoch": epoch_gap}
 RECEIPT_KINDS = ("proof", "note", "note-resigned", "entry", "other-entry", "receipt-field")
 COSIGNATURE_KINDS = ("cosig-time", "cosig-body", "cosig-lines", "cosig-name", "cosig-resigned")
 
@@ -173,6 +179,14 @@ def _log(corpus: Corpus, rng: random.Random) -> Case:
     elif kind == "base" and base is not None:
         detail = _base(base, log, rng)
         start = len(log)
+    elif kind in STATEMENT_MUTATIONS:
+        # A log without what the kind acts on (no sealed roll, no epoch): a statement moved.
+        done = STATEMENT_MUTATIONS[kind](log, rng)
+        if done is None:
+            kind, done = "renumbered", renumbered(log, rng)
+        assert done is not None
+        how, detail, start = done
+        kind = f"{kind}-{how}"
     else:
         kind = "seq"
         step = rng.choice([-1, 1])
@@ -184,9 +198,10 @@ def _log(corpus: Corpus, rng: random.Random) -> Case:
         for at in touched:
             if at < len(log) and _rederive(log, at):
                 detail += " (dice re-made)"
-    signed = rng.random() < 0.8 or kind == "base"
+    # A moved statement or an edited opening left unsigned only tells the signatures apart.
+    signed = rng.random() < 0.8 or kind == "base" or kind.startswith(tuple(STATEMENT_MUTATIONS))
     if signed:
-        log = _resigned(log, max(0, min(start, len(log) - 1)), base)
+        log = resigned(log, max(0, min(start, len(log) - 1)), base)
     return Case(mutation=kind, detail=f"{name}: {detail}", log=log, base=base, signed=signed)
 
 
@@ -383,7 +398,7 @@ def _note_signature(signer: Signer, name: str, body: str) -> str:
     return base64.b64encode(key_hash(name, raw) + signature).decode()
 
 
-def _resigned(log: list[Entry], start: int, base: dict[str, Any] | None) -> list[Entry]:
+def resigned(log: list[Entry], start: int, base: dict[str, Any] | None) -> list[Entry]:
     """Re-chained and re-signed from index ``start``, each entry by the key it names
     (the root key when the fuzzer holds no such key)."""
     keys = signers()

@@ -1,0 +1,69 @@
+"""Findings of the differential fuzzer made again by hand from its corpus, so that every
+run (CI's twenty seconds included) asks every verifier about them, whatever the seed
+draws (tests/test_differential_fuzz.py puts them in its first batch).
+
+A finding a core still has is tolerated by name in ``KNOWN_DISAGREEMENTS``, and its
+pinned case is what keeps that entry honest: once every verifier agrees on it, the
+fuzzer fails until the entry is dropped. A pinned case may also hold a verdict the
+rules fix (``expect_ok``), such as the one limit docs/audit.md grants an operator over
+sealed rolls.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+from fairroll.audit.sealed import opening_commitment
+from fuzz_corpus import Corpus
+from fuzz_mutations import Case, resigned
+from fuzz_statements import rederive_opening
+
+__all__ = ["pinned"]
+
+Entry = dict[str, Any]
+
+
+def pinned(corpus: Corpus) -> list[tuple[Case, bool | None]]:
+    """The pinned cases, each with the library's verdict it must give (None: any)."""
+    return [(_late_check(corpus), False), (_own_blind(corpus), True)]
+
+
+def _late_check(corpus: Corpus) -> Case:
+    """A commit-reveal roll whose die does not derive (found when its session's reveal
+    is read), and a later drawn roll whose die does not derive either: the first bad
+    seq is the commit-reveal roll's, as the reveal names it before the later roll is
+    read (found as two client seeds swapped across a sealed roll)."""
+    log = copy.deepcopy(corpus.logs["main"][0])
+    reveal = next(i for i, e in enumerate(log) if e["mechanic"] == "session.reveal")
+    seed_id = log[reveal]["request"]["seed_id"]
+    roll = next(i for i, e in enumerate(log) if (e["session"] or {}).get("seed_id") == seed_id)
+    later = next(i for i, e in enumerate(log) if i > reveal and e["source"] == "drawn")
+    for at in (roll, later):
+        die = log[at]["dice"][0]
+        die["face"] = die["face"] % die["sides"] + 1
+    return Case(
+        mutation="pinned-late-check",
+        detail=f"main: seq {log[roll]['seq']} and seq {log[later]['seq']} a die edited",
+        log=resigned(log, roll, None),
+    )
+
+
+def _own_blind(corpus: Corpus) -> Case:
+    """The operator's own blind (docs/audit.md, "Sealed rolls": "an operator can append
+    a sealed roll in a player's session at its next nonce with a blind of its own"): the
+    revealed roll's opening given another blind and the dice it derives, its commitment
+    re-made, the log re-signed. Only the player's client can tell; the log verifies."""
+    log = copy.deepcopy(corpus.logs["main"][0])
+    reveal = next(e for e in log if e["mechanic"] == "sealed.reveal")
+    opening = reveal["request"]["opening"]
+    roll = next(i for i, e in enumerate(log) if e["seq"] == reveal["request"]["seq"])
+    opening["blind"] = hashlib.sha256(b"the operator's own blind").hexdigest()
+    assert rederive_opening(log[roll], opening)
+    log[roll]["request"]["commitment"] = opening_commitment(opening)
+    return Case(
+        mutation="pinned-own-blind",
+        detail=f"main: seq {log[roll]['seq']} sealed with the operator's blind",
+        log=resigned(log, roll, None),
+    )
