@@ -27,7 +27,12 @@ Entry = dict[str, Any]
 
 def pinned(corpus: Corpus) -> list[tuple[Case, bool | None]]:
     """The pinned cases, each with the library's verdict it must give (None: any)."""
-    return [(_late_check(corpus), False), (_own_blind(corpus), True)]
+    return [
+        (_late_check(corpus), False),
+        (_own_blind(corpus), True),
+        *((_chain_start_true(corpus, kind), False) for kind in ("session.commit", "roll")),
+        (_float_seq(corpus), False),
+    ]
 
 
 def _late_check(corpus: Corpus) -> Case:
@@ -47,6 +52,38 @@ def _late_check(corpus: Corpus) -> Case:
         mutation="pinned-late-check",
         detail=f"main: seq {log[roll]['seq']} and seq {log[later]['seq']} a die edited",
         log=resigned(log, roll, None),
+    )
+
+
+def _chain_start_true(corpus: Corpus, kind: str) -> Case:
+    """A hash-chain's start (``first_nonce``) of JSON ``true``, in its ``session.commit``
+    or in a roll of it: no integer, though Python's ``True == 1`` (the Python core took it
+    for 1 and passed the log, verify.js refused it)."""
+    log = copy.deepcopy(corpus.logs["main"][0])
+    at = next(
+        i
+        for i, e in enumerate(log)
+        if (e["mechanic"] == kind and e["request"].get("kind") == "chain")
+        or (kind == "roll" and (e["session"] or {}).get("first_nonce") == 1)
+    )
+    fields = log[at]["request"] if kind == "session.commit" else log[at]["session"]
+    fields["first_nonce"] = True
+    return Case(
+        mutation="pinned-chain-start-true",
+        detail=f"main: seq {log[at]['seq']} ({log[at]['mechanic']}) first_nonce: true",
+        log=resigned(log, at, None),
+    )
+
+
+def _float_seq(corpus: Corpus) -> Case:
+    """An entry whose seq has a fraction: no integer, so the entry is bad at the seq
+    expected there."""
+    log = copy.deepcopy(corpus.logs["main"][0])
+    log[4]["seq"] += 0.5
+    return Case(
+        mutation="pinned-float-seq",
+        detail=f"main: seq {log[4]['seq']} at index 4",
+        log=resigned(log, 4, None),
     )
 
 

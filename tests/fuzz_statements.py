@@ -39,7 +39,8 @@ Done = tuple[str, str, int] | None  # (kind's suffix, detail, first index touche
 
 SEALED_KINDS = ("opening", "seq", "swap", "twice", "early", "drop", "roll")
 #: What a sealed roll's edit changes (``plain``: its mechanic, as a plain roll of no dice).
-ROLL_EDITS = ("dice", "outcome", "seed", "audience", "commitment", "extra", "missing")
+ROLL_EDITS: tuple[str, ...] = ("dice", "outcome", "seed", "audience", "commitment", "extra")
+ROLL_EDITS += ("missing",)
 ROLL_EDITS += ("mechanic", "link", "source", "plain")
 ROLL = "sealed.roll"
 REVEAL = "sealed.reveal"
@@ -94,12 +95,10 @@ def sealed(log: Log, rng: random.Random) -> Done:
     return how, *_roll_edited(log, rng.choice(rolls), rng)
 
 
-def renumbered(log: Log, rng: random.Random) -> Done:
+def renumbered(log: Log, rng: random.Random) -> tuple[str, str, int]:
     """A statement moved, or an entry dropped or repeated, the seqs renumbered."""
-    if len(log) < 2:
-        return None
     statements = [i for i, e in enumerate(log) if e["source"] == "statement"]
-    how = rng.choice(["move", "move", "drop", "repeat"])
+    how = rng.choice(["move", "move", "drop", "repeat"]) if len(log) > 1 else "repeat"
     if how == "move" and statements:
         at = rng.choice(statements)
         to = rng.choice([i for i in range(len(log)) if i != at])
@@ -337,7 +336,8 @@ def _set(value: Any, path: tuple[Any, ...], new: Any) -> None:
 def _other_value(old: Any, path: tuple[Any, ...], rng: random.Random) -> Any:
     """Another value for an opening's leaf: of its type mostly, another type at times."""
     if rng.random() < 0.2:
-        return rng.choice([v for v in (None, "1", 1, 1.5, True, [], {}) if v != old])
+        others: list[Any] = [None, "1", 1, 1.5, True, [], {}]
+        return rng.choice([v for v in others if v != old])
     if path == ("blind",):
         return rng.choice(
             [hashlib.sha256(str(old).encode()).hexdigest(), str(old).upper(), str(old)[:-1]]
