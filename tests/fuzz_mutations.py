@@ -35,7 +35,7 @@ from fairroll.randomness import committed_seed
 from fuzz_corpus import COSIGNER, ROOT_SIGNER, ROTATED, Corpus, signers
 from fuzz_statements import epoch_gap, renumbered, sealed
 
-__all__ = ["LOG_KINDS", "Case", "mutate", "resigned"]
+__all__ = ["LOG_KINDS", "Case", "mutate", "rebased", "resigned"]
 
 Entry = dict[str, Any]
 STATEMENTS = (
@@ -110,7 +110,7 @@ def _log(corpus: Corpus, rng: random.Random) -> Case:
     name = rng.choice(sorted(corpus.logs))
     log, base = copy.deepcopy(corpus.logs[name])
     if base is not None and rng.random() < 0.4:
-        log, base = _rebased(corpus, rng)
+        log, base = rebased(corpus, rng)
         name = f"{name} rebased at {base['size']}"
     kinds = list(LOG_KINDS)
     kind = rng.choices(kinds, weights=[LOG_KINDS[k] for k in kinds])[0]
@@ -392,7 +392,7 @@ def _base(base: dict[str, Any], log: list[Entry], rng: random.Random) -> str:
     return f"base {how}: size {base['size']} head {base['head_hash'][:12]}"
 
 
-def _rebased(corpus: Corpus, rng: random.Random) -> tuple[list[Entry], dict[str, Any]]:
+def rebased(corpus: Corpus, rng: random.Random) -> tuple[list[Entry], dict[str, Any]]:
     """The open table archived through another seq, as ``fairroll archive`` would have
     signed its base (size, root, head hash, frontier): a base log every verifier must
     pass, whose base may stand between a roll and its reveal; it is then mutated."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import random
 from typing import Any
 
 from fairroll.audit.sealed import opening_commitment
 from fuzz_corpus import Corpus
-from fuzz_mutations import Case, resigned
+from fuzz_mutations import Case, rebased, resigned
 from fuzz_statements import rederive_opening
 
 __all__ = ["pinned"]
@@ -32,6 +33,7 @@ def pinned(corpus: Corpus) -> list[tuple[Case, bool | None]]:
         (_own_blind(corpus), True),
         *((_chain_start_true(corpus, kind), False) for kind in ("session.commit", "roll")),
         (_float_seq(corpus), False),
+        (_empty_frontier(corpus), None),
     ]
 
 
@@ -85,6 +87,27 @@ def _float_seq(corpus: Corpus) -> Case:
         detail=f"main: seq {log[4]['seq']} at index 4",
         log=resigned(log, 4, None),
     )
+
+
+def _empty_frontier(corpus: Corpus) -> Case:
+    """The open table archived through seq 4 (a frontier of one hash), its base's
+    frontier an empty list, re-signed (the frontier is not in the signed note)."""
+    log, base = rebased(corpus, _Size(4))
+    base["frontier"] = []
+    return Case(
+        mutation="pinned-empty-frontier", detail="open: base of 4, frontier []", log=log, base=base
+    )
+
+
+class _Size(random.Random):
+    """A ``random.Random`` whose ``randrange`` answers one size (``rebased``'s draw)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(0)
+        self.size = size
+
+    def randrange(self, *_: Any, **__: Any) -> int:
+        return self.size
 
 
 def _own_blind(corpus: Corpus) -> Case:
