@@ -10,22 +10,27 @@ every table. Two tables:
   signed by the new key; a hash-chain session of length 2 renewed on both sides of the
   rotation (a new client seed per chain); the rotated key's first entry (its
   certificate), the ``key.retire``; then two drawn rolls lost and an ``audit.epoch``
-  (``fairroll open-epoch``) declaring them, and rolls after it.
-- ``open``, an open table: drawn, chosen and supplied rolls, a commit-reveal session,
-  rolls after the rotation and its ``key.retire``; exported whole, then archived
-  (``fairroll archive``): the rest of it behind its signed base is a base log of its
-  own.
+  (``fairroll open-epoch``) declaring them, and rolls after it. Three sealed rolls in
+  the chain (docs/audit.md, "Sealed rolls"): one sealed by the root key and revealed
+  after the rotation, the retirement and the epoch; one sealed and revealed at once by
+  the new key; one never revealed.
+- ``open``, an open table: drawn, chosen and supplied rolls, a commit-reveal session, a
+  sealed roll in a hash-chain session of its own, rolls after the rotation and its
+  ``key.retire``, then the sealed roll's reveal; exported whole, then archived
+  (``fairroll archive``) through the sealed roll: the rest of it behind its signed base
+  is a base log of its own, whose reveal names a roll before the part read.
 
-Besides the logs: receipts of rolls on both sides of the rotation and of the epoch, and
-a checkpoint note cosigned by a player (C2SP tlog-cosignature) and kept by the server.
-The corpus is built once per module (three server starts are most of the fuzzer's
-setup) and each mutation works on a deep copy. The keys are fixed test keys, so a saved
-finding replays against the same root.
+Besides the logs: receipts of rolls and reveals on both sides of the rotation and of the
+epoch, and a checkpoint note cosigned by a player (C2SP tlog-cosignature) and kept by
+the server. The corpus is built once per module (three server starts are most of the
+fuzzer's setup) and each mutation works on a deep copy. The keys and blinds are fixed
+test values, so a saved finding replays against the same root.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -83,6 +88,8 @@ class Corpus:
     #: seqs of the boundaries in ``main``: rotation (the new key's first entry),
     #: retirement, epoch
     boundaries: dict[str, int] = field(default_factory=dict)
+    #: seconds the deployment took to write it all (the fuzzer prints them: its setup)
+    seconds: float = 0.0
 
 
 def signers() -> dict[str, Signer]:
@@ -110,9 +117,11 @@ def build_corpus(folder: Path) -> Iterator[Corpus]:
 
 
 def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Corpus, LiveServer]:
+    started = time.monotonic()
     receipts: list[tuple[Entry, dict[str, Any]]] = []
     open_table = "fuzz-open"
     tokens = SessionTokens()  # the players' session tokens, across the three servers
+    openings: dict[str, dict[str, Any]] = {}  # a sealed roll's opening, kept by its roller
     first = LiveServer(redis_url, folder / "root.log", env={"FAIRROLL_REDIS_TIMEOUT": "5"})
     try:
         with player_client(first.url, tokens, timeout=30) as http:
@@ -127,16 +136,21 @@ def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Co
                 roll(session={"seed_id": commit, "client_seed": player})
             made = http.post(seeds, json={"kind": "chain", "length": 2}, headers=auth)
             chain = _ok(made)["seed_id"]
-            for nonce in (1, 2, 3):  # the third renews the chain
-                roll(session={"seed_id": chain, "client_seed": f"device-{(nonce + 1) // 2}"})
+            device = _devices(chain)  # a new client seed per chain: nonces 2n-1, 2n
+            roll(session=device(1))
+            openings["revealed late"] = roll(session=device(2), sealed=_sealed("gm", 2))
+            roll(session=device(3))  # renews the chain
             other = _roller(http, open_table, {}, receipts)
             other()
             other(seed="ground")
             other(dice=SUPPLIED)
             made = http.post(f"/v1/tables/{open_table}/seeds", json={"kind": "commit"})
             opened = _ok(made)["seed_id"]
-            for player in ("q1", "q2"):
-                other(session={"seed_id": opened, "client_seed": player})
+            other(session={"seed_id": opened, "client_seed": "q1"})
+            made = http.post(f"/v1/tables/{open_table}/seeds", json={"kind": "chain", "length": 4})
+            ref = {"seed_id": _ok(made)["seed_id"], "client_seed": "r1"}
+            archived = other(session=ref, sealed=_sealed("blind", 9))
+            other(session={"seed_id": opened, "client_seed": "q2"})
     finally:
         first.stop()
     env = {"FAIRROLL_REDIS_TIMEOUT": "5", **new_env}
@@ -144,16 +158,20 @@ def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Co
     try:
         with player_client(second.url, tokens, timeout=30) as http:
             roll = _roller(http, main, auth, receipts)
+            reveal = _revealer(http, main, auth, receipts)
             roll()  # the new key's first entry: its certificate
-            roll(session={"seed_id": chain, "client_seed": "device-2"})
+            reveal(roll(session=device(4), sealed=_sealed("blind", 4)))
             _cli(redis_url, new_env, "retire-key", ROOT_SIGNER.key_id)
-            roll(session={"seed_id": chain, "client_seed": "device-3"})  # renewed
+            roll(session=device(5))  # renewed
             _ok(http.post(f"/v1/tables/{main}/seeds/{commit}/reveal", headers=auth))
             other = _roller(http, open_table, {}, receipts)
             other()
             other(session={"seed_id": opened, "client_seed": "q3"})
             _ok(http.post(f"/v1/tables/{open_table}/seeds/{opened}/reveal"))
+            # Revealed behind the archive base: the base log counts it unchecked.
+            _revealer(http, open_table, {}, receipts)(archived)
             other(seed="after")
+            roll(session=device(6), sealed=_sealed("self", 6))  # never revealed
             before = roll()["receipt"]
             lost = [roll()["receipt"]["seq"], roll()["receipt"]["seq"]]
     finally:
@@ -173,31 +191,61 @@ def _campaign(redis_url: str, folder: Path, new_env: dict[str, str]) -> tuple[Co
         with player_client(third.url, tokens, timeout=30) as http:
             roll = _roller(http, main, auth, receipts)
             roll()
-            roll(session={"seed_id": chain, "client_seed": "device-3"})
+            # Sealed by the retired root key, revealed across the rotation and the epoch.
+            _revealer(http, main, auth, receipts)(openings["revealed late"])
+            roll(session=device(7))
             corpus = Corpus(keys=_ok(http.get("/v1/keys")), url=third.url)
             corpus.logs["main"] = (_export(http, main), None)
             corpus.cosigned.append(_cosigned(http, main, auth))
             corpus.logs["open"] = (_export(http, open_table), None)
             out = folder / "archived.ndjson"
-            _cli(redis_url, new_env, "archive", open_table, "--through", ARCHIVED, "--out", out)
+            through = archived["receipt"]["seq"]
+            _cli(redis_url, new_env, "archive", open_table, "--through", through, "--out", out)
             base = _ok(http.get(f"/v1/tables/{open_table}/base"))
             corpus.logs["open-after-archive"] = (_export(http, open_table), base)
     except BaseException:
         third.stop()
         raise
     corpus.receipts = receipts
+    main_log = corpus.logs["main"][0]
     corpus.boundaries = {
-        "rotation": next(e["seq"] for e in corpus.logs["main"][0] if e["key_id"] == ROTATED.key_id),
-        "retirement": next(
-            e["seq"] for e in corpus.logs["main"][0] if e["mechanic"] == "key.retire"
-        ),
-        "epoch": next(e["seq"] for e in corpus.logs["main"][0] if e["mechanic"] == "audit.epoch"),
+        "rotation": next(e["seq"] for e in main_log if e["key_id"] == ROTATED.key_id),
+        "retirement": next(e["seq"] for e in main_log if e["mechanic"] == "key.retire"),
+        "epoch": next(e["seq"] for e in main_log if e["mechanic"] == "audit.epoch"),
     }
+    corpus.seconds = time.monotonic() - started
     return corpus, third
 
 
-#: The open table's entries archived behind its base: through its first session's rolls.
-ARCHIVED = 5
+def _devices(chain: str) -> Any:
+    """The session reference of the chain roll at ``nonce``: one client seed per chain of
+    length 2 (a client seed reused across a renewal is a not-fair roll, not the point)."""
+
+    def device(nonce: int) -> dict[str, str]:
+        return {"seed_id": chain, "client_seed": f"device-{(nonce + 1) // 2}"}
+
+    return device
+
+
+def _sealed(audience: str, number: int) -> dict[str, str]:
+    """A sealed roll's ``sealed`` field: the blind a fixed test value (a finding replays)."""
+    return {"audience": audience, "blind": hashlib.sha256(b"fuzz blind %d" % number).hexdigest()}
+
+
+def _revealer(
+    http: httpx.Client,
+    table: str,
+    headers: dict[str, str],
+    receipts: list[tuple[Entry, dict[str, Any]]],
+) -> Any:
+    def reveal(answer: dict[str, Any]) -> None:
+        """Publish a sealed roll's opening (``answer``: the sealed roll's answer)."""
+        url = f"/v1/tables/{table}/sealed/{answer['receipt']['seq']}/reveal"
+        revealed = _ok(http.post(url, json={"opening": answer["opening"]}, headers=headers))
+        seq = revealed["receipt"]["seq"]
+        receipts.append((_ok(http.get(f"/v1/tables/{table}/entries/{seq}")), revealed["receipt"]))
+
+    return reveal
 
 
 def _export(http: httpx.Client, table: str) -> list[Entry]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 
@@ -27,6 +27,7 @@ __all__ = [
     "check_tasks",
     "check_window",
     "declared_gap",
+    "is_integer",
     "loads_strict",
     "parse",
 ]
@@ -156,14 +157,27 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def is_integer(value: Any, equal: int | None = None) -> TypeGuard[int]:
+    """A JSON integer (``equal`` to it, if given): JSON ``true`` is no number, though
+    Python's ``True == 1`` (a chain's start, a reveal's count of rolls, an epoch's seqs of
+    ``true`` are not 1, as the JavaScript core holds).
+
+    >>> is_integer(1, 1), is_integer(True, 1), is_integer(True), is_integer(2, 1)
+    (True, False, False, False)
+    """
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and (equal is None or value == equal)
+    )
+
+
 def declared_gap(entry: dict[str, Any], prev_seq: int) -> bool:
     """An epoch entry declares the seqs after ``prev_seq`` lost: it may follow the gap."""
     request = entry.get("request")
     return (
         entry.get("mechanic") == EPOCH_MECHANIC
         and isinstance(request, dict)
-        and request.get("lost_after") == prev_seq
-        and request.get("resume_after") == entry["seq"] - 1
+        and is_integer(request.get("lost_after"), prev_seq)
+        and is_integer(request.get("resume_after"), entry["seq"] - 1)
         and entry["seq"] > prev_seq
     )
 

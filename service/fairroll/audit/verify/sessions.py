@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fairroll.audit.verify.entries import BadEntryError
+from fairroll.audit.verify.entries import BadEntryError, is_integer
 from fairroll.audit.verify.report import NotFair
 from fairroll.chain import MAX_LENGTH, is_link, previous, steps_to
 from fairroll.randomness import commitment_of, committed_seed
@@ -96,7 +96,7 @@ class Sessions:
         session.committed_at = seq
         if request.get("kind") == "chain":
             length = _chain_length(seq, request)
-            if request.get("first_nonce") != 1 or not is_link(commitment):
+            if not is_integer(request.get("first_nonce"), 1) or not is_link(commitment):
                 raise BadEntryError(seq, "a chain's commitment is a link, from nonce 1")
             session.chain(commitment, length, 1, seq)
 
@@ -149,8 +149,7 @@ class Sessions:
         if not (
             isinstance(seed_id, str)
             and is_link(commitment)
-            and isinstance(first, int)
-            and not isinstance(first, bool)
+            and is_integer(first)
             and isinstance(previous_anchor, str)
         ):
             raise BadEntryError(seq, "a renewal names seed_id, commitment, first_nonce, previous")
@@ -183,7 +182,7 @@ class Sessions:
         anchor), and its dice derive from it now (``dice``; a sealed roll's are checked
         at its reveal)."""
         link, first, nonce = ref.get("link"), ref.get("first_nonce"), ref["nonce"]
-        if not is_link(link) or first != s.first_nonce:
+        if not is_link(link) or not is_integer(first, s.first_nonce):
             raise BadEntryError(seq, "a hash-chain roll reveals its link and its chain's start")
         if nonce > s.first_nonce + s.length - 1:
             raise BadEntryError(seq, f"nonce {nonce} is past its chain's {s.length} links")
@@ -236,7 +235,7 @@ class Sessions:
         """A chain committed before the first entry read: its roll's link must hash to the
         anchor in as many steps as it stands from the chain's start; take it from there."""
         link, first, nonce = ref.get("link"), ref.get("first_nonce"), ref["nonce"]
-        if not is_link(link) or not isinstance(first, int) or not 1 <= first <= nonce:
+        if not is_link(link) or not is_integer(first) or not 1 <= first <= nonce:
             raise BadEntryError(seq, "a hash-chain roll reveals its link and its chain's start")
         if nonce - first + 1 > MAX_LENGTH:  # else hashing it back could take forever
             raise BadEntryError(seq, f"nonce {nonce} is past its chain's {MAX_LENGTH} links")
@@ -256,7 +255,7 @@ class Sessions:
             isinstance(seed_id, str)
             and isinstance(server_seed, str)
             and isinstance(commitment, str)
-            and isinstance(rolls, int)
+            and is_integer(rolls)
         ):
             raise BadEntryError(seq, "a reveal names seed_id, commitment, server_seed, rolls")
         session = self._session_of(seq, seed_id, commitment, rolls)
@@ -326,7 +325,7 @@ def _reaches(link: str, anchor: str, most: int) -> str:
 
 def _chain_length(seq: int, request: dict[str, Any]) -> int:
     length = request.get("length")
-    if not isinstance(length, int) or isinstance(length, bool) or not 1 <= length <= MAX_LENGTH:
+    if not is_integer(length) or not 1 <= length <= MAX_LENGTH:
         raise BadEntryError(seq, f"a chain has 1 to {MAX_LENGTH} links")
     return length
 
